@@ -1,0 +1,3 @@
+from cutegen.cli import main
+
+raise SystemExit(main())

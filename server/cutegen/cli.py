@@ -1,0 +1,96 @@
+"""`cutegen` on the command line: the same engine and results as the language server."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from cutegen import __version__
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="cutegen", description="Compile, check, test and profile CuTe kernels.")
+    parser.add_argument("--version", action="version", version=f"cutegen {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    check = sub.add_parser("check", help="compile a .cu file and print condensed CuTe diagnostics")
+    check.add_argument("file", type=Path)
+    check.add_argument("--json", action="store_true", help="print the check result as JSON")
+    check.add_argument("--tier", choices=["check", "build"], default="check")
+    check.add_argument("--verbose", "-v", action="store_true", help="also print resource usage and the explanation")
+    _toolchain_options(check)
+    check.set_defaults(run=_cmd_check)
+
+    lsp = sub.add_parser("lsp", help="start the language server (stdio by default)")
+    lsp.add_argument("--tcp", action="store_true", help="listen on TCP instead of stdio (for debugging)")
+    lsp.add_argument("--host", default="127.0.0.1")
+    lsp.add_argument("--port", type=int, default=2087)
+    lsp.set_defaults(run=_cmd_lsp)
+
+    args = parser.parse_args(argv)
+    return args.run(args)
+
+
+def _toolchain_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--nvcc", help="path of nvcc (default: CUDA_HOME, then PATH)")
+    p.add_argument("--arch", help="target, e.g. sm_90a (default: the local GPU, else sm_90a)")
+    p.add_argument("--cutlass-path", help="CUTLASS include dir (default: CUTLASS_PATH, then the nvidia-cutlass wheel)")
+    p.add_argument("-I", dest="include_dirs", action="append", default=[], help="extra include directory")
+    p.add_argument("--state-dir", type=Path, default=Path(".cutegen"), help="where caches and run records go")
+
+
+def _engine(args):
+    from cutegen.build import Builder
+    from cutegen.settings import Settings
+    from cutegen.toolchain import discover
+
+    settings = Settings(nvcc=args.nvcc, arch=args.arch, cutlass_path=args.cutlass_path, include_dirs=args.include_dirs)
+    return Builder(discover(settings), settings, args.state_dir)
+
+
+def _cmd_check(args) -> int:
+    from rich.console import Console
+
+    from cutegen import records
+    from cutegen.build import Tier
+    from cutegen.model import Severity
+    from cutegen.toolchain import ToolchainError
+
+    err = Console(stderr=True, soft_wrap=True)
+    if not args.file.is_file():
+        err.print(f"[red]error:[/] {args.file}: no such file")
+        return 2
+    try:
+        builder = _engine(args)
+    except ToolchainError as e:
+        err.print(f"[red]error:[/] {e}")
+        return 2
+    with err.status(f"compiling {args.file.name} ({builder.toolchain.arch}, nvcc {builder.toolchain.nvcc_version})") as status:
+        result = builder.run(Tier(args.tier), args.file, on_stage=lambda s: status.update(f"{s}: {args.file.name}"))
+    record = records.write(args.state_dir, args.tier, result.file, {"result": result.to_json()})
+
+    if args.json:
+        print(json.dumps({**result.to_json(), "record": str(record)}, indent=1))
+    else:
+        shown = [d for d in result.diagnostics if d.severity is not Severity.INFO or args.verbose]
+        for d in shown:
+            print(d.format(relative_to=Path.cwd()))
+            if args.verbose and d.explanation:
+                print("    " + d.explanation.replace("\n\n", "\n    "))
+        for k in result.resources:
+            err.print(f"[dim]resources: {k.summary()}[/]")
+        state = "cached" if result.cached else f"{result.seconds:.1f} s"
+        verdict = "[green]ok[/]" if result.ok else f"[red]{len(result.errors)} error(s)[/]"
+        err.print(f"{verdict} · {result.tier} tier · {state} · raw log in {record}")
+    return 0 if result.ok else 1
+
+
+def _cmd_lsp(args) -> int:
+    try:
+        from cutegen.lsp.server import serve
+    except ImportError as e:
+        print(f"error: the language server needs its extras: pip install 'cutegen[lsp]' ({e})", file=sys.stderr)
+        return 2
+    return serve(tcp=args.tcp, host=args.host, port=args.port)

@@ -1,0 +1,233 @@
+"""The CuTe condenser: one readable diagnostic per user line, at the line to blame, saying the root cause.
+
+A CuTe template error is dozens of errors and hundreds of lines of instantiation chains. The root is
+almost always a static_assert in a CuTe header, and the line to blame is the innermost frame of the
+chain that lies in the user's own file. Errors that only follow from an earlier one are dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from cutegen.diagnostics.cute_types import cute_notation, template_bindings
+from cutegen.diagnostics.nvcc_log import Frame, RawMessage
+from cutegen.model import Diagnostic, Location, Severity
+
+SourceLines = Callable[[str], list[str]]  # file path → its lines (empty list when unreadable)
+
+_CASCADE_MARKERS = ("<error-type>", "<error-constant>", "<unknown-type>")
+_ASSERT_WITH_TEXT = re.compile(r'^static assertion failed with "(?P<text>.*)"$')
+_MAX_MESSAGE = 240
+
+
+@dataclass
+class _Anchored:
+    msg: RawMessage
+    file: str
+    line: int
+    col: int | None
+    via: Frame | None  # the user frame that located it, or None when the message is in user code itself
+
+
+def condense(messages: list[RawMessage], main_file: str, is_user: Callable[[str], bool], lines: SourceLines) -> list[Diagnostic]:
+    groups: dict[tuple[str, int], list[_Anchored]] = {}
+    for msg in messages:
+        if msg.tool not in ("edg", "host", "nvcc") or msg.severity == "remark":
+            continue
+        anchored = _anchor(msg, main_file, is_user)
+        groups.setdefault((anchored.file, anchored.line), []).append(anchored)
+
+    out: list[Diagnostic] = []
+    seen_real_error = False
+    for members in groups.values():
+        root = min(members, key=_rank)
+        if seen_real_error and (_is_cascade(root.msg) or _unlocated(root)):
+            # Follows from an earlier error (EDG stops printing the chain of repeats): fixing that one
+            # makes this go away.
+            continue
+        if root.msg.severity in ("error", "fatal"):
+            seen_real_error = True
+        out.append(_diagnostic(root, members, is_user, lines))
+    return out
+
+
+def _anchor(msg: RawMessage, main_file: str, is_user: Callable[[str], bool]) -> _Anchored:
+    if msg.file and is_user(msg.file):
+        return _Anchored(msg, msg.file, msg.line or 1, msg.col, None)
+    for frame in msg.frames:  # innermost first
+        if is_user(frame.file):
+            return _Anchored(msg, frame.file, frame.line, None, frame)
+    return _Anchored(msg, main_file, 1, None, None)
+
+
+def _unlocated(a: _Anchored) -> bool:
+    return a.via is None and a.file != a.msg.file
+
+
+def _rank(a: _Anchored) -> int:
+    m = a.msg
+    if m.severity not in ("error", "fatal"):
+        return 5
+    if _is_cascade(m):
+        return 4
+    if _ASSERT_WITH_TEXT.match(m.text):
+        return 1
+    if m.text.startswith("static assertion failed"):
+        return 2
+    return 3
+
+
+def _is_cascade(m: RawMessage) -> bool:
+    return any(marker in m.text for marker in _CASCADE_MARKERS)
+
+
+def _diagnostic(a: _Anchored, members: list[_Anchored], is_user, lines: SourceLines) -> Diagnostic:
+    m = a.msg
+    root, comment = _root_text(m, lines)
+    api = _api_name(a.via.what) if a.via else ""
+    bindings = _layout_bindings(a.via.what) if a.via else {}
+    message = root
+    if api:
+        message += f" — in {api}"
+    if bindings:
+        message += " [" + ", ".join(f"{k} = {v}" for k, v in list(bindings.items())[:3]) + "]"
+    if a.file != m.file and not a.via and m.file:
+        message = f"{_short_path(m.file)}:{m.line}: {message}"
+    if len(message) > _MAX_MESSAGE:
+        message = message[: _MAX_MESSAGE - 1] + "…"
+
+    text = lines(a.file)
+    src = text[a.line - 1] if 0 < a.line <= len(text) else ""
+    col = a.col or (len(src) - len(src.lstrip()) + 1)
+    end_col = max(col + 1, len(src.rstrip()) + 1)
+
+    related = []
+    if m.file and not is_user(m.file) and m.line:
+        related.append(Location(m.file, m.line, 1, "root cause: " + ("static_assert" if "static assertion" in m.text else "error") + " here"))
+    outer = _outermost_user_frame(m, is_user)
+    if outer and (outer.file, outer.line) != (a.file, a.line):
+        related.append(Location(outer.file, outer.line, 1, "instantiated from here"))
+
+    severity = Severity.ERROR if m.severity in ("error", "fatal") else Severity.WARNING
+    return Diagnostic(
+        file=a.file, line=a.line, col=col, end_col=end_col, severity=severity, message=message,
+        code=_code(m, is_user), root=root,
+        explanation=_explanation(root, comment, a, members, api, bindings),
+        related=related,
+        data={
+            "root": root, "api": api, "bindings": bindings, "header": _header_ref(m, is_user),
+            "header_comment": comment, "errors_on_line": len(members),
+        },
+    )
+
+
+def _root_text(m: RawMessage, lines: SourceLines) -> tuple[str, str]:
+    """The root cause in words, and the header's comment on the asserting line (if any)."""
+    found = _ASSERT_WITH_TEXT.match(m.text)
+    if found:
+        return found["text"], _comment_above(m, lines)
+    if m.text.startswith("static assertion failed"):
+        expr = _asserted_expression(m.source_line)
+        return f"static assertion failed: {expr}" if expr else "static assertion failed", _comment_above(m, lines)
+    return cute_notation(m.text), ""
+
+
+def _asserted_expression(source_line: str) -> str:
+    s = source_line.strip().rstrip(";")
+    m = re.match(r"^(?:static_assert|CUTE_STATIC_ASSERT_V|CUTE_STATIC_ASSERT)\s*\((.*)\)$", s)
+    expr = m.group(1) if m else s
+    expr = re.sub(r',\s*"[^"]*"\s*$', "", expr)  # drop an empty message argument
+    return cute_notation(expr.strip())
+
+
+def _comment_above(m: RawMessage, lines: SourceLines) -> str:
+    """CuTe documents many messageless asserts with a comment on or just above the asserting line."""
+    if not m.file or not m.line:
+        return ""
+    text = lines(m.file)
+    if not 0 < m.line <= len(text):
+        return ""
+    same = text[m.line - 1].partition("//")[2].strip()
+    if same:
+        return same
+    comment: list[str] = []
+    for j in range(m.line - 2, max(-1, m.line - 6), -1):
+        s = text[j].strip()
+        if not s.startswith("//"):
+            break
+        comment.insert(0, s.lstrip("/ ").strip())
+    return " ".join(comment)
+
+
+def _api_name(what: str) -> str:
+    """'void cute::copy<...>(const ...) [with ...]' → 'cute::copy'."""
+    head = re.sub(r"\s*\[with .*\]$", "", what)
+    head = head.split("(", 1)[0]
+    depth, cleaned = 0, []
+    for c in head:  # drop template arguments
+        if c == "<":
+            depth += 1
+        elif c == ">":
+            depth -= 1
+        elif depth == 0:
+            cleaned.append(c)
+    words = "".join(cleaned).split()
+    return words[-1] if words else ""
+
+
+def _layout_bindings(what: str) -> dict[str, str]:
+    """Template arguments of the user's call that are CuTe layouts/tensors/tuples, in CuTe notation."""
+    out = {}
+    for k, v in template_bindings(what).items():
+        if "cute::" in v and ("Layout" in v or "tuple" in v or "Tensor" in v):
+            pretty = cute_notation(v)
+            out[k] = pretty if len(pretty) <= 90 else pretty[:89] + "…"
+    return out
+
+
+def _outermost_user_frame(m: RawMessage, is_user) -> Frame | None:
+    user = [f for f in m.frames if is_user(f.file)]
+    return user[-1] if user else None
+
+
+def _code(m: RawMessage, is_user) -> str:
+    if m.text.startswith("static assertion failed"):
+        return "cute-static-assert" if m.file and "cute" in Path(m.file).parts else "static-assert"
+    if m.code:
+        return f"{m.tool}-{m.code}"
+    return f"{m.tool}-{m.severity}"
+
+
+def _header_ref(m: RawMessage, is_user) -> str:
+    if m.file and not is_user(m.file):
+        return f"{_short_path(m.file)}:{m.line}"
+    return ""
+
+
+def _short_path(path: str) -> str:
+    """'/…/include/cute/algorithm/copy.hpp' → 'cute/algorithm/copy.hpp'."""
+    parts = Path(path).parts
+    for anchor in ("cute", "cutlass", "cutegen"):
+        if anchor in parts:
+            return "/".join(parts[parts.index(anchor):])
+    return Path(path).name
+
+
+def _explanation(root, comment, a: _Anchored, members, api, bindings) -> str:
+    md = [f"**{root}**"]
+    if comment:
+        md.append(f"Header comment: _{comment}_")
+    if api:
+        md.append(f"Raised inside `{api}`, called on this line.")
+    for k, v in bindings.items():
+        md.append(f"- `{k}` = `{v}`")
+    if a.msg.file:
+        md.append(f"Asserted at `{_short_path(a.msg.file)}:{a.msg.line}`.")
+    others = [x.msg for x in members if x is not a]
+    if others:
+        md.append(f"{len(others)} more error(s) on this line follow from the same cause:")
+        md += [f"- {cute_notation(o.text)[:160]}" for o in others[:5]]
+    return "\n\n".join(md)

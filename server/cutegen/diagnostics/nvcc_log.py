@@ -1,0 +1,94 @@
+"""Parses what nvcc and the tools it drives print: EDG (cudafe++/cicc), the host compiler, ptxas, nvlink.
+
+The result keeps the structure the condenser needs: each message with its echoed source line and its
+"detected during" instantiation chain (innermost frame first, as EDG prints it).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Frame:
+    """One 'instantiation of WHAT at line N of FILE': WHAT was instantiated from FILE:N."""
+
+    what: str
+    file: str
+    line: int
+
+
+@dataclass
+class RawMessage:
+    tool: str  # "edg", "host", "ptxas", "nvlink", "nvcc"
+    severity: str  # "error", "warning", "remark", "fatal"
+    text: str
+    file: str | None = None
+    line: int | None = None
+    col: int | None = None
+    code: str = ""  # EDG's number ("20011-D") or ptxas's ("C7510")
+    source_line: str = ""  # the echoed code line under an EDG message
+    frames: list[Frame] = field(default_factory=list)
+
+
+# /path/file.hpp(370): error: static assertion failed with "..."   (also "error #20011-D:")
+_EDG = re.compile(r"^(?P<file>.+?)\((?P<line>\d+)\): (?P<sev>error|warning|remark|catastrophic error)(?: #(?P<code>[\w-]+))?: (?P<text>.*)$")
+# file.cu:12:5: error: ...   (host compiler on the cudafe-generated code, with #line mapping)
+_GCC = re.compile(r"^(?P<file>[^:\s][^:]*):(?P<line>\d+):(?:(?P<col>\d+):)? (?P<sev>error|warning|fatal error): (?P<text>.*)$")
+_PTXAS = re.compile(r"^ptxas (?P<sev>error|warning|fatal)\s*: (?:\((?P<code>C\d+)\) )?(?P<text>.*)$")
+_NVLINK = re.compile(r"^nvlink (?P<sev>error|warning|fatal)\s*: (?P<text>.*)$")
+_NVCC_FATAL = re.compile(r"^nvcc (?:fatal|error)\s*: (?P<text>.*)$")
+_FRAME = re.compile(r'instantiation of (?:class |function |template )?(?P<what>".*") at line (?P<line>\d+)(?: of (?P<file>.+?))?\s*$')
+_DETAIL_PREFIXES = ("argument types are", "object type is", "function ", "operand types are")
+_COUNT = re.compile(r"^\d+ errors? detected in the compilation of")
+
+
+def parse_log(log: str) -> list[RawMessage]:
+    messages: list[RawMessage] = []
+    current: RawMessage | None = None
+    for raw in log.splitlines():
+        line = raw.rstrip()
+        m = _EDG.match(line)
+        if m:
+            sev = "fatal" if m["sev"] == "catastrophic error" else m["sev"]
+            current = RawMessage("edg", sev, m["text"], m["file"], int(m["line"]), None, m["code"] or "")
+            messages.append(current)
+            continue
+        if current is not None and current.tool == "edg" and line.startswith(" "):
+            _continue_edg(current, line)
+            continue
+        current = None
+        for tool, pattern in (("host", _GCC), ("ptxas", _PTXAS), ("nvlink", _NVLINK), ("nvcc", _NVCC_FATAL)):
+            m = pattern.match(line)
+            if m:
+                d = m.groupdict()
+                sev = {"fatal error": "fatal"}.get(d["sev"], d.get("sev") or "error")
+                messages.append(
+                    RawMessage(
+                        tool, sev, d["text"], d.get("file"), int(d["line"]) if d.get("line") else None,
+                        int(d["col"]) if d.get("col") else None, d.get("code") or "",
+                    )
+                )
+                break
+    return messages
+
+
+def _continue_edg(msg: RawMessage, line: str) -> None:
+    """Lines under an EDG header: the echoed source, the caret, 'detected during' frames."""
+    stripped = line.strip()
+    frame = _FRAME.search(stripped)
+    if frame:
+        what = frame["what"][1:-1]
+        msg.frames.append(Frame(what, frame["file"] or msg.file or "", int(frame["line"])))
+    elif stripped == "^":
+        msg.col = len(line) - len(line.lstrip()) + 1 - 2  # EDG indents the echo by two spaces
+    elif stripped.startswith("detected during") or _COUNT.match(stripped):
+        pass
+    elif stripped.startswith(_DETAIL_PREFIXES):
+        msg.text += "; " + stripped
+    elif not msg.source_line and not msg.frames:
+        msg.source_line = stripped
+    elif not msg.frames and not stripped.startswith("("):
+        # EDG wraps long messages onto indented continuation lines before the echo.
+        msg.text += " " + stripped

@@ -1,0 +1,72 @@
+"""One typed settings object, shared by the CLI (flags, env) and the language server (workspace/configuration)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+
+
+class SettingsError(ValueError):
+    """A setting has a value that cannot be used; the message names the setting."""
+
+
+@dataclass
+class Settings:
+    nvcc: str | None = None  # path of nvcc; else CUDA_HOME/bin/nvcc, else PATH
+    arch: str | None = None  # e.g. "sm_90a"; else the local GPU's, else sm_90a
+    cutlass_path: str | None = None  # CUTLASS include dir (or its parent); else CUTLASS_PATH, else the wheel
+    include_dirs: list[str] = field(default_factory=list)
+    extra_flags: list[str] = field(default_factory=list)  # appended to every nvcc call
+    check_timeout: float = 120.0  # seconds
+    build_timeout: float = 300.0
+    test_timeout: float = 120.0
+    problem: str | None = None  # explicit problem file, overrides pairing
+    auto_test: bool = False  # run the harness after a clean save
+    check_on_type: bool = False  # also check unsaved text after typing stops
+    debounce_ms: int = 600
+    llm_base_url: str | None = None
+    llm_model: str | None = None
+    llm_api_key_env: str = "OPENAI_API_KEY"  # the NAME of the variable, never the key itself
+
+    @classmethod
+    def from_dict(cls, raw: dict | None) -> tuple["Settings", list[str]]:
+        """Build settings from a loosely typed dict (camelCase or snake_case keys).
+
+        Returns the settings and one message per rejected value: a bad value keeps its default
+        and is reported, it never raises.
+        """
+        s, problems = cls(), []
+        if not raw:
+            return s, problems
+        by_name = {f.name: f for f in fields(cls)}
+        for key, value in raw.items():
+            name = _snake(key)
+            if name not in by_name or value is None:
+                continue
+            default = getattr(s, name)
+            try:
+                setattr(s, name, _coerce(value, default, name))
+            except SettingsError as e:
+                problems.append(str(e))
+        return s, problems
+
+
+def _snake(key: str) -> str:
+    return "".join("_" + c.lower() if c.isupper() else c for c in key)
+
+
+def _coerce(value, default, name: str):
+    if isinstance(default, bool):
+        if isinstance(value, bool):
+            return value
+        raise SettingsError(f"cutegen.{name} must be true or false, not {value!r}")
+    if isinstance(default, (int, float)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            raise SettingsError(f"cutegen.{name} must be a positive number, not {value!r}")
+        return type(default)(value)
+    if isinstance(default, list):
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise SettingsError(f"cutegen.{name} must be a list of strings, not {value!r}")
+        return value
+    if not isinstance(value, str):
+        raise SettingsError(f"cutegen.{name} must be a string, not {value!r}")
+    return value or None if default is None else value

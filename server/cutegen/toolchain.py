@@ -1,0 +1,182 @@
+"""Finds nvcc, its version, the CuTe/CUTLASS headers and the target architecture.
+
+Every failure is a ToolchainError whose message says what is missing and how to fix it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from cutegen.settings import Settings
+
+DEFAULT_ARCH = "sm_90a"
+ABI_INCLUDE = Path(__file__).parent / "include"
+
+
+class ToolchainError(RuntimeError):
+    """The toolchain cannot be used; the message is meant for the user as is."""
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    nvcc: str
+    nvcc_version: str  # e.g. "13.0.88"
+    cutlass_include: str
+    cutlass_version: str
+    arch: str  # e.g. "sm_90a"
+    arch_source: str  # "setting", "local GPU" or "default"
+    cuda_root: str = ""  # the toolkit's real directory (nvcc may be a wrapper script elsewhere)
+
+    @property
+    def gencode(self) -> list[str]:
+        """`-gencode arch=compute_90a,code=sm_90a`: with nvcc 13 the `-arch=sm_90a` shorthand also runs a
+        plain compute_90 pass (slower, and it rejects wgmma)."""
+        num = self.arch.removeprefix("sm_")
+        return ["-gencode", f"arch=compute_{num},code=sm_{num}"]
+
+    @property
+    def ptxas_arch(self) -> str:
+        return self.arch
+
+    @property
+    def fingerprint(self) -> str:
+        """Part of every cache key: a new nvcc, CUTLASS or arch must not hit old entries."""
+        text = f"{self.nvcc}|{self.nvcc_version}|{self.cutlass_include}|{self.cutlass_version}|{self.arch}"
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def tool(self, name: str) -> str | None:
+        """A tool of the toolkit (ptxas, cu++filt, cuobjdump), else the one on PATH, else None."""
+        for d in (Path(self.cuda_root) / "bin", Path(self.nvcc).parent):
+            if (d / name).exists():
+                return str(d / name)
+        return shutil.which(name)
+
+
+def discover(settings: Settings | None = None) -> Toolchain:
+    settings = settings or Settings()
+    nvcc = find_nvcc(settings.nvcc)
+    include = find_cutlass_include(settings.cutlass_path)
+    arch, source = find_arch(settings.arch)
+    return Toolchain(nvcc, nvcc_version(nvcc), str(include), cutlass_version(include), arch, source, cuda_root(nvcc))
+
+
+def find_nvcc(setting: str | None) -> str:
+    if setting:
+        if Path(setting).is_file() and os.access(setting, os.X_OK):
+            return str(Path(setting).resolve())
+        raise ToolchainError(f"nvcc not found at '{setting}' (setting cutegen.nvcc): point it at an nvcc executable.")
+    cuda_home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
+    if cuda_home and (Path(cuda_home) / "bin" / "nvcc").is_file():
+        return str(Path(cuda_home) / "bin" / "nvcc")
+    found = shutil.which("nvcc")
+    if found:
+        return found
+    raise ToolchainError(
+        "nvcc was not found: install the CUDA toolkit (12.4 or newer), then put nvcc on PATH, "
+        "set CUDA_HOME, or set cutegen.nvcc to its path."
+    )
+
+
+@lru_cache(maxsize=8)
+def nvcc_version(nvcc: str) -> str:
+    try:
+        out = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise ToolchainError(f"nvcc at '{nvcc}' does not run: {e}") from e
+    m = re.search(r"release [\d.]+, V([\d.]+)", out)
+    if not m:
+        raise ToolchainError(f"'{nvcc} --version' printed no version; is it really nvcc?")
+    return m.group(1)
+
+
+@lru_cache(maxsize=8)
+def cuda_root(nvcc: str) -> str:
+    """nvcc's own idea of its toolkit directory (`TOP` in --dryrun), which survives wrapper scripts."""
+    try:
+        out = subprocess.run([nvcc, "--dryrun", "-c", "x.cu"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return str(Path(nvcc).resolve().parent.parent)
+    m = re.search(r"^#\$ TOP=(.+)$", out.stdout + out.stderr, re.M)
+    return os.path.realpath(m.group(1).strip()) if m else str(Path(nvcc).resolve().parent.parent)
+
+
+def find_cutlass_include(setting: str | None) -> Path:
+    for origin, candidate in (("setting cutegen.cutlassPath", setting), ("CUTLASS_PATH", os.environ.get("CUTLASS_PATH"))):
+        if candidate:
+            include = _as_include_dir(Path(candidate))
+            if include is None:
+                raise ToolchainError(
+                    f"No CuTe headers under '{candidate}' ({origin}): it must contain cute/tensor.hpp, "
+                    "directly or in include/."
+                )
+            return include
+    include = _wheel_include()
+    if include is None:
+        raise ToolchainError(
+            "CuTe/CUTLASS headers not found: `pip install nvidia-cutlass==4.2.0.0` (it ships them), "
+            "or set CUTLASS_PATH / cutegen.cutlassPath to a CUTLASS checkout."
+        )
+    return include
+
+
+def _as_include_dir(path: Path) -> Path | None:
+    for p in (path, path / "include"):
+        if (p / "cute" / "tensor.hpp").is_file():
+            return p.resolve()
+    return None
+
+
+def _wheel_include() -> Path | None:
+    try:
+        import cutlass_library  # the nvidia-cutlass wheel
+    except ImportError:
+        return None
+    return _as_include_dir(Path(cutlass_library.__file__).parent / "source")
+
+
+@lru_cache(maxsize=8)
+def cutlass_version(include: Path) -> str:
+    header = Path(include) / "cutlass" / "version.h"
+    try:
+        text = header.read_text()
+    except OSError:
+        return "unknown"
+    parts = [re.search(rf"#define CUTLASS_{k} (\d+)", text) for k in ("MAJOR", "MINOR", "PATCH")]
+    return ".".join(m.group(1) for m in parts if m) or "unknown"
+
+
+def find_arch(setting: str | None) -> tuple[str, str]:
+    if setting:
+        if not re.fullmatch(r"sm_\d{2,3}[af]?", setting):
+            raise ToolchainError(f"cutegen.arch must look like 'sm_90a' or 'sm_80', not '{setting}'.")
+        return setting, "setting"
+    local = local_gpu_arch()
+    if local:
+        return local, "local GPU"
+    return DEFAULT_ARCH, "default"
+
+
+@lru_cache(maxsize=1)
+def local_gpu_arch() -> str | None:
+    """The first GPU's arch via nvidia-smi (no CUDA context); Hopper gets the 'a' variant for wgmma."""
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return None
+    try:
+        out = subprocess.run(
+            [smi, "--query-gpu=compute_cap", "--format=csv,noheader"], capture_output=True, text=True, timeout=10
+        ).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    m = re.match(r"\s*(\d+)\.(\d+)", out)
+    if not m:
+        return None
+    cc = f"{m.group(1)}{m.group(2)}"
+    return f"sm_{cc}a" if cc in ("90", "100", "103") else f"sm_{cc}"
