@@ -23,6 +23,18 @@ def main(argv: list[str] | None = None) -> int:
     _toolchain_options(check)
     check.set_defaults(run=_cmd_check)
 
+    for name, help_text in (("test", "verify a kernel against its PyTorch reference on the GPU"),
+                            ("bench", "verify, then time the kernel against eager PyTorch and torch.compile")):
+        p = sub.add_parser(name, help=help_text)
+        p.add_argument("file", type=Path)
+        p.add_argument("--problem", help="the reference problem (default: directive comment, then sibling .py)")
+        p.add_argument("--trials", type=int, default=5)
+        p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--timeout", type=float, default=120.0, help="seconds before a run counts as hung")
+        p.add_argument("--json", action="store_true")
+        _toolchain_options(p)
+        p.set_defaults(run=_cmd_verify, timing=name == "bench")
+
     lsp = sub.add_parser("lsp", help="start the language server (stdio by default)")
     lsp.add_argument("--tcp", action="store_true", help="listen on TCP instead of stdio (for debugging)")
     lsp.add_argument("--host", default="127.0.0.1")
@@ -85,6 +97,57 @@ def _cmd_check(args) -> int:
         verdict = "[green]ok[/]" if result.ok else f"[red]{len(result.errors)} error(s)[/]"
         err.print(f"{verdict} · {result.tier} tier · {state} · raw log in {record}")
     return 0 if result.ok else 1
+
+
+def _cmd_verify(args) -> int:
+    from rich.console import Console
+
+    from cutegen.harness.verify import verify_kernel
+    from cutegen.harness.worker import Worker
+    from cutegen.toolchain import ToolchainError
+
+    err = Console(stderr=True, soft_wrap=True)
+    if not args.file.is_file():
+        err.print(f"[red]error:[/] {args.file}: no such file")
+        return 2
+    try:
+        builder = _engine(args)
+    except ToolchainError as e:
+        err.print(f"[red]error:[/] {e}")
+        return 2
+    builder.settings.test_timeout = args.timeout
+    worker = Worker()
+    try:
+        with err.status(f"{args.file.name}: starting") as status:
+            record = verify_kernel(args.file, builder, worker, problem=args.problem, trials=args.trials, seed=args.seed,
+                                   timing=args.timing, baselines=("eager", "compile") if args.timing else (),
+                                   state_dir=args.state_dir, on_stage=lambda s: status.update(f"{args.file.name}: {s}"))
+    finally:
+        worker.stop()
+    if args.json:
+        print(json.dumps(record, indent=1, default=str))
+    else:
+        _print_verdict(record, err)
+    return 0 if record["verdict"] == "pass" else 1
+
+
+def _print_verdict(record: dict, err) -> None:
+    color = "green" if record["verdict"] == "pass" else ("yellow" if record["verdict"] == "not-run" else "red")
+    print(f"{record['kernel']}: {record['verdict']}: {record['message']}")
+    if "timing" in record:
+        t, tp = record["timing"], record["throughput"]
+        line = f"  kernel {t['median_ms']:.4f} ms (spread {t['spread']:.1%}, {t['trials']} trials)"
+        line += f" · {tp['gb_per_s']:.0f} GB/s = {tp['bandwidth_share']:.0%} of 4.30 TB/s"
+        if "tflop_per_s" in tp:
+            line += f" · {tp['tflop_per_s']:.1f} TFLOP/s = {tp['compute_share']:.0%} of peak"
+        print(line)
+        for key, label in (("eager", "eager PyTorch"), ("torch_compile", "torch.compile")):
+            if key in record:
+                speed = record["speedup_vs_eager" if key == "eager" else "speedup_vs_compile"]
+                print(f"  {label}: {record[key]['median_ms']:.4f} ms → {speed:.2f}×")
+        if record.get("suspicious"):
+            print(f"  note: {record['suspicious']}")
+    err.print(f"[{color}]{record['verdict']}[/] · run record {record['record']}")
 
 
 def _cmd_lsp(args) -> int:

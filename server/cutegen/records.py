@@ -12,7 +12,7 @@ SCHEMA_VERSION = 1
 
 def write(state_dir: Path, kind: str, file: str, payload: dict) -> Path:
     """Store a record for `file`; returns its path. `latest-<kind>.json` always points at the newest."""
-    folder = _folder(state_dir, file)
+    folder = _folder(Path(state_dir).resolve(), file)
     folder.mkdir(parents=True, exist_ok=True)
     stamp = time.strftime("%Y%m%dT%H%M%S") + f"-{time.time_ns() % 1_000_000_000:09d}"
     record = {"schema": SCHEMA_VERSION, "kind": kind, "file": file, "time": time.time(), **payload}

@@ -134,11 +134,13 @@ def _as_include_dir(path: Path) -> Path | None:
 
 
 def _wheel_include() -> Path | None:
-    try:
-        import cutlass_library  # the nvidia-cutlass wheel
-    except ImportError:
+    # Located, not imported: importing cutlass_library runs its whole kernel-generator package.
+    import importlib.util
+
+    spec = importlib.util.find_spec("cutlass_library")
+    if spec is None or not spec.submodule_search_locations:
         return None
-    return _as_include_dir(Path(cutlass_library.__file__).parent / "source")
+    return _as_include_dir(Path(list(spec.submodule_search_locations)[0]) / "source")
 
 
 @lru_cache(maxsize=8)

@@ -22,7 +22,7 @@ from cutegen.build.cache import BuildCache, cache_key
 from cutegen.build.includes import user_headers
 from cutegen.diagnostics import condense, parse_log
 from cutegen.diagnostics.nvcc_log import RawMessage
-from cutegen.diagnostics.ptx import trap_diagnostics
+from cutegen.diagnostics.ptx import cp_async_local_diagnostics, trap_diagnostics
 from cutegen.diagnostics.resources import (
     demangle, kernel_line, parse_ptxas_verbose, resource_diagnostics, short_kernel_name,
 )
@@ -177,7 +177,9 @@ class Builder:
         diagnostics += _ptxas_messages(messages, path, source, readable)
         diagnostics += resource_diagnostics(resources, str(path))
         if ptx is not None and ptx.exists():
-            diagnostics += trap_diagnostics(ptx.read_text(errors="replace"), source, str(path), self.toolchain.arch)
+            text = ptx.read_text(errors="replace")
+            diagnostics += trap_diagnostics(text, source, str(path), self.toolchain.arch)
+            diagnostics += cp_async_local_diagnostics(text, source, str(path), max((k.stack_bytes for k in resources), default=0))
         return diagnostics, resources
 
     def _is_user(self, file: str) -> bool:

@@ -18,7 +18,8 @@ from cutegen.model import Diagnostic, Location, Severity
 
 SourceLines = Callable[[str], list[str]]  # file path → its lines (empty list when unreadable)
 
-_CASCADE_MARKERS = ("<error-type>", "<error-constant>", "<unknown-type>")
+_CASCADE_MARKERS = ("<error-type>", "<error-constant>", "<unknown-type>", "cannot deduce class template arguments",
+                    "cannot deduce the return type")
 _ASSERT_WITH_TEXT = re.compile(r'^static assertion failed with "(?P<text>.*)"$')
 _MAX_MESSAGE = 240
 
@@ -37,7 +38,7 @@ def condense(messages: list[RawMessage], main_file: str, is_user: Callable[[str]
     for msg in messages:
         if msg.tool not in ("edg", "host", "nvcc") or msg.severity == "remark":
             continue
-        anchored = _anchor(msg, main_file, is_user)
+        anchored = _anchor(msg, main_file, is_user, lines)
         groups.setdefault((anchored.file, anchored.line), []).append(anchored)
 
     out: list[Diagnostic] = []
@@ -50,21 +51,49 @@ def condense(messages: list[RawMessage], main_file: str, is_user: Callable[[str]
             continue
         if root.msg.severity in ("error", "fatal"):
             seen_real_error = True
-        out.append(_diagnostic(root, members, is_user, lines))
+        diagnostic = _diagnostic(root, members, is_user, lines)
+        first = _same_cause(out, diagnostic)
+        if first is not None:
+            # The same bad object used again: one diagnostic, the other uses as related places.
+            first.related.append(Location(diagnostic.file, diagnostic.line, diagnostic.col, "same error here"))
+            continue
+        out.append(diagnostic)
     return out
 
 
-def _anchor(msg: RawMessage, main_file: str, is_user: Callable[[str], bool]) -> _Anchored:
+def _same_cause(earlier: list[Diagnostic], d: Diagnostic) -> Diagnostic | None:
+    for e in earlier:
+        if e.severity == d.severity and e.root == d.root and e.data.get("api") == d.data.get("api"):
+            return e
+    return None
+
+
+def _anchor(msg: RawMessage, main_file: str, is_user: Callable[[str], bool], lines: SourceLines) -> _Anchored:
     if msg.file and is_user(msg.file):
         return _Anchored(msg, msg.file, msg.line or 1, msg.col, None)
     for frame in msg.frames:  # innermost first
         if is_user(frame.file):
             return _Anchored(msg, frame.file, frame.line, None, frame)
-    return _Anchored(msg, main_file, 1, None, None)
+    return _Anchored(msg, main_file, _named_user_symbol_line(msg.text, lines(main_file)), None, None)
+
+
+def _named_user_symbol_line(text: str, source: list[str]) -> int:
+    """No user frame (EDG printed none): point at the user's symbol the message names, e.g. the functor in
+    'calling a __host__ function("Silu::operator ()(float) const")', else at line 1."""
+    for quoted in re.findall(r'function\("([^"(]+)', text):
+        for name in quoted.split("::"):
+            name = name.strip()
+            if not re.fullmatch(r"[A-Za-z_]\w*", name) or name in ("cute", "cutlass", "std", "operator"):
+                continue
+            pattern = re.compile(rf"\b{re.escape(name)}\b")
+            for i, line in enumerate(source, 1):
+                if pattern.search(line.split("//")[0]):
+                    return i
+    return 1
 
 
 def _unlocated(a: _Anchored) -> bool:
-    return a.via is None and a.file != a.msg.file
+    return a.via is None and a.file != a.msg.file and a.line == 1
 
 
 def _rank(a: _Anchored) -> int:

@@ -30,10 +30,11 @@ class RawMessage:
     code: str = ""  # EDG's number ("20011-D") or ptxas's ("C7510")
     source_line: str = ""  # the echoed code line under an EDG message
     frames: list[Frame] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # EDG's "note #3322-D: ..." lines under this message
 
 
 # /path/file.hpp(370): error: static assertion failed with "..."   (also "error #20011-D:")
-_EDG = re.compile(r"^(?P<file>.+?)\((?P<line>\d+)\): (?P<sev>error|warning|remark|catastrophic error)(?: #(?P<code>[\w-]+))?: (?P<text>.*)$")
+_EDG = re.compile(r"^(?P<file>.+?)\((?P<line>\d+)\): (?P<sev>error|warning|remark|note|catastrophic error)(?: #(?P<code>[\w-]+))?: (?P<text>.*)$")
 # file.cu:12:5: error: ...   (host compiler on the cudafe-generated code, with #line mapping)
 _GCC = re.compile(r"^(?P<file>[^:\s][^:]*):(?P<line>\d+):(?:(?P<col>\d+):)? (?P<sev>error|warning|fatal error): (?P<text>.*)$")
 _PTXAS = re.compile(r"^ptxas (?P<sev>error|warning|fatal)\s*: (?:\((?P<code>C\d+)\) )?(?P<text>.*)$")
@@ -47,16 +48,23 @@ _COUNT = re.compile(r"^\d+ errors? detected in the compilation of")
 def parse_log(log: str) -> list[RawMessage]:
     messages: list[RawMessage] = []
     current: RawMessage | None = None
+    in_note = False  # a note's echoed source must not overwrite its error's; its chain is the error's
     for raw in log.splitlines():
         line = raw.rstrip()
         m = _EDG.match(line)
+        if m and m["sev"] == "note" and current is not None:
+            current.notes.append(m["text"])
+            in_note = True
+            continue
         if m:
+            in_note = False
             sev = "fatal" if m["sev"] == "catastrophic error" else m["sev"]
             current = RawMessage("edg", sev, m["text"], m["file"], int(m["line"]), None, m["code"] or "")
             messages.append(current)
             continue
         if current is not None and current.tool == "edg" and line.startswith(" "):
-            _continue_edg(current, line)
+            if not in_note or _FRAME.search(line):
+                _continue_edg(current, line)
             continue
         current = None
         for tool, pattern in (("host", _GCC), ("ptxas", _PTXAS), ("nvlink", _NVLINK), ("nvcc", _NVCC_FATAL)):

@@ -41,8 +41,8 @@ def trap_diagnostics(ptx: str, source: str, file: str, arch: str) -> list[Diagno
     out = []
     for atom, macro in arch_traps(ptx):
         line = _atom_line(source, atom)
-        message = (f"{atom} does nothing on {arch}: it needs {macro}, so this build compiled it to a trap "
-                   f"(the kernel aborts at run time). Use an atom for {arch}, or build for the arch it was made for.")
+        message = (f"{atom} is used without {macro} on {arch}: this build replaced it with an assert that stops "
+                   f"the kernel at run time. Use an atom made for {arch}, or build for the arch the atom needs.")
         text = source.splitlines()[line - 1] if 0 < line <= len(source.splitlines()) else ""
         col = len(text) - len(text.lstrip()) + 1
         out.append(Diagnostic(file=file, line=line, col=col, end_col=max(col + 1, len(text.rstrip()) + 1),
@@ -54,9 +54,24 @@ def trap_diagnostics(ptx: str, source: str, file: str, arch: str) -> list[Diagno
 def _atom_line(source: str, atom: str) -> int:
     """The user's line naming the atom: its exact name, else its family prefix (SM90_…), else line 1."""
     base = atom.split("<")[0].split("::")[-1]
-    candidates = [base, base.split("_")[0] + "_"] if "_" in base else [base]
+    # The exact name, its shape without the family prefix (SM90_64x64x16_… vs MMA_64x64x16_…), the family.
+    candidates = [base, base.split("_", 1)[1], base.split("_")[0] + "_"] if "_" in base else [base]
     for needle in candidates:
         for i, line in enumerate(source.splitlines(), 1):
             if needle and needle in line.split("//")[0]:
                 return i
     return 1
+
+
+def cp_async_local_diagnostics(ptx: str, source: str, file: str, stack_bytes: int) -> list[Diagnostic]:
+    """cp.async can only write shared memory. A kernel that issues cp.async and also has a stack frame has,
+    almost always, a cp.async copy atom aimed at a register fragment: PTX then converts a stack address to
+    a shared one and the data lands nowhere useful. nvcc says nothing about it."""
+    if "cp.async" not in ptx or not stack_bytes or "cvta.to.shared" not in ptx:
+        return []
+    line = next((i for i, l in enumerate(source.splitlines(), 1) if "CP_ASYNC" in l.split("//")[0]), 1)
+    message = (f"cp.async copies into a local (register) array here: cp.async can only write shared memory, so "
+               f"the data goes to a bogus shared address (the kernel has a {stack_bytes} bytes stack frame). "
+               "Copy global→shared with cp.async, then shared→registers with a plain copy.")
+    return [Diagnostic(file=file, line=line, col=1, end_col=2, severity=Severity.WARNING, message=message,
+                       code="cute-cp-async-registers", root="cp.async into registers", data={"stack_bytes": stack_bytes})]

@@ -57,15 +57,14 @@ def short_kernel_name(readable: str) -> str:
 
 
 def kernel_line(source: str, name: str) -> int | None:
-    """The line of `__global__ ... name(` in the source (the first one: templates are declared once)."""
+    """The line of the `__global__` that declares `name` (the first one: templates are declared once)."""
     pattern = re.compile(rf"__global__[^;{{]*?\b{re.escape(name)}\s*\(", re.S)
     m = pattern.search(source)
     if not m:
         m = re.search(rf"\b{re.escape(name)}\s*\(", source)
     if not m:
         return None
-    name_at = m.start() + m.group(0).rfind(name)
-    return source.count("\n", 0, name_at) + 1
+    return source.count("\n", 0, m.start()) + 1
 
 
 def resource_diagnostics(kernels: list[KernelResources], file: str) -> list[Diagnostic]:
@@ -75,7 +74,7 @@ def resource_diagnostics(kernels: list[KernelResources], file: str) -> list[Diag
         line = k.line or 1
         if k.spill_stores or k.spill_loads:
             out.append(_at(file, line, Severity.WARNING, "ptxas-spill",
-                f"{k.name} spills registers to local memory: {k.spill_stores} B stores, {k.spill_loads} B loads "
+                f"{k.name} spills registers to local memory: {k.spill_stores} bytes spill stores, {k.spill_loads} bytes spill loads "
                 f"({k.registers} registers used). Lower register pressure (smaller per-thread tiles, fewer live "
                 "fragments) or allow more registers per thread (__launch_bounds__).", k))
         elif k.stack_bytes:

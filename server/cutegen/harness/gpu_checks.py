@@ -1,0 +1,171 @@
+"""What runs inside the worker process, on the GPU: correctness trials, integrity checks, timing.
+
+Every check that fails is a verdict with its own name, because LLM-written kernels cheat in known ways:
+constant outputs, mutated inputs, work left running on another stream, results cached across calls.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from cutegen.harness.abi import KernelLibrary
+from cutegen.harness.compare import compare
+from cutegen.harness.problem import Problem
+from cutegen.harness.timing import throughput, time_cuda
+
+SUSPICIOUS_SPEEDUP = 10.0  # over eager: re-verified with extra trials before it is believed
+
+
+class Verdict(Exception):
+    """A failed check: `name` is the verdict, `message` says what was seen."""
+
+    def __init__(self, name: str, message: str, **details):
+        super().__init__(message)
+        self.name, self.message, self.details = name, message, details
+
+
+def verify(problem: Problem, lib: KernelLibrary, *, trials: int, seed: int, timing: bool, baselines: list[str]) -> dict:
+    """`lib` is anything called as lib(inputs, outputs, stream) -> error code: a KernelLibrary on the GPU, or
+    a Python stand-in on the CPU (the checks themselves are device-agnostic; timing needs CUDA)."""
+    torch.manual_seed(seed)
+    model = problem.make_model().to(_device()).eval()
+    with torch.no_grad():
+        buffers, outs = _trial(problem, model, lib, seed, None, None)
+        for t in range(1, trials):
+            buffers, outs = _trial(problem, model, lib, seed + t, buffers, outs)
+        result = {"verdict": "pass", "trials": trials, "message": f"correct on {trials} trials with fresh random inputs"}
+        if timing:
+            result.update(_times(problem, model, lib, buffers, baselines))
+            speedup = result.get("speedup_vs_eager", 0.0)
+            if speedup > SUSPICIOUS_SPEEDUP:
+                for t in range(trials, trials + 20):
+                    buffers, outs = _trial(problem, model, lib, seed + 1000 + t, buffers, outs)
+                result["suspicious"] = f"{speedup:.1f}× faster than eager: re-verified on 20 more trials"
+    return result
+
+
+def _device() -> str:
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def _sync() -> None:
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+
+
+def _fresh_inputs(problem: Problem) -> list[torch.Tensor]:
+    with torch.device(_device()):
+        inputs = problem.make_inputs()
+    bad = [type(x).__name__ for x in inputs if not isinstance(x, torch.Tensor)]
+    if bad:
+        raise Verdict("problem-error", f"get_inputs() returned non-tensor values ({', '.join(bad)}); the kernel ABI "
+                                       "passes tensors only")
+    return [x.to(_device()).contiguous() for x in inputs]
+
+
+def _trial(problem, model, lib, seed, buffers, prev_outs):
+    """One trial. From the second on, fresh values are written into the SAME input buffers, so a kernel
+    that caches results by pointer is caught instead of being handed a new address."""
+    torch.manual_seed(seed)
+    fresh = _fresh_inputs(problem)
+    if buffers is None:
+        buffers = fresh
+    else:
+        for b, f in zip(buffers, fresh):
+            b.copy_(f)
+        del fresh
+    ref = model(*buffers)
+    refs = list(ref) if isinstance(ref, (tuple, list)) else [ref]
+    before = [b.clone() for b in buffers]
+    outs = [_poisoned_like(r) for r in refs]
+    _sync()
+    stream = torch.cuda.current_stream() if torch.cuda.is_available() else None
+    code = lib(buffers, outs, stream)
+    if code != 0:
+        raise Verdict("launch-error", f"cutegen_forward returned {code} (a cudaError_t: {_cuda_error_name(code)})")
+    if stream is not None:
+        stream.synchronize()  # what the caller's stream promises now...
+    on_return = [o.clone() for o in outs]
+    _sync()  # ...and what the whole device finished later
+    if any(not _same_bits(a, b) for a, b in zip(on_return, outs)):
+        raise Verdict("other-stream", "outputs changed after the call's stream was done: work runs on another "
+                                      "stream and is not finished when cutegen_forward returns")
+    for b, x in zip(before, buffers):
+        if not _same_bits(b, x):
+            raise Verdict("inputs-mutated", "the kernel wrote into its inputs (they must stay unchanged)")
+    for i, (o, r) in enumerate(zip(outs, refs)):
+        _check_output(problem, i, o, r, prev_outs[i] if prev_outs else None, seed)
+    return buffers, outs
+
+
+def _check_output(problem, i, out, ref, prev, seed):
+    if out.numel() > 1 and ref.numel() > 1:
+        first = out.reshape(-1)[0]
+        if bool((out == first).all()) and not bool((ref == ref.reshape(-1)[0]).all()):
+            kind = "zero" if float(first) == 0.0 else f"constant ({float(first):.6g})"
+            raise Verdict("constant-output", f"output {i} is {kind} everywhere; the reference is not")
+    atol, rtol = problem.tolerance(str(ref.dtype).removeprefix("torch."))
+    mismatch = compare(out, ref, atol, rtol)
+    if mismatch is None:
+        return
+    if prev is not None and _same_bits(out, prev):
+        raise Verdict("cached-results", "new input values gave bit-identical outputs to the previous call: results "
+                                        "are cached across calls instead of computed", mismatch=mismatch.to_json())
+    raise Verdict("mismatch", f"output {i}: {mismatch.message} (atol={atol:g}, rtol={rtol:g}, seed {seed})",
+                  mismatch=mismatch.to_json())
+
+
+def _same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Bitwise equality: NaN poison equals itself here (torch.equal says NaN != NaN)."""
+    return a.shape == b.shape and torch.equal(a.reshape(-1).view(torch.uint8), b.reshape(-1).view(torch.uint8))
+
+
+def _poisoned_like(ref: torch.Tensor) -> torch.Tensor:
+    out = torch.empty_like(ref, memory_format=torch.contiguous_format)
+    if out.is_floating_point():
+        out.fill_(float("nan"))
+    else:
+        out.fill_(-123456789 if out.dtype not in (torch.uint8, torch.bool, torch.int8) else 77)
+    return out
+
+
+def _times(problem, model, lib, inputs, baselines) -> dict:
+    ref = model(*inputs)
+    refs = list(ref) if isinstance(ref, (tuple, list)) else [ref]
+    outs = [torch.empty_like(r) for r in refs]
+    stream = torch.cuda.current_stream()
+    kernel = time_cuda(lambda: lib(inputs, outs, stream))
+    nbytes = sum(x.numel() * x.element_size() for x in [*inputs, *outs])
+    dtype = str(refs[0].dtype).removeprefix("torch.")
+    result = {"timing": kernel.to_json(), "throughput": throughput(kernel.median_ms / 1e3, nbytes, problem.flops(), dtype)}
+    if "eager" in baselines:
+        eager = time_cuda(lambda: model(*inputs))
+        result["eager"] = eager.to_json()
+        result["speedup_vs_eager"] = eager.median_ms / kernel.median_ms
+    if "compile" in baselines:
+        compiled = _compiled(problem, model)
+        compiled(*inputs)  # compile outside the timed region
+        comp = time_cuda(lambda: compiled(*inputs))
+        result["torch_compile"] = comp.to_json()
+        result["speedup_vs_compile"] = comp.median_ms / kernel.median_ms
+    return result
+
+
+_COMPILED: dict = {}
+
+
+def _compiled(problem, model):
+    key = str(problem.path)
+    if key not in _COMPILED:
+        _COMPILED[key] = torch.compile(model)
+    return _COMPILED[key]
+
+
+def _cuda_error_name(code: int) -> str:
+    try:
+        from cuda.bindings import runtime  # present with recent CUDA Python; optional
+        return runtime.cudaGetErrorName(code)[1].decode()
+    except Exception:
+        return {1: "cudaErrorInvalidValue", 2: "cudaErrorMemoryAllocation", 9: "cudaErrorInvalidConfiguration",
+                98: "cudaErrorInvalidDeviceFunction", 209: "cudaErrorNoKernelImageForDevice",
+                700: "cudaErrorIllegalAddress", 719: "cudaErrorLaunchFailure"}.get(code, "see cudaGetErrorName")

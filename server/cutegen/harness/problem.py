@@ -1,0 +1,79 @@
+"""Problems in KernelBench's format and their pairing with kernel files."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+_DIRECTIVE = re.compile(r"//\s*cutegen:\s*problem\s*=\s*(\S+)")
+
+# Default tolerances by output dtype (KernelBench's): fp32 1e-4, half types 1e-2.
+DEFAULT_TOLERANCE = {"float32": 1e-4, "float64": 1e-6, "float16": 1e-2, "bfloat16": 1e-2}
+
+
+class ProblemError(ValueError):
+    """The problem file is missing or not in KernelBench's format; the message says what to fix."""
+
+
+def find_problem(kernel: Path, explicit: str | Path | None = None) -> Path | None:
+    """The problem a kernel is tested against: explicit, else its `// cutegen: problem=` directive
+    (relative to the kernel file), else a sibling `.py` with the same stem."""
+    if explicit:
+        return Path(explicit).resolve()
+    try:
+        head = kernel.read_text(errors="replace")[:4000]
+    except OSError:
+        return None
+    m = _DIRECTIVE.search(head)
+    if m:
+        return (kernel.parent / m.group(1)).resolve()
+    sibling = kernel.with_suffix(".py")
+    return sibling.resolve() if sibling.is_file() else None
+
+
+@dataclass
+class Problem:
+    path: Path
+    module: ModuleType
+
+    @property
+    def name(self) -> str:
+        return self.path.stem
+
+    def tolerance(self, dtype_name: str) -> tuple[float, float]:
+        default = DEFAULT_TOLERANCE.get(dtype_name, 0.0)
+        atol = getattr(self.module, "CUTEGEN_ATOL", default)
+        rtol = getattr(self.module, "CUTEGEN_RTOL", default)
+        return float(atol), float(rtol)
+
+    def flops(self) -> int | None:
+        fn = getattr(self.module, "get_flops", None)
+        return int(fn()) if callable(fn) else None
+
+    def make_model(self):
+        return self.module.Model(*self.module.get_init_inputs())
+
+    def make_inputs(self) -> list:
+        return list(self.module.get_inputs())
+
+
+def load_problem(path: str | Path) -> Problem:
+    path = Path(path).resolve()
+    if not path.is_file():
+        raise ProblemError(f"problem file not found: {path}")
+    name = f"cutegen_problem_{abs(hash(str(path)))}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as e:  # the user's file: report, don't crash
+        raise ProblemError(f"{path.name} failed to import: {type(e).__name__}: {e}") from e
+    sys.modules[name] = module
+    missing = [n for n in ("Model", "get_inputs", "get_init_inputs") if not hasattr(module, n)]
+    if missing:
+        raise ProblemError(f"{path.name} is not a KernelBench problem: it lacks {', '.join(missing)}")
+    return Problem(path, module)

@@ -1,0 +1,59 @@
+"""Kernel timing the way a skeptic accepts it: CUDA events, warm-up, an L2 flush before every trial,
+a median with its spread, and baselines (eager, torch.compile) measured the same way in the same run."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import asdict, dataclass
+from typing import Callable
+
+import torch
+
+# Ceilings measured on the H200 (DESIGN.md): copy bandwidth counts bytes read + written.
+COPY_BANDWIDTH = 4.30e12
+MATMUL_PEAK = {"bfloat16": 776e12, "float16": 745e12, "tf32": 401e12, "float32": 50.9e12}
+
+
+@dataclass
+class Timing:
+    median_ms: float
+    p10_ms: float
+    p90_ms: float
+    spread: float  # (p90 - p10) / median
+    trials: int
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def time_cuda(fn: Callable[[], object], *, warmup: int = 3, min_trials: int = 10, max_trials: int = 100,
+              budget_s: float = 2.0) -> Timing:
+    l2 = torch.cuda.get_device_properties(torch.cuda.current_device()).L2_cache_size
+    flush = torch.empty(max(256 << 20, 2 * l2), dtype=torch.uint8, device="cuda")
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times: list[float] = []
+    spent = 0.0
+    while len(times) < max_trials and (len(times) < min_trials or spent < budget_s * 1000):
+        flush.zero_()  # a cold L2 for every trial: no kernel is timed on the previous one's cache
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+        spent += times[-1] + 0.2
+    times.sort()
+    med = statistics.median(times)
+    p10, p90 = times[len(times) // 10], times[min(len(times) - 1, (9 * len(times)) // 10)]
+    return Timing(med, p10, p90, (p90 - p10) / med if med else 0.0, len(times))
+
+
+def throughput(seconds: float, nbytes: int, flops: int | None, dtype: str) -> dict:
+    """Achieved GB/s and TFLOP/s, and their share of the measured ceilings."""
+    out = {"bytes": nbytes, "gb_per_s": nbytes / seconds / 1e9, "bandwidth_share": nbytes / seconds / COPY_BANDWIDTH}
+    if flops:
+        peak = MATMUL_PEAK.get(dtype, MATMUL_PEAK["float32"])
+        out.update({"flops": flops, "tflop_per_s": flops / seconds / 1e12, "compute_share": flops / seconds / peak})
+    return out

@@ -1,0 +1,65 @@
+"""One verify: pair → build → run in the worker → verdict → run record. Used by the CLI and the LSP alike."""
+
+from __future__ import annotations
+
+import platform
+import time
+from pathlib import Path
+from typing import Callable
+
+from cutegen import records
+from cutegen.build import Builder, Tier
+from cutegen.harness.problem import find_problem
+from cutegen.harness.worker import Worker
+from cutegen.toolchain import local_gpu_arch
+
+
+def verify_kernel(kernel: Path, builder: Builder, worker: Worker, *, problem: str | Path | None = None,
+                  trials: int = 5, seed: int = 0, timing: bool = False, baselines: tuple[str, ...] = (),
+                  state_dir: Path = Path(".cutegen"), on_stage: Callable[[str], None] | None = None) -> dict:
+    """Returns the run record (also written under `state_dir`)."""
+    kernel = Path(kernel).resolve()
+    stage = on_stage or (lambda s: None)
+    kind = "bench" if timing else "test"
+    started = time.perf_counter()
+    record: dict = {"kernel": str(kernel), "problem": None, "environment": _environment(builder)}
+
+    def finish(verdict: str, message: str, **extra) -> dict:
+        record.update(verdict=verdict, message=message, seconds=time.perf_counter() - started, **extra)
+        record["record"] = str(records.write(state_dir, kind, str(kernel), record))
+        return record
+
+    problem_path = find_problem(kernel, problem)
+    if problem_path is None or not problem_path.is_file():
+        return finish("no-problem", f"no problem paired with {kernel.name}: add `// cutegen: problem=path/to/ref.py` "
+                      f"or a sibling {kernel.stem}.py" + (f" ({problem_path} does not exist)" if problem_path else ""))
+    record["problem"] = str(problem_path)
+    stage("build")
+    build = builder.run(Tier.BUILD, kernel)
+    record["build"] = {"ok": build.ok, "seconds": build.seconds, "cached": build.cached, "log": build.raw_log,
+                       "diagnostics": [d.to_json() for d in build.errors],
+                       "resources": [r.__dict__ for r in build.resources]}
+    if not build.ok:
+        first = build.errors[0].format() if build.errors else "see the build log"
+        return finish("build-failed", f"the kernel does not build: {first}")
+    if local_gpu_arch() is None:
+        return finish("not-run", "built, not run: no NVIDIA GPU on this machine")
+    stage("bench" if timing else "test")
+    reply = worker.call({"problem": str(problem_path), "library": build.artifact, "trials": trials, "seed": seed,
+                         "timing": timing, "baselines": list(baselines)}, timeout=builder.settings.test_timeout)
+    verdict, message = reply.pop("verdict"), reply.pop("message")
+    return finish(verdict, message, **reply)
+
+
+def _environment(builder: Builder) -> dict:
+    env = {"host": platform.node(), "python": platform.python_version(), "nvcc": builder.toolchain.nvcc_version,
+           "cutlass": builder.toolchain.cutlass_version, "arch": builder.toolchain.arch}
+    try:
+        import torch
+
+        env["torch"] = torch.__version__
+        if torch.cuda.is_available():
+            env["gpu"] = torch.cuda.get_device_name()
+    except ImportError:
+        pass
+    return env

@@ -1,0 +1,1 @@
+ptxas -arch=sm_90a -v /tmp/host_functor_in_transform.ptx -o /tmp/host_functor_in_transform.cubin   # PTX from: nvcc -std=c++17 -gencode arch=compute_90a,code=sm_90a -I$CUTLASS_INCLUDE -Iserver/cutegen/include -ptx tests/corpus/silent/host_functor_in_transform.cu -o /tmp/host_functor_in_transform.ptx

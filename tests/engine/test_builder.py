@@ -1,0 +1,116 @@
+"""Build tiers: cache, unsaved text, cancellation, the build artifact, toolchain errors."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from cutegen.build import Builder, Tier
+from cutegen.settings import Settings
+from cutegen.toolchain import ToolchainError, discover
+
+GOOD = """#include <cute/tensor.hpp>
+#include <cutegen/abi.h>
+#include "scale.h"
+using namespace cute;
+
+__global__ void scale_kernel(const float* x, float* y, int n) {
+  Tensor gx = make_tensor(make_gmem_ptr(x), make_shape(n));
+  Tensor gy = make_tensor(make_gmem_ptr(y), make_shape(n));
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) gy(i) = kScale * gx(i);
+}
+
+CUTEGEN_EXPORT int cutegen_forward(const DLTensor* in, int nin, DLTensor* out, int nout, cudaStream_t s) {
+  int n = (int)cutegen_numel(in[0]);
+  scale_kernel<<<(n + 255) / 256, 256, 0, s>>>(cutegen_data<const float>(in[0]), cutegen_data<float>(out[0]), n);
+  return (int)cudaGetLastError();
+}
+"""
+BROKEN_LINE = "  auto r = make_tensor<float>(make_shape(n));  // dynamic owning tensor\n"
+
+
+@pytest.fixture
+def kernel(tmp_path) -> Path:
+    (tmp_path / "scale.h").write_text("constexpr float kScale = 2.0f;\n")
+    path = tmp_path / "scale.cu"
+    path.write_text(GOOD)
+    return path
+
+
+def test_cache_hit_skips_nvcc_and_header_edit_invalidates(builder, kernel):
+    first = builder.run(Tier.CHECK, kernel)
+    assert first.ok and not first.cached
+    again = builder.run(Tier.CHECK, kernel)
+    assert again.cached and again.ok and again.seconds == 0.0
+    assert [d.message for d in again.diagnostics] == [d.message for d in first.diagnostics]
+    (kernel.parent / "scale.h").write_text("constexpr float kScale = 3.0f;\n")
+    assert not builder.run(Tier.CHECK, kernel).cached
+
+
+def test_unsaved_text_is_checked_not_the_file_on_disk(builder, kernel):
+    text = GOOD.replace("  int i = blockIdx.x", BROKEN_LINE + "  int i = blockIdx.x")
+    result = builder.run(Tier.CHECK, kernel, text=text)
+    assert [(d.line, d.root) for d in result.errors] == [(9, "Dynamic owning tensors not supported")]
+    assert result.errors[0].file == str(kernel.resolve())  # the user's path, not a cache copy
+    assert kernel.read_text() == GOOD  # nothing written over the user's file
+
+
+def test_newer_request_cancels_older_and_kills_nvcc(builder, kernel):
+    results = {}
+    text_a = GOOD + "\n// a\n"
+    worker = threading.Thread(target=lambda: results.setdefault("a", builder.run(Tier.CHECK, kernel, text=text_a)))
+    worker.start()
+    time.sleep(0.8)  # nvcc is running now
+    results["b"] = builder.run(Tier.CHECK, kernel, text=GOOD + "\n// b\n")
+    worker.join(60)
+    assert results["a"].cancelled and not results["a"].ok
+    assert results["b"].ok and not results["b"].cancelled
+    assert not _processes_compiling(kernel.name), "a cancelled nvcc/cicc is still running"
+
+
+def _processes_compiling(name: str) -> list[str]:
+    found = []
+    for pid in os.listdir("/proc"):
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        if name in cmd and ("cicc" in cmd or "nvcc" in cmd or "cudafe" in cmd):
+            found.append(cmd)
+    return found
+
+
+def test_build_tier_produces_loadable_library_with_the_abi_symbol(builder, kernel):
+    result = builder.run(Tier.BUILD, kernel)
+    assert result.ok, [d.format() for d in result.diagnostics]
+    data = Path(result.artifact).read_bytes()
+    assert data[:4] == b"\x7fELF" and b"cutegen_forward" in data
+    assert result.resources and result.resources[0].name == "scale_kernel"
+    assert result.resources[0].line == 6
+
+
+def test_missing_nvcc_is_one_clear_message():
+    with pytest.raises(ToolchainError, match="cutegen.nvcc"):
+        discover(Settings(nvcc="/nonexistent/nvcc"))
+
+
+def test_missing_headers_is_one_clear_message(tmp_path):
+    with pytest.raises(ToolchainError, match="cute/tensor.hpp"):
+        discover(Settings(cutlass_path=str(tmp_path)))
+
+
+def test_bad_arch_setting_is_rejected():
+    with pytest.raises(ToolchainError, match="sm_90a"):
+        discover(Settings(arch="hopper"))
+
+
+def test_timeout_is_reported_not_hung(toolchain, kernel, tmp_path):
+    builder = Builder(toolchain, Settings(check_timeout=0.3), tmp_path / "state")
+    result = builder.run(Tier.CHECK, kernel)
+    assert not result.ok
+    assert result.errors[0].code == "timeout" and "cutegen.checkTimeout" in result.errors[0].message

@@ -1,0 +1,23 @@
+"""Kernels that compile cleanly but are wrong: the extra checks (PTX scan, ptxas -v) must warn."""
+
+from __future__ import annotations
+
+import pytest
+
+from cutegen.build import Builder, Tier
+from cutegen.model import Severity
+from cutegen.settings import Settings
+from cutegen.toolchain import discover
+from tests.conftest import corpus
+
+
+@pytest.mark.parametrize("case", corpus("silent"), ids=repr)
+def test_silent_bug_is_a_warning_at_the_bug_line(case, tmp_path, toolchain):
+    settings = Settings(arch=case.arch) if case.arch else Settings()
+    builder = Builder(discover(settings), settings, tmp_path)
+    result = builder.run(Tier.CHECK, case.path)
+    assert not result.errors, [d.format() for d in result.errors]
+    warnings = [d for d in result.diagnostics if d.severity is Severity.WARNING]
+    assert any(case.expect_warning in d.message for d in warnings), [d.format() for d in result.diagnostics]
+    hit = [d for d in warnings if case.expect_warning in d.message][0]
+    assert hit.line in case.bug_lines | case.alt_lines, hit.format()

@@ -1,0 +1,68 @@
+"""On the GPU: every example passes, every cheating or broken kernel gets its named verdict."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cutegen.build import Builder
+from cutegen.harness.verify import verify_kernel
+from cutegen.harness.worker import Worker
+from cutegen.settings import Settings
+from cutegen.toolchain import discover
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = sorted(p for p in (ROOT / "examples").glob("*/*.cu") if p.with_suffix(".py").exists())
+KERNELS = ROOT / "tests" / "kernels"
+
+EXPECTED = {  # cheat or bug → the verdict a skeptic expects (and the mismatch pattern, where it applies)
+    "zero_output": ("constant-output", None),
+    "constant_output": ("constant-output", None),
+    "mutates_input": ("inputs-mutated", None),
+    "other_stream": ("other-stream", None),
+    "caches_results": ("cached-results", None),
+    "tail_bug": ("mismatch", "tail"),
+    "strided_bug": ("mismatch", "periodic"),
+    "illegal_address": ("cuda-error", None),
+    "hang": ("timeout", None),
+}
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory):
+    settings = Settings(test_timeout=90)
+    state = tmp_path_factory.mktemp("gpu-state")
+    worker = Worker()
+    yield Builder(discover(settings), settings, state), worker, state
+    worker.stop()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kernel", EXAMPLES, ids=lambda p: p.stem)
+def test_example_passes(engine, kernel):
+    builder, worker, state = engine
+    record = verify_kernel(kernel, builder, worker, state_dir=state)
+    assert record["verdict"] == "pass", record["message"]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", list(EXPECTED), ids=str)
+def test_cheat_or_bug_gets_its_verdict_and_next_run_works(engine, name):
+    builder, worker, state = engine
+    kernel = KERNELS / f"{name}.cu"
+    if not kernel.exists():
+        pytest.skip(f"{kernel.name} not written")
+    verdict, pattern = EXPECTED[name]
+    if name == "hang":
+        builder.settings.test_timeout = 20
+    try:
+        record = verify_kernel(kernel, builder, worker, state_dir=state)
+    finally:
+        builder.settings.test_timeout = 90
+    assert record["verdict"] == verdict, record["message"]
+    if pattern:
+        assert record["mismatch"]["pattern"] == pattern, record["message"]
+    # The worker survived or was replaced: a correct kernel still passes right after.
+    good = ROOT / "examples" / "softsign" / "softsign.cu"
+    assert verify_kernel(good, builder, worker, state_dir=state)["verdict"] == "pass"
