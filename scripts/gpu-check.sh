@@ -13,3 +13,4 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | t
 python3 -m pytest -q -m gpu tests/gpu -x -p no:cacheprovider 2>&1 | tee "$OUT/gpu-tests.log"
 python3 bench/examples_bench.py --out "$OUT/examples.json" 2>&1 | tee "$OUT/examples.log"
 python3 bench/verify_latency.py --out "$OUT/verify_latency.json" 2>&1 | tee "$OUT/verify_latency.log"
+python3 bench/ncu_agreement.py --out "$OUT/ncu.json" 2>&1 | tee "$OUT/ncu.log"

@@ -87,7 +87,9 @@ class Builder:
         source = data.decode("utf-8", errors="replace")
         flags = self._flags(tier, path)
         headers = user_headers(source, path.parent, [Path(d) for d in self.settings.include_dirs])
-        key = cache_key(tier=tier.value, fingerprint=self.toolchain.fingerprint, command_flags=flags,
+        # The path is part of the key: the cached log names the file, and two files with equal text must
+        # not share diagnostics.
+        key = cache_key(tier=tier.value, fingerprint=self.toolchain.fingerprint, command_flags=[str(path), *flags],
                         text=source, headers=headers)
         hit = self.cache.get(key)
         if hit is not None:
