@@ -122,7 +122,9 @@ class Builder:
         flags = ["-std=c++17", *tc.gencode, "-lineinfo", f"-I{tc.cutlass_include}", f"-I{ABI_INCLUDE}", f"-I{path.parent}"]
         flags += [f"-I{d}" for d in s.include_dirs]
         if tier is Tier.BUILD:
-            flags += ["-O3", "-shared", "-Xcompiler", "-fPIC", "-Xptxas", "-v"]
+            # -cudart shared: the library uses the process's one CUDA runtime (torch's), which Nsight Compute
+            # intercepts; a statically linked runtime hides the kernels from ncu.
+            flags += ["-O3", "-shared", "-Xcompiler", "-fPIC", "-cudart", "shared", "-Xptxas", "-v"]
         else:
             flags += ["-ptx"]
         return flags + list(s.extra_flags)

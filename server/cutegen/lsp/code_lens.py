@@ -1,0 +1,53 @@
+"""CodeLens above each `__global__` kernel and above `cutegen_forward`: resources from the latest
+check, figures from the latest test/bench runs, and the Test / Profile / Optimize commands."""
+
+from __future__ import annotations
+
+from lsprotocol import types
+
+from cutegen.lsp import kernels, runs
+from cutegen.lsp.documents import is_checked, path_of
+
+ACTIONS = (("Test", "cutegen.server.test"), ("Profile", "cutegen.server.profile"),
+           ("Optimize", "cutegen.server.optimize"))
+
+
+def lenses(ls, uri: str, text: str) -> list[types.CodeLens]:
+    path = path_of(uri)
+    if not is_checked(path):
+        return []
+    found = kernels.anchors(text)
+    if not found:
+        return []
+    result = ls.session.latest_check(path)
+    # Run figures and actions belong to the entry point: the launcher, else the first kernel.
+    entry = next((a for a in found if a.kind == "launcher"), found[0])
+    out = []
+    for a in found:
+        kernel = a.name if a.kind == "kernel" else None
+        out.append(_lens(a, runs.resources_title(result, kernel), "cutegen.server.check", [uri]))
+        if a is entry:
+            out += _run_lenses(ls, a, uri, path)
+    return out
+
+
+def _run_lenses(ls, a: kernels.Anchor, uri: str, path) -> list[types.CodeLens]:
+    out = []
+    for kind, record in runs.latest(ls.session.state_dir(path), str(path)).items():
+        if kind in ("test", "bench"):
+            out.append(_lens(a, f"{kind}: {runs.summary(record)}", "cutegen.server.test", [uri]))
+    out += [_lens(a, title, command, [uri]) for title, command in ACTIONS]
+    return out
+
+
+def _lens(a: kernels.Anchor, title: str, command: str, arguments: list) -> types.CodeLens:
+    at = types.Range(start=types.Position(line=a.line, character=a.start),
+                     end=types.Position(line=a.line, character=a.end))
+    return types.CodeLens(range=at, command=types.Command(title=title, command=command, arguments=arguments))
+
+
+def register(server) -> None:
+    @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
+    def code_lens(ls, params: types.CodeLensParams) -> list[types.CodeLens]:
+        doc = ls.open_document(params.text_document.uri)
+        return lenses(ls, params.text_document.uri, doc.source) if doc else []

@@ -1,0 +1,175 @@
+"""Diagnostics: check a file on open and save (and, with checkOnType, after typing stops), publish
+the condensed result tagged with the document version.
+
+One job per file: a newer request cancels the older one, both its task and its nvcc process (each
+job has its own Builder job key, so cancelling never hits a newer job). A result for a version the
+editor has moved past is dropped, never published.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from lsprotocol import types
+
+from cutegen import records
+from cutegen.build import Builder, Tier
+from cutegen.lsp import convert
+from cutegen.lsp.documents import is_checked, path_of, unfit
+from cutegen.model import CheckResult, Diagnostic, Severity
+from cutegen.toolchain import ToolchainError
+
+
+@dataclass
+class Job:
+    uri: str
+    path: Path
+    version: int | None  # None: the file is not open, its text comes from disk
+    key: str
+    stop: threading.Event = field(default_factory=threading.Event)
+    builder: Builder | None = None
+    task: asyncio.Task | None = None
+
+    def kill(self) -> None:
+        """Stop the compiler (from any thread); the Builder returns a cancelled result."""
+        self.stop.set()
+        if self.builder is not None:
+            self.builder.cancel(self.key)
+
+
+class Checker:
+    def __init__(self, server) -> None:
+        self.server = server
+        self.jobs: dict[str, Job] = {}
+        self._ids = itertools.count()
+        # nvcc is CPU-bound: with more files checking than cores, each check would only take longer.
+        self._slots = asyncio.Semaphore(max(1, (os.cpu_count() or 2) // 2))
+
+    def schedule(self, uri: str, *, delay: float = 0.0, record: bool = True,
+                 on_stage: Callable[[str], None] | None = None) -> asyncio.Task | None:
+        """Start checking `uri` (after `delay` seconds), replacing its running job; None if not a .cu file."""
+        path = path_of(uri)
+        if not is_checked(path):
+            return None
+        doc = self.server.open_document(uri)
+        self.cancel(uri)
+        job = Job(uri, path, doc.version if doc else None, f"lsp:{path}:{next(self._ids)}")
+        text = doc.source if doc else None
+        job.task = asyncio.create_task(self._run(job, text, delay, record, on_stage))
+        self.jobs[uri] = job
+        return job.task
+
+    def cancel(self, uri: str) -> None:
+        job = self.jobs.pop(uri, None)
+        if job is not None:
+            job.kill()
+            job.task.cancel()
+
+    def cancel_all(self) -> None:
+        for uri in list(self.jobs):
+            self.cancel(uri)
+
+    async def _run(self, job: Job, text: str | None, delay: float, record: bool, on_stage) -> CheckResult | None:
+        try:
+            if delay:
+                await asyncio.sleep(delay)
+            await self.server.settings_loaded()
+            async with self._slots:
+                result = await asyncio.to_thread(self._check, job, text, record, on_stage)
+            if result is not None and not result.cancelled:
+                self.publish(job, result)
+        except asyncio.CancelledError:
+            job.kill()  # cancelled by a command or shutdown: the compiler must stop too
+            raise
+        except ToolchainError as e:
+            self.server.toolchain_failed(str(e))
+            return None
+        except Exception:
+            self.server.log_exception(f"checking {job.path.name} failed")
+            return None
+        finally:
+            if self.jobs.get(job.uri) is job:
+                del self.jobs[job.uri]
+        return result
+
+    def _check(self, job: Job, text: str | None, record: bool, on_stage) -> CheckResult | None:
+        """Runs in a worker thread."""
+        if job.stop.is_set():
+            return None
+        reason = unfit(job.path, text)
+        if reason:
+            return _unfit(job.path, reason)
+        job.builder = builder = self.server.session.builder(job.path)
+
+        def stage(name: str) -> None:
+            if job.stop.is_set():  # killed between our check and the Builder registering the job
+                builder.cancel(job.key)
+            if on_stage:
+                on_stage(name)
+
+        result = builder.run(Tier.CHECK, job.path, text, job=job.key, on_stage=stage)
+        if record and not result.cancelled:
+            state = self.server.session.state_dir(job.path)
+            records.write(state, "check", result.file, {"result": result.to_json(), "version": job.version})
+        return result
+
+    def publish(self, job: Job, result: CheckResult) -> None:
+        if result.command:  # a real compile, not a refusal: CodeLens shows its resources
+            self.server.session.results[result.file] = result
+        doc = self.server.open_document(job.uri)
+        now = doc.version if doc else None
+        if job.version is not None and now != job.version:  # edited or closed meanwhile
+            self.server.log(f"{job.path.name}: result for version {job.version} dropped (now {now})")
+            return
+        groups = convert.by_uri(result, job.uri)
+        for uri in self.server.published.replace(job.uri, groups):
+            self.send(uri, job.version if uri == job.uri else None)
+        self.server.refresh_code_lens()
+
+    def clear(self, uri: str) -> None:
+        """The file was closed: withdraw what its checks published (its own and in headers)."""
+        self.cancel(uri)
+        for affected in self.server.published.drop(uri):
+            self.send(affected, None)
+
+    def send(self, uri: str, version: int | None) -> None:
+        diagnostics = [lsp for lsp, _ in self.server.published.at(uri)]
+        self.server.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version))
+
+
+def _unfit(path: Path, reason: str) -> CheckResult:
+    d = Diagnostic(file=str(path), line=1, col=1, end_col=2, severity=Severity.WARNING, message=reason,
+                   code="cutegen-not-checked", root=reason)
+    return CheckResult(file=str(path), tier=Tier.CHECK.value, ok=False, diagnostics=[d], resources=[],
+                       raw_log="", command=[], seconds=0.0)
+
+
+def register(server) -> None:
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls, params: types.DidOpenTextDocumentParams):
+        ls.checks.schedule(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls, params: types.DidSaveTextDocumentParams):
+        ls.checks.schedule(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    async def did_change(ls, params: types.DidChangeTextDocumentParams):
+        # Without checkOnType a running check of the saved text goes on (its run record is still
+        # worth having); its diagnostics are dropped as stale when it ends. The first edits may
+        # come before the settings: wait for them to know.
+        await ls.settings_loaded()
+        settings = ls.session.settings
+        if settings.check_on_type:
+            ls.checks.schedule(params.text_document.uri, delay=settings.debounce_ms / 1000, record=False)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls, params: types.DidCloseTextDocumentParams):
+        ls.checks.clear(params.text_document.uri)

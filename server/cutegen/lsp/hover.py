@@ -1,0 +1,73 @@
+"""Hover: over a diagnostic, its explanation and related places; over a kernel name, its latest runs.
+
+Both answer from memory or small JSON files: a hover never compiles.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lsprotocol import types
+
+from cutegen.lsp import kernels, runs
+from cutegen.lsp.convert import contains
+from cutegen.lsp.documents import path_of, uri_of, word_at
+from cutegen.model import Diagnostic
+
+
+def diagnostic_markdown(d: Diagnostic) -> str:
+    parts = [d.explanation or f"**{d.root or d.message}**"]
+    if d.related:
+        links = [f"- [{_short(r.file)}:{r.line}]({uri_of(r.file)}#L{r.line}) — {r.message}" for r in d.related]
+        parts.append("Related:\n" + "\n".join(links))
+    parts.append(f"`{d.code}` · {d.source}")
+    return "\n\n".join(parts)
+
+
+def kernel_markdown(ls, path: Path, anchor: kernels.Anchor) -> str:
+    what = "launcher (C ABI entry point)" if anchor.kind == "launcher" else "kernel"
+    result = ls.session.latest_check(path)
+    kernel = anchor.name if anchor.kind == "kernel" else None
+    lines = [f"**`{anchor.name}`** — {what}", f"Last check: {runs.resources_title(result, kernel)}"]
+    state = ls.session.state_dir(path)
+    found = runs.latest(state, str(path))
+    for kind in runs.RUN_KINDS:
+        record = found.get(kind)
+        if record is None:
+            lines.append(f"- **{kind}**: no run yet")
+            continue
+        where = runs.record_path(state, str(path), kind)
+        link = f" — [record]({uri_of(where)})" if where else ""
+        lines.append(f"- **{kind}**: {runs.summary(record)} ({runs.age(record)}){link}")
+        if isinstance(record.get("message"), str) and record["message"]:
+            lines.append(f"  {record['message']}")
+    return "\n\n".join(lines[:2]) + "\n\n" + "\n".join(lines[2:])
+
+
+def _short(file: str) -> str:
+    """'/…/include/cute/tensor_impl.hpp' → 'cute/tensor_impl.hpp'; user files by name."""
+    parts = Path(file).parts
+    if "include" in parts:
+        return "/".join(parts[len(parts) - parts[::-1].index("include"):])
+    return Path(file).name
+
+
+def _markdown(value: str, at: types.Range | None) -> types.Hover:
+    return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=value), range=at)
+
+
+def register(server) -> None:
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    def hover(ls, params: types.HoverParams) -> types.Hover | None:
+        uri, pos = params.text_document.uri, params.position
+        hits = [(lsp, d) for lsp, d in ls.published.at(uri) if contains(lsp.range, pos)]
+        if hits:
+            return _markdown("\n\n---\n\n".join(diagnostic_markdown(d) for _, d in hits), hits[0][0].range)
+        doc, path = ls.open_document(uri), path_of(uri)
+        if doc is None or path is None:
+            return None
+        word = word_at(doc.source.splitlines(), pos.line, pos.character)
+        for anchor in kernels.anchors(doc.source):
+            if anchor.name == word:
+                return _markdown(kernel_markdown(ls, path, anchor), None)
+        return None

@@ -1,0 +1,43 @@
+-- A second, independent LSP client for the tests: headless Neovim (0.7+) starts the CuTeGen server,
+-- opens a kernel, waits for its diagnostics, asks for a hover there and writes what it got as JSON.
+-- Parameters come from the environment (CUTEGEN_NVIM_*), set by test_neovim.py.
+local env = function(name) return os.getenv("CUTEGEN_NVIM_" .. name) end
+local file, root, out = env("FILE"), env("ROOT"), env("OUT")
+local uri = vim.uri_from_fname(file)
+local result = { messages = {}, publishes = {} }
+
+local client_id = vim.lsp.start_client({
+  name = "cutegen",
+  cmd = { env("PYTHON"), "-m", "cutegen", "lsp" },
+  cmd_env = { PYTHONPATH = env("PYTHONPATH") },
+  root_dir = root,
+  workspace_folders = { { uri = vim.uri_from_fname(root), name = "ws" } },
+  settings = { cutegen = {} },
+  handlers = {
+    ["textDocument/publishDiagnostics"] = function(_, params)
+      if params.uri == uri then table.insert(result.publishes, params) end
+    end,
+    ["window/showMessage"] = function(_, params) table.insert(result.messages, params.message) end,
+  },
+  on_exit = function(code) result.exit_code = code end,
+})
+result.started = client_id ~= nil
+
+vim.cmd("edit " .. vim.fn.fnameescape(file))
+vim.lsp.buf_attach_client(0, client_id)
+result.got_diagnostics = vim.wait(120000, function() return #result.publishes > 0 end, 50)
+
+if result.got_diagnostics then
+  local first = result.publishes[1].diagnostics[1]
+  if first then
+    local params = { textDocument = { uri = uri }, position = first.range.start }
+    result.hover = vim.lsp.buf_request_sync(0, "textDocument/hover", params, 10000)
+  end
+end
+
+local f = io.open(out, "w")
+f:write(vim.fn.json_encode(result))
+f:close()
+vim.lsp.stop_client(client_id)
+vim.wait(5000, function() return result.exit_code ~= nil end, 50)
+vim.cmd("qa!")

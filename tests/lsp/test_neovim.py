@@ -1,0 +1,44 @@
+"""A second, real LSP client: headless Neovim starts the server, opens a broken kernel, and gets
+the same diagnostics (and hover) as the pytest-lsp client. Skipped where `nvim` is not installed."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lsp_helpers import SERVER_ENV, needs_nvcc
+from lsp_kernels import BROKEN_LINE, ROOT, broken
+
+SCRIPT = Path(__file__).with_name("neovim_client.lua")
+
+
+@needs_nvcc
+@pytest.mark.skipif(shutil.which("nvim") is None, reason="Neovim (`nvim`) is not installed: apt-get install neovim")
+def test_neovim_gets_diagnostics_and_hover(tmp_path: Path):
+    root = tmp_path / "ws"
+    root.mkdir()
+    kernel = root / "row_sum.cu"
+    kernel.write_text(broken("neovim"))
+    out = tmp_path / "neovim.json"
+    env = {**SERVER_ENV, "CUTEGEN_NVIM_FILE": str(kernel), "CUTEGEN_NVIM_ROOT": str(root),
+           "CUTEGEN_NVIM_OUT": str(out), "CUTEGEN_NVIM_PYTHON": sys.executable,
+           "CUTEGEN_NVIM_PYTHONPATH": SERVER_ENV["PYTHONPATH"], "HOME": str(tmp_path)}
+    proc = subprocess.run(["nvim", "--headless", "-u", "NONE", "-i", "NONE", "-n", "-c", f"luafile {SCRIPT}"],
+                          env=env, cwd=root, capture_output=True, text=True, timeout=180)
+    assert out.is_file(), f"Neovim wrote no result (exit {proc.returncode}): {proc.stdout}{proc.stderr}"
+    result = json.loads(out.read_text())
+
+    assert result["started"] and result["got_diagnostics"], result
+    publish = result["publishes"][0]
+    assert publish["version"] is not None  # tagged with the buffer's version
+    (error,) = [d for d in publish["diagnostics"] if d["severity"] == 1]
+    assert error["range"]["start"]["line"] == BROKEN_LINE and ROOT in error["message"]
+    replies = result["hover"]  # keyed by client id: Lua's {[1] = ...} encodes as a list
+    hover = next(iter(replies.values() if isinstance(replies, dict) else replies))["result"]
+    assert ROOT in hover["contents"]["value"]
+    assert result["messages"] == []  # nothing went wrong that the user would be told about
