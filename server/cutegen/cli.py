@@ -53,13 +53,21 @@ def _toolchain_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--state-dir", type=Path, default=Path(".cutegen"), help="where caches and run records go")
 
 
-def _engine(args):
+def _engine(args, err):
+    """The builder for these options, or None after printing why not (missing file, toolchain)."""
     from cutegen.build import Builder
     from cutegen.settings import Settings
-    from cutegen.toolchain import discover
+    from cutegen.toolchain import ToolchainError, discover
 
+    if not args.file.is_file():
+        err.print(f"[red]error:[/] {args.file}: no such file")
+        return None
     settings = Settings(nvcc=args.nvcc, arch=args.arch, cutlass_path=args.cutlass_path, include_dirs=args.include_dirs)
-    return Builder(discover(settings), settings, args.state_dir)
+    try:
+        return Builder(discover(settings), settings, args.state_dir)
+    except ToolchainError as e:
+        err.print(f"[red]error:[/] {e}")
+        return None
 
 
 def _cmd_check(args) -> int:
@@ -68,16 +76,10 @@ def _cmd_check(args) -> int:
     from cutegen import records
     from cutegen.build import Tier
     from cutegen.model import Severity
-    from cutegen.toolchain import ToolchainError
 
     err = Console(stderr=True, soft_wrap=True)
-    if not args.file.is_file():
-        err.print(f"[red]error:[/] {args.file}: no such file")
-        return 2
-    try:
-        builder = _engine(args)
-    except ToolchainError as e:
-        err.print(f"[red]error:[/] {e}")
+    builder = _engine(args, err)
+    if builder is None:
         return 2
     with err.status(f"compiling {args.file.name} ({builder.toolchain.arch}, nvcc {builder.toolchain.nvcc_version})") as status:
         result = builder.run(Tier(args.tier), args.file, on_stage=lambda s: status.update(f"{s}: {args.file.name}"))
@@ -104,16 +106,10 @@ def _cmd_verify(args) -> int:
 
     from cutegen.harness.verify import verify_kernel
     from cutegen.harness.worker import Worker
-    from cutegen.toolchain import ToolchainError
 
     err = Console(stderr=True, soft_wrap=True)
-    if not args.file.is_file():
-        err.print(f"[red]error:[/] {args.file}: no such file")
-        return 2
-    try:
-        builder = _engine(args)
-    except ToolchainError as e:
-        err.print(f"[red]error:[/] {e}")
+    builder = _engine(args, err)
+    if builder is None:
         return 2
     builder.settings.test_timeout = args.timeout
     worker = Worker()
