@@ -14,3 +14,4 @@ python3 -m pytest -q -m gpu tests/gpu -x -p no:cacheprovider 2>&1 | tee "$OUT/gp
 python3 bench/examples_bench.py --out "$OUT/examples.json" 2>&1 | tee "$OUT/examples.log"
 python3 bench/verify_latency.py --out "$OUT/verify_latency.json" 2>&1 | tee "$OUT/verify_latency.log"
 python3 bench/ncu_agreement.py --out "$OUT/ncu.json" 2>&1 | tee "$OUT/ncu.log"
+python3 bench/profile_bench.py --out "$OUT/profile.json" --save /tmp/profiles 2>&1 | tee "$OUT/profile.log"; tar czf "$OUT/profiles.tgz" -C /tmp profiles

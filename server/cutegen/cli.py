@@ -35,6 +35,14 @@ def main(argv: list[str] | None = None) -> int:
         _toolchain_options(p)
         p.set_defaults(run=_cmd_verify, timing=name == "bench")
 
+    prof = sub.add_parser("profile", help="profile a kernel with Nsight Compute: metrics, bottleneck, signals")
+    prof.add_argument("file", type=Path)
+    prof.add_argument("--problem")
+    prof.add_argument("--reference", action="store_true", help="profile the PyTorch reference instead (a baseline)")
+    prof.add_argument("--json", action="store_true")
+    _toolchain_options(prof)
+    prof.set_defaults(run=_cmd_profile)
+
     lsp = sub.add_parser("lsp", help="start the language server (stdio by default)")
     lsp.add_argument("--tcp", action="store_true", help="listen on TCP instead of stdio (for debugging)")
     lsp.add_argument("--host", default="127.0.0.1")
@@ -144,6 +152,47 @@ def _print_verdict(record: dict, err) -> None:
         if record.get("suspicious"):
             print(f"  note: {record['suspicious']}")
     err.print(f"[{color}]{record['verdict']}[/] · run record {record['record']}")
+
+
+def _cmd_profile(args) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from cutegen.harness.worker import Worker
+    from cutegen.profiler import profile_kernel
+
+    err = Console(stderr=True, soft_wrap=True)
+    builder = _engine(args, err)
+    if builder is None:
+        return 2
+    worker = Worker()
+    try:
+        with err.status(f"{args.file.name}: profiling") as status:
+            record = profile_kernel(args.file, builder, worker, problem=args.problem, state_dir=args.state_dir,
+                                    reference=args.reference, on_stage=lambda s: status.update(f"{args.file.name}: {s}"))
+    finally:
+        worker.stop()
+    if args.json:
+        print(json.dumps(record, indent=1, default=str))
+        return 0 if record["verdict"] == "profiled" else 1
+    print(f"{record['kernel']}: {record['verdict']}: {record['message']}")
+    if record["verdict"] == "profiled":
+        out = Console(soft_wrap=True)
+        table = Table("kernel", "time", "SM %", "mem %", "DRAM %", "occupancy %", "regs", "waves", "tensor %")
+        for m in record["metrics"]:
+            table.add_row(str(m["kernel"])[:48], f"{(m['time_ns'] or 0) / 1e3:.1f} µs", _pct(m["sm_pct"]),
+                          _pct(m["memory_pct"]), _pct(m["dram_pct"]), _pct(m["achieved_occupancy_pct"]),
+                          str(m["registers_per_thread"]), _pct(m["waves_per_sm"]), _pct(m["tensor_pipe_pct"]))
+        out.print(table)
+        out.print(f"Speed of Light: {record['classification']['sol']}")
+        for s in record["signals"]:
+            out.print(f"  • [bold]{s['name']}[/]: {s['evidence']}")
+        err.print(f"report (opens in Nsight Compute): {record['report']}")
+    return 0 if record["verdict"] == "profiled" else 1
+
+
+def _pct(v) -> str:
+    return f"{v:.1f}" if isinstance(v, (int, float)) else "–"
 
 
 def _cmd_lsp(args) -> int:

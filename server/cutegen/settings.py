@@ -19,6 +19,8 @@ class Settings:
     check_timeout: float = 120.0  # seconds
     build_timeout: float = 300.0
     test_timeout: float = 120.0
+    ncu: str | None = None  # path of Nsight Compute's ncu; else PATH, else CUDA's bin/
+    profile_timeout: float = 300.0
     problem: str | None = None  # explicit problem file, overrides pairing
     auto_test: bool = False  # run the harness after a clean save
     check_on_type: bool = False  # also check unsaved text after typing stops
@@ -26,6 +28,11 @@ class Settings:
     llm_base_url: str | None = None
     llm_model: str | None = None
     llm_api_key_env: str = "OPENAI_API_KEY"  # the NAME of the variable, never the key itself
+    temperature: float = 0.2  # must be > 0 here (from_dict accepts positive numbers only)
+    max_tokens: int = 4096  # per reply; a reply cut off at this limit is never applied
+    llm_timeout: float = 120.0  # seconds for one request, before a retry
+    llm_retries: int = 3  # retries after a timeout, 429, 5xx or a malformed reply
+    max_rounds: int = 3  # agent rounds (diagnose → patch → verify) before giving up
 
     @classmethod
     def from_dict(cls, raw: dict | None) -> tuple["Settings", list[str]]:

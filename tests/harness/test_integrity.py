@@ -110,3 +110,24 @@ def test_problem_errors_are_plain(tmp_path):
     broken.write_text("def broken(:\n")
     with pytest.raises(ProblemError, match="failed to import: SyntaxError"):
         load_problem(broken)
+
+
+def test_modelnew_returning_its_input_is_named_aliasing(problem, tmp_path):
+    from cutegen.harness.modelnew import ModelNewAdapter
+
+    path = Path(__file__).resolve().parents[1] / "kernels" / "modelnew_alias.py"
+    assert run(problem, ModelNewAdapter(path, [])) == "output-aliases-input"
+
+
+def test_load_inline_errors_map_to_python_lines(tmp_path):
+    from cutegen.harness.modelnew import map_build_errors
+
+    py = tmp_path / "model_new.py"
+    py.write_text('src = """\n__global__ void k(float* x) {\n  x[0] = undefined_name;\n}\n"""\nclass ModelNew: pass\n')
+    gen = tmp_path / "build" / "cuda.cu"
+    gen.parent.mkdir()
+    gen.write_text("#include <torch/types.h>\n#include <cuda.h>\n#include <cuda_runtime.h>\n\n"
+                   "__global__ void k(float* x) {\n  x[0] = undefined_name;\n}\n")
+    log = f'Error building extension \'m\': [1/2] nvcc ...\nFAILED: cuda.cuda.o\n{gen}(6): error: identifier "undefined_name" is undefined\n'
+    (d,) = map_build_errors(log, py)
+    assert (d.file, d.line, d.col) == (str(py), 3, 3) and "undefined_name" in d.message

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
-_DIRECTIVE = re.compile(r"//\s*cutegen:\s*problem\s*=\s*(\S+)")
+_DIRECTIVE = re.compile(r"(?://|#)\s*cutegen:\s*problem\s*=\s*(\S+)")  # C++ or Python comment
 
 # Default tolerances by output dtype (KernelBench's): fp32 1e-4, half types 1e-2.
 DEFAULT_TOLERANCE = {"float32": 1e-4, "float64": 1e-6, "float16": 1e-2, "bfloat16": 1e-2}
@@ -32,6 +32,8 @@ def find_problem(kernel: Path, explicit: str | Path | None = None) -> Path | Non
     if m:
         return (kernel.parent / m.group(1)).resolve()
     sibling = kernel.with_suffix(".py")
+    if kernel.suffix == ".py":  # a ModelNew file: its reference is <stem>_ref.py
+        sibling = kernel.with_name(f"{kernel.stem}_ref.py")
     return sibling.resolve() if sibling.is_file() else None
 
 

@@ -34,6 +34,8 @@ def verify_kernel(kernel: Path, builder: Builder, worker: Worker, *, problem: st
         return finish("no-problem", f"no problem paired with {kernel.name}: add `// cutegen: problem=path/to/ref.py` "
                       f"or a sibling {kernel.stem}.py" + (f" ({problem_path} does not exist)" if problem_path else ""))
     record["problem"] = str(problem_path)
+    if kernel.suffix == ".py":
+        return _verify_modelnew(kernel, problem_path, builder, worker, trials, seed, timing, baselines, finish, stage)
     stage("build")
     build = builder.run(Tier.BUILD, kernel)
     record["build"] = {"ok": build.ok, "seconds": build.seconds, "cached": build.cached, "log": build.raw_log,
@@ -47,6 +49,22 @@ def verify_kernel(kernel: Path, builder: Builder, worker: Worker, *, problem: st
     stage("bench" if timing else "test")
     reply = worker.call({"problem": str(problem_path), "library": build.artifact, "trials": trials, "seed": seed,
                          "timing": timing, "baselines": list(baselines)}, timeout=builder.settings.test_timeout)
+    verdict, message = reply.pop("verdict"), reply.pop("message")
+    return finish(verdict, message, **reply)
+
+
+def _verify_modelnew(kernel, problem_path, builder, worker, trials, seed, timing, baselines, finish, stage) -> dict:
+    """KernelBench `ModelNew` files: built by load_inline inside the worker (torch headers: slow)."""
+    from cutegen.harness.modelnew import is_modelnew
+
+    if not is_modelnew(kernel):
+        return finish("problem-error", f"{kernel.name} defines no `class ModelNew`")
+    if local_gpu_arch() is None:
+        return finish("not-run", "not run: ModelNew files build and run only on a machine with an NVIDIA GPU")
+    stage("build + test (load_inline)")
+    reply = worker.call({"problem": str(problem_path), "modelnew": str(kernel), "trials": trials, "seed": seed,
+                         "timing": timing, "baselines": list(baselines)},
+                        timeout=builder.settings.build_timeout + builder.settings.test_timeout)
     verdict, message = reply.pop("verdict"), reply.pop("message")
     return finish(verdict, message, **reply)
 

@@ -23,6 +23,8 @@ class Worker:
         try:
             reply = self._conn.recv()
         except (EOFError, OSError):
+            if self._proc is not None:
+                self._proc.join(5)  # reap it, so the exit code is known
             code = self._proc.exitcode if self._proc else None
             self.stop()
             return {"verdict": "crashed", "message": f"the worker process died (exit code {code}) during the run: a "
@@ -63,13 +65,21 @@ def _handle(request: dict) -> dict:
     from cutegen.harness.gpu_checks import Verdict, verify
     from cutegen.harness.problem import ProblemError, load_problem
 
+    from cutegen.harness.modelnew import BuildFailed, ModelNewAdapter
+
     try:
         problem = load_problem(request["problem"])
-        lib = KernelLibrary(request["library"])
+        if request.get("modelnew"):
+            lib = ModelNewAdapter(request["modelnew"], list(problem.module.get_init_inputs()))
+        else:
+            lib = KernelLibrary(request["library"])
         return verify(problem, lib, trials=request.get("trials", 5), seed=request.get("seed", 0),
                       timing=request.get("timing", False), baselines=request.get("baselines", []))
     except Verdict as v:
         return {"verdict": v.name, "message": v.message, **v.details}
+    except BuildFailed as b:
+        return {"verdict": "build-failed", "message": f"load_inline failed: {b}", "build": {
+            "ok": False, "log": b.log, "diagnostics": [d.to_json() for d in b.diagnostics]}}
     except (ProblemError, LookupError, OSError) as e:
         return {"verdict": "problem-error", "message": str(e)}
     except torch.OutOfMemoryError as e:

@@ -1,0 +1,51 @@
+"""The process Nsight Compute runs: warm-up calls, then ONE call inside the NVTX range `cutegen_profile`,
+so only the kernels of that call are profiled (not input generation, not the reference, not warm-up).
+
+    python -m cutegen.profiler.driver --problem P.py (--library K.so | --reference)
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import torch
+
+from cutegen.harness.problem import load_problem
+
+RANGE = "cutegen_profile"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--problem", required=True)
+    ap.add_argument("--library")
+    ap.add_argument("--reference", action="store_true", help="profile the PyTorch reference instead (a baseline)")
+    ap.add_argument("--warmup", type=int, default=2)
+    args = ap.parse_args()
+    problem = load_problem(args.problem)
+    torch.manual_seed(0)
+    with torch.device("cuda"):
+        inputs = problem.make_inputs()
+    model = problem.make_model().cuda().eval()
+    with torch.no_grad():
+        ref = model(*inputs)
+        if args.reference:
+            call = lambda: model(*inputs)  # noqa: E731
+        else:
+            from cutegen.harness.abi import KernelLibrary
+
+            lib = KernelLibrary(args.library)
+            outs = [torch.empty_like(r) for r in (ref if isinstance(ref, (tuple, list)) else [ref])]
+            stream = torch.cuda.current_stream()
+            call = lambda: lib(inputs, outs, stream)  # noqa: E731
+        for _ in range(args.warmup):
+            call()
+        torch.cuda.synchronize()
+        torch.cuda.nvtx.range_push(RANGE)
+        call()
+        torch.cuda.synchronize()
+        torch.cuda.nvtx.range_pop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,193 @@
+"""`profile_kernel`: Nsight Compute on one verified call of a kernel (or of its PyTorch reference), the report
+kept in the run record so it opens in the Nsight Compute GUI, and the classification read from it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+from cutegen import records
+from cutegen.build import Builder, Tier
+from cutegen.harness.problem import find_problem, load_problem
+from cutegen.profiler.classify import summarize
+from cutegen.profiler.driver import RANGE
+from cutegen.profiler.ncu_csv import parse_raw_csv
+from cutegen.toolchain import local_gpu_arch
+
+SECTIONS = ["SpeedOfLight", "LaunchStats", "Occupancy", "WarpStateStats", "MemoryWorkloadAnalysis",
+            "ComputeWorkloadAnalysis", "SchedulerStats"]
+METRICS = [
+    "gpu__time_duration.sum", "dram__bytes_read.sum", "dram__bytes_write.sum",
+    "sm__sass_thread_inst_executed_op_ffma_pred_on.sum", "sm__sass_thread_inst_executed_op_fadd_pred_on.sum",
+    "sm__sass_thread_inst_executed_op_fmul_pred_on.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum", "launch__waves_per_multiprocessor",
+    "launch__registers_per_thread",
+]
+PERMISSION_HELP = (
+    "the GPU's performance counters are restricted to admin users (ERR_NVGPUCTRPERM). Run as root, or allow "
+    "them: `echo 'options nvidia NVreg_RestrictProfilingToAdminUsers=0' | sudo tee /etc/modprobe.d/ncu.conf` and "
+    "reboot (https://developer.nvidia.com/ERR_NVGPUCTRPERM). Showing timing only."
+)
+
+
+def find_ncu(setting: str | None, cuda_root: str) -> str | None:
+    if setting:
+        return setting if Path(setting).is_file() else None
+    return shutil.which("ncu") or next((str(p) for p in [Path(cuda_root) / "bin" / "ncu"] if p.is_file()), None)
+
+
+def profile_kernel(kernel: Path, builder: Builder, worker=None, *, problem: str | Path | None = None,
+                   state_dir: Path = Path(".cutegen"), reference: bool = False,
+                   on_stage: Callable[[str], None] | None = None) -> dict:
+    kernel = Path(kernel).resolve()
+    stage = on_stage or (lambda s: None)
+    started = time.perf_counter()
+    record: dict = {"kernel": str(kernel), "reference": reference}
+
+    def finish(verdict: str, message: str, **extra) -> dict:
+        record.update(verdict=verdict, message=message, seconds=time.perf_counter() - started, **extra)
+        record["record"] = str(records.write(state_dir, "profile", str(kernel), record))
+        return record
+
+    problem_path = find_problem(kernel, problem)
+    if problem_path is None or not problem_path.is_file():
+        return finish("no-problem", f"no problem paired with {kernel.name}")
+    record["problem"] = str(problem_path)
+    ncu = find_ncu(builder.settings.ncu, builder.toolchain.cuda_root)
+    if ncu is None:
+        return finish("ncu-missing", "Nsight Compute (ncu) was not found: install it with the CUDA toolkit, put it on "
+                                     "PATH or set cutegen.ncu")
+    spills, serialized, target = 0, False, ["--reference"]
+    if not reference:
+        stage("build")
+        build = builder.run(Tier.BUILD, kernel)
+        if not build.ok:
+            return finish("build-failed", "the kernel does not build; fix its errors first")
+        spills = sum(k.spill_stores for k in build.resources)
+        serialized = "C7510" in build.raw_log
+        target = ["--library", build.artifact]
+    if local_gpu_arch() is None:
+        return finish("not-run", "no NVIDIA GPU on this machine: nothing to profile")
+
+    folder = Path(state_dir).resolve() / "profiles" / f"{kernel.stem}-{time.strftime('%Y%m%dT%H%M%S')}"
+    folder.mkdir(parents=True, exist_ok=True)
+    report = folder / ("reference.ncu-rep" if reference else "kernel.ncu-rep")
+    stage("ncu")
+    outcome = _run_ncu(ncu, report, problem_path, target, builder.settings.profile_timeout)
+    if outcome is not None:
+        verdict, message = outcome
+        if verdict == "no-counter-permission" and worker is not None:
+            from cutegen.harness.verify import verify_kernel
+
+            timing = verify_kernel(kernel, builder, worker, problem=problem, timing=True, state_dir=state_dir)
+            return finish(verdict, message, timing=timing.get("timing"), throughput=timing.get("throughput"))
+        return finish(verdict, message)
+    stage("read report")
+    raw = _export(ncu, report, "raw", csv=True)
+    details = _export(ncu, report, "details", csv=False)
+    (folder / "raw.csv").write_text(raw)
+    (folder / "details.txt").write_text(details)
+    kernels = parse_raw_csv(raw)
+    if not kernels:
+        return finish("kernel-not-found", "ncu profiled no kernel inside the call (does cutegen_forward launch any?)")
+    loaded = load_problem(problem_path)
+    dtype = _output_dtype(loaded)
+    result = summarize(kernels, flops=loaded.flops(), dtype=dtype, spills=spills, wgmma_serialized=serialized)
+    return finish("profiled", result["summary"], report=str(report), classification=result,
+                  signals=result.pop("signals"), ncu_rule=ncu_sol_rule(details), metrics=_curated(kernels))
+
+
+def _run_ncu(ncu: str, report: Path, problem: Path, target: list[str], timeout: float) -> tuple[str, str] | None:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[2]),
+                                                        os.environ.get("PYTHONPATH", "")])}
+    base = [ncu, "--clock-control", "none", "--nvtx", "--nvtx-include", f"{RANGE}/", "-f", "-o", str(report.with_suffix(""))]
+    sections = [a for s in SECTIONS for a in ("--section", s)]
+    program = [sys.executable, "-m", "cutegen.profiler.driver", "--problem", str(problem), *target]
+    for extra in (["--metrics", ",".join(METRICS)], []):  # retry with sections only if a metric is unknown
+        try:
+            proc = subprocess.run([*base, *sections, *extra, *program], capture_output=True, text=True,
+                                  timeout=timeout, env=env)
+        except subprocess.TimeoutExpired:
+            return "ncu-timeout", f"ncu did not finish within {timeout:.0f} s (setting cutegen.profileTimeout)"
+        out = proc.stdout + proc.stderr
+        if "ERR_NVGPUCTRPERM" in out:
+            return "no-counter-permission", PERMISSION_HELP
+        if "No kernels were profiled" in out:
+            return "kernel-not-found", "ncu saw no kernel inside the profiled call (NVTX range cutegen_profile)"
+        if report.exists() and proc.returncode == 0:
+            return None
+        if not extra or "metric" not in out.lower():
+            break
+    tail = "\n".join(out.strip().splitlines()[-6:])
+    return "ncu-failed", f"ncu failed (exit {proc.returncode}): {tail}"
+
+
+def _export(ncu: str, report: Path, page: str, csv: bool) -> str:
+    cmd = [ncu, "--import", str(report), "--page", page] + (["--csv"] if csv else [])
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120).stdout
+
+
+def ncu_sol_rule(details: str) -> str | None:
+    """Nsight Compute's own SpeedOfLight rule outcome, read from its rule text, for comparison."""
+    text = " ".join(details.split())
+    if "latency issues" in text:
+        return "latency"
+    if "Memory is more heavily utilized than Compute" in text:
+        return "memory"
+    if "Compute is more heavily utilized than Memory" in text:
+        return "compute"
+    if "greater than 80.0% of the available compute or memory" in text:
+        return "high-throughput"
+    if "balanced" in text:
+        return "balanced"
+    return None
+
+
+def _output_dtype(problem) -> str:
+    import torch
+
+    torch.manual_seed(0)
+    with torch.device("meta"):
+        try:
+            out = problem.make_model()(*problem.make_inputs())
+        except Exception:
+            return "float32"
+    out = out[0] if isinstance(out, (tuple, list)) else out
+    return str(out.dtype).removeprefix("torch.")
+
+
+CURATED = {
+    "time_ns": "gpu__time_duration.sum", "sm_pct": "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+    "memory_pct": "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+    "dram_pct": "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+    "l2_pct": "lts__throughput.avg.pct_of_peak_sustained_elapsed",
+    "l1_pct": "l1tex__throughput.avg.pct_of_peak_sustained_active",
+    "dram_read_bytes": "dram__bytes_read.sum", "dram_write_bytes": "dram__bytes_write.sum",
+    "achieved_occupancy_pct": "sm__warps_active.avg.pct_of_peak_sustained_active",
+    "registers_per_thread": "launch__registers_per_thread", "waves_per_sm": "launch__waves_per_multiprocessor",
+    "issue_active_pct": "sm__inst_issued.avg.pct_of_peak_sustained_active",
+    "ffma": "sm__sass_thread_inst_executed_op_ffma_pred_on.sum",
+    "grid_size": "launch__grid_size", "block_size": "launch__block_size",
+}
+
+
+def _curated(kernels: list[dict]) -> list[dict]:
+    out = []
+    for k in kernels:
+        row = {"kernel": k.get("Kernel Name")}
+        for key, metric in CURATED.items():
+            row[key] = k.get(metric)
+        row["occupancy_limits"] = {n.removeprefix("launch__occupancy_limit_"): v for n, v in k.items()
+                                   if n.startswith("launch__occupancy_limit_")}
+        row["stalls"] = {n.split("stalled_")[1].split("_per_issue")[0]: v for n, v in k.items()
+                         if "issue_stalled_" in n and n.endswith("per_issue_active.ratio") and isinstance(v, (int, float))}
+        row["tensor_pipe_pct"] = max((v for n, v in k.items() if "pipe_tensor" in n and "pct_of_peak" in n
+                                      and isinstance(v, (int, float))), default=None)
+        out.append(row)
+    return out

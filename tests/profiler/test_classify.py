@@ -1,0 +1,47 @@
+"""Speed-of-Light rule, roofline and signals; on recorded Nsight Compute exports from the H200 when present."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cutegen.profiler.classify import speed_of_light, summarize
+from cutegen.profiler.ncu_csv import parse_raw_csv
+from cutegen.profiler.profile import ncu_sol_rule
+
+RECORDED = sorted(p for p in (Path(__file__).parent / "recorded").iterdir() if (p / "raw.csv").exists())
+AGREES = {"latency": {"latency"}, "memory": {"memory", "high-throughput"}, "compute": {"compute", "high-throughput"},
+          "balanced": {"balanced"}}
+
+
+@pytest.mark.parametrize(("sm", "mem", "bound"), [(30, 40, "latency"), (20, 92, "memory"), (85, 30, "compute"),
+                                                  (70, 55, "compute"), (50, 65, "memory"), (65, 70, "balanced")])
+def test_speed_of_light_rule(sm, mem, bound):
+    assert speed_of_light(sm, mem)[0] == bound
+
+
+CSV = '''"ID","Kernel Name","gpu__time_duration.sum","sm__throughput.avg.pct_of_peak_sustained_elapsed","gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed","dram__bytes_read.sum","dram__bytes_write.sum","launch__waves_per_multiprocessor","launch__registers_per_thread"
+"","","msecond","%","%","Gbyte","Gbyte","",""
+"0","softsign_kernel","3.1","12.5","93.1","6.44","6.44","0.5","34"
+'''
+
+
+def test_csv_units_thousands_and_memory_bound_roofline():
+    (k,) = parse_raw_csv("==PROF== noise\n" + CSV.replace('"3.1"', '"3.1"'))
+    assert k["gpu__time_duration.sum"] == 3.1 and k["_units"]["dram__bytes_read.sum"] == "Gbyte"
+    r = summarize([k], flops=None, dtype="float32")
+    assert r["bound"] == "memory" and r["roofline_bound"] == "memory"
+    assert r["summary"].startswith("memory-bound at 97% of achievable DRAM bandwidth")
+    assert "under-one-wave" in [s["name"] for s in r["signals"]]
+
+
+@pytest.mark.parametrize("folder", RECORDED, ids=lambda p: p.name)
+def test_recorded_classification_agrees_with_ncu_rule(folder):
+    kernels = parse_raw_csv((folder / "raw.csv").read_text())
+    assert kernels, "no kernel rows in the recorded export"
+    flops = 2 * 4096 ** 3 if folder.name.startswith("gemm") else None
+    dtype = "bfloat16" if folder.name.startswith("gemm") else "float32"
+    ours = summarize(kernels, flops=flops, dtype=dtype)["bound"]
+    theirs = ncu_sol_rule((folder / "details.txt").read_text())
+    assert theirs in AGREES[ours], (ours, theirs)
