@@ -2,16 +2,15 @@
 
     python bench/ncu_agreement.py [--example softsign] [--out ncu.json]
 
-Both sides start each launch with a cold L2 (the harness flushes; ncu's default cache control flushes).
+Both sides see a cold L2 on every launch (the harness flushes; ncu's default cache control flushes). ncu
+measures the calls inside the profiler driver's NVTX range, after warm-up, exactly like `cutegen profile`.
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
-import shutil
+import os
 import statistics
 import subprocess
 import sys
@@ -21,8 +20,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "server"))
 
+from cutegen.build import Builder, Tier  # noqa: E402
+from cutegen.profiler.driver import RANGE  # noqa: E402
+from cutegen.profiler.ncu_csv import parse_raw_csv, seconds  # noqa: E402
+from cutegen.profiler.profile import find_ncu  # noqa: E402
+from cutegen.settings import Settings  # noqa: E402
+from cutegen.toolchain import discover  # noqa: E402
 
-def drive(library: str, problem: str, launches: int, timed: bool) -> float | None:
+
+def harness_ms(library: str, problem: str) -> float:
     import torch
 
     from cutegen.harness.abi import KernelLibrary
@@ -34,53 +40,40 @@ def drive(library: str, problem: str, launches: int, timed: bool) -> float | Non
     with torch.device("cuda"):
         inputs = p.make_inputs()
     ref = p.make_model().cuda()(*inputs)
-    out = [torch.empty_like(ref)]
-    stream = torch.cuda.current_stream()
-    if timed:
-        return time_cuda(lambda: lib(inputs, out, stream), min_trials=30).median_ms
-    codes = {lib(inputs, out, stream) for _ in range(launches)}
-    torch.cuda.synchronize()
-    print(f"driver: {launches} launches, return codes {codes}", file=sys.stderr)
-    return None
+    out, stream = [torch.empty_like(ref)], torch.cuda.current_stream()
+    return time_cuda(lambda: lib(inputs, out, stream), min_trials=30).median_ms
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--example", default="softsign")
+    ap.add_argument("--calls", type=int, default=10)
     ap.add_argument("--out", type=Path)
-    ap.add_argument("--drive", nargs=2, help=argparse.SUPPRESS)  # internal: run under ncu
     args = ap.parse_args()
-    if args.drive:
-        drive(args.drive[0], args.drive[1], 10, timed=False)
-        return
-    from cutegen.build import Builder, Tier
-    from cutegen.settings import Settings
-    from cutegen.toolchain import discover
-
+    settings = Settings()
+    tc = discover(settings)
     kernel = ROOT / "examples" / args.example / f"{args.example}.cu"
-    build = Builder(discover(Settings()), Settings(), Path(tempfile.mkdtemp())).run(Tier.BUILD, kernel)
+    problem = kernel.with_suffix(".py")
+    build = Builder(tc, settings, Path(tempfile.mkdtemp())).run(Tier.BUILD, kernel)
     assert build.ok, build.raw_log
-    names = [k.name for k in build.resources]
-    harness_ms = drive(build.artifact, str(kernel.with_suffix(".py")), 0, timed=True)
-    ncu = shutil.which("ncu") or "/usr/local/cuda/bin/ncu"
-    regex = "|".join(names)
-    cmd = [ncu, "--clock-control", "none", "-k", f"regex:{regex}", "--metrics", "gpu__time_duration.sum", "--csv",
-           sys.executable, __file__, "--drive", build.artifact, str(kernel.with_suffix(".py"))]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    rows = [r for r in csv.DictReader(io.StringIO(proc.stdout[proc.stdout.find('"ID"'):]))
-            if r.get("Metric Name") == "gpu__time_duration.sum"]
+    ours = harness_ms(build.artifact, str(problem))
+    ncu = find_ncu(None, tc.cuda_root)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "server"), os.environ.get("PYTHONPATH", "")])}
+    cmd = [ncu, "--clock-control", "none", "--nvtx", "--nvtx-include", f"{RANGE}/", "--metrics",
+           "gpu__time_duration.sum", "--csv", "--page", "raw", sys.executable, "-m", "cutegen.profiler.driver", "--problem",
+           str(problem), "--library", build.artifact, "--calls", str(args.calls)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+    rows = [r for r in parse_raw_csv(proc.stdout) if seconds(r) is not None]
     if not rows:
         print("ncu gave no rows:\n" + proc.stdout[-3000:] + "\n--- stderr ---\n" + proc.stderr[-3000:])
         sys.exit(1)
-    unit = rows[0]["Metric Unit"]
-    scale = {"nsecond": 1e-6, "usecond": 1e-3, "msecond": 1.0, "ns": 1e-6, "us": 1e-3, "ms": 1.0}.get(unit, 1e-6)
-    ncu_ms = statistics.median(float(r["Metric Value"].replace(",", "")) * scale for r in rows)
-    ratio = harness_ms / ncu_ms
-    print(f"{args.example}: harness {harness_ms:.4f} ms, ncu gpu__time_duration {ncu_ms:.4f} ms ({len(rows)} launches)"
+    theirs = statistics.median(seconds(r) for r in rows) * 1e3
+    ratio = ours / theirs
+    print(f"{args.example}: harness {ours:.4f} ms, ncu gpu__time_duration {theirs:.4f} ms ({len(rows)} launches)"
           f" → ratio {ratio:.3f} (target 0.95–1.05)")
     if args.out:
-        args.out.write_text(json.dumps({"example": args.example, "harness_ms": harness_ms, "ncu_ms": ncu_ms,
-                                        "ratio": ratio, "kernels": names}, indent=1))
+        args.out.write_text(json.dumps({"example": args.example, "harness_ms": ours, "ncu_ms": theirs,
+                                        "ratio": ratio, "launches": len(rows)}, indent=1))
 
 
 if __name__ == "__main__":

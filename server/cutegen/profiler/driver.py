@@ -21,6 +21,7 @@ def main() -> None:
     ap.add_argument("--library")
     ap.add_argument("--reference", action="store_true", help="profile the PyTorch reference instead (a baseline)")
     ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--calls", type=int, default=1, help="calls inside the profiled range")
     args = ap.parse_args()
     problem = load_problem(args.problem)
     torch.manual_seed(0)
@@ -42,7 +43,8 @@ def main() -> None:
             call()
         torch.cuda.synchronize()
         torch.cuda.nvtx.range_push(RANGE)
-        call()
+        for _ in range(args.calls):
+            call()
         torch.cuda.synchronize()
         torch.cuda.nvtx.range_pop()
 
