@@ -66,3 +66,18 @@ def test_cheat_or_bug_gets_its_verdict_and_next_run_works(engine, name):
     # The worker survived or was replaced: a correct kernel still passes right after.
     good = ROOT / "examples" / "softsign" / "softsign.cu"
     assert verify_kernel(good, builder, worker, state_dir=state)["verdict"] == "pass"
+
+
+@pytest.mark.gpu
+def test_modelnew_alias_cheat_is_named(engine):
+    builder, worker, state = engine
+    record = verify_kernel(KERNELS / "modelnew_alias.py", builder, worker, state_dir=state)
+    assert record["verdict"] == "output-aliases-input", record["message"]
+
+
+@pytest.mark.gpu
+def test_modelnew_load_inline_example_passes(engine):
+    builder, worker, state = engine
+    builder.settings.build_timeout = 400
+    record = verify_kernel(ROOT / "examples/softsign_modelnew/softsign_modelnew.py", builder, worker, state_dir=state)
+    assert record["verdict"] == "pass", record["message"]
