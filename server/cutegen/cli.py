@@ -43,6 +43,10 @@ def main(argv: list[str] | None = None) -> int:
     _toolchain_options(prof)
     prof.set_defaults(run=_cmd_profile)
 
+    from cutegen.agent.commands import add_parsers
+
+    add_parsers(sub, _toolchain_options)  # diagnose, fix, optimize, tune, restore-best, generate
+
     lsp = sub.add_parser("lsp", help="start the language server (stdio by default)")
     lsp.add_argument("--tcp", action="store_true", help="listen on TCP instead of stdio (for debugging)")
     lsp.add_argument("--host", default="127.0.0.1")

@@ -28,7 +28,7 @@ class Settings:
     llm_base_url: str | None = None
     llm_model: str | None = None
     llm_api_key_env: str = "OPENAI_API_KEY"  # the NAME of the variable, never the key itself
-    temperature: float = 0.2  # must be > 0 here (from_dict accepts positive numbers only)
+    temperature: float = 0.2  # 0 = greedy
     max_tokens: int = 4096  # per reply; a reply cut off at this limit is never applied
     llm_timeout: float = 120.0  # seconds for one request, before a retry
     llm_retries: int = 3  # retries after a timeout, 429, 5xx or a malformed reply
@@ -57,6 +57,9 @@ class Settings:
         return s, problems
 
 
+_ZERO_ALLOWED = {"temperature", "llm_retries"}  # 0 is meaningful: greedy sampling, no retries
+
+
 def _snake(key: str) -> str:
     return "".join("_" + c.lower() if c.isupper() else c for c in key)
 
@@ -67,8 +70,10 @@ def _coerce(value, default, name: str):
             return value
         raise SettingsError(f"cutegen.{name} must be true or false, not {value!r}")
     if isinstance(default, (int, float)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-            raise SettingsError(f"cutegen.{name} must be a positive number, not {value!r}")
+        floor_ok = name in _ZERO_ALLOWED and value == 0
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or (value <= 0 and not floor_ok):
+            kind = "a number ≥ 0" if name in _ZERO_ALLOWED else "a positive number"
+            raise SettingsError(f"cutegen.{name} must be {kind}, not {value!r}")
         return type(default)(value)
     if isinstance(default, list):
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):

@@ -8,7 +8,7 @@
 
 namespace {
 
-constexpr int kBlockThreads = 64;  // cutegen: tunable
+constexpr int kBlockThreads = 64;  // cutegen: tunable 32,64,128,256,512,1024
 
 __global__ void __launch_bounds__(kBlockThreads)
 softsign_kernel(const float* __restrict__ x, float* __restrict__ y, int64_t n) {

@@ -116,12 +116,13 @@ async def test_cancel_request_stops_nvcc(client, workspace):
     assert "not configured" in reply["message"]
 
 
-@pytest.mark.parametrize("command", ["cutegen.server.diagnose", "cutegen.server.fix",
-                                     "cutegen.server.optimize", "cutegen.server.applyPatch"])
-async def test_agent_commands_reply_plainly(client, workspace, command):
+@pytest.mark.parametrize("command, says", [
+    ("cutegen.server.diagnose", "no such file"), ("cutegen.server.fix", "agent is not configured"),
+    ("cutegen.server.optimize", "no such file"), ("cutegen.server.applyPatch", "needs [{id, uri, version}]")])
+async def test_agent_commands_reply_plainly(client, workspace, command, says):
+    # No LLM endpoint and no such file: each agent command answers plainly (tests/agent covers them working).
     reply = await client.workspace_execute_command_async(_execute(command, (workspace / "k.cu").as_uri()))
-    assert reply["ok"] is False and "agent is not configured yet" in reply["message"]
-    await until(lambda: client.messages, 5, "the message shown to the user")
+    assert reply["ok"] is False and says in reply["message"]
 
 
 def _importable(module: str) -> bool:
@@ -135,8 +136,9 @@ def _importable(module: str) -> bool:
 async def test_profile_command_replies_plainly(client, workspace):
     reply = await client.workspace_execute_command_async(
         _execute("cutegen.server.profile", (workspace / "k.cu").as_uri()))
-    if not _importable("cutegen.profiler"):
-        assert reply["ok"] is False and "not available in this build" in reply["message"]
+    # k.cu has no reference problem: the profiler says so instead of running ncu.
+    assert reply["ok"] is False and reply["verdict"] == "no-problem"
+    assert "no problem paired with k.cu" in reply["message"]
 
 
 async def test_command_without_argument(client):

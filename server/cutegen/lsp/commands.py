@@ -1,8 +1,9 @@
 """Server-side commands (ids distinct from the VS Code client's UI commands).
 
-`check` is real; `test` and `profile` live in `verification`. The agent commands (diagnose, fix,
-optimize, applyPatch) answer that the agent is not configured yet.
-Every command replies with a plain dict: {"ok": bool, "message": str, ...}.
+`check` is real; `test` and `profile` live in `verification`; the agent commands (diagnose, fix,
+optimize, applyPatch, tune, restoreBest) live in `agent`.
+Every command replies with a plain dict: {"ok": bool, "message": str, ...}; fix/optimize/tune/restoreBest
+add {"patch": {...}} when a verified patch is proposed, applyPatch answers {"applied": bool, "message": str}.
 """
 
 from __future__ import annotations
@@ -10,14 +11,17 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from cutegen.lsp import verification
+from cutegen.lsp import agent, verification
 from cutegen.lsp.documents import path_of, uri_of
 from cutegen.lsp.progress import Work
 from cutegen.lsp.verification import reply, say
 from cutegen.model import CheckResult
+from cutegen.toolchain import ToolchainError
 
 CHECK, TEST, PROFILE = "cutegen.server.check", "cutegen.server.test", "cutegen.server.profile"
-AGENT = ("cutegen.server.diagnose", "cutegen.server.fix", "cutegen.server.optimize", "cutegen.server.applyPatch")
+DIAGNOSE, FIX, OPTIMIZE, APPLY = ("cutegen.server.diagnose", "cutegen.server.fix", "cutegen.server.optimize",
+                                  "cutegen.server.applyPatch")
+TUNE, RESTORE = "cutegen.server.tune", "cutegen.server.restoreBest"
 
 
 def target(args: tuple) -> str | None:
@@ -69,8 +73,28 @@ def register(server) -> None:
     server.command(TEST)(_file_command(TEST, verification.test))
     server.command(PROFILE)(_file_command(PROFILE, verification.profile))
 
-    for command in AGENT:
-        server.command(command)(_agent_command(command))
+    server.agent = agent.AgentService(server)
+    publish = server.checks.publish
+
+    def publish_then_fix(job, result):  # the hook for background fixes (see agent.after_publish)
+        publish(job, result)
+        server.agent.after_publish(job, result)
+
+    server.checks.publish = publish_then_fix
+
+    server.command(DIAGNOSE)(_agent_command(DIAGNOSE, lambda ls, uri, a: ls.agent.diagnose(uri, a.get("diagnostic"))))
+    server.command(FIX)(_agent_command(FIX, lambda ls, uri, a: ls.agent.fix(uri, a.get("version"), a.get("diagnostic"))))
+    server.command(OPTIMIZE)(_agent_command(OPTIMIZE, lambda ls, uri, a: ls.agent.optimize(uri)))
+    server.command(TUNE)(_agent_command(TUNE, lambda ls, uri, a: ls.agent.tune(uri)))
+    server.command(RESTORE)(_agent_command(RESTORE, lambda ls, uri, a: ls.agent.restore_best(uri)))
+
+    @server.command(APPLY)
+    async def apply_patch(ls, *args):
+        a = args[0] if args and isinstance(args[0], dict) else {}
+        if not a.get("id"):
+            return {"applied": False, "ok": False, "message": f"{APPLY} needs [{{id, uri, version}}]"}
+        answer = await ls.agent.apply(a["id"], target(args) or "", a.get("version"))
+        return say(ls, {"ok": answer["applied"], **answer})
 
 
 def _file_command(command: str, run):
@@ -80,8 +104,18 @@ def _file_command(command: str, run):
     return handler
 
 
-def _agent_command(command: str):
-    def handler(ls, *args):
-        return say(ls, reply(False, "The CuTeGen agent is not configured yet: LLM diagnosis, fixes and "
-                                     f"optimization ({command}) come in a later version."))
+def _agent_command(command: str, run):
+    """Arguments: [{"uri", "version", "diagnostic"}] (the contract), or [uri, diagnostic data]."""
+    async def handler(ls, *args):
+        uri = target(args)
+        if not uri:
+            return reply(False, f"{command} needs a file URI argument")
+        a = dict(args[0]) if isinstance(args[0], dict) else {}
+        if len(args) > 1 and isinstance(args[1], dict) and "diagnostic" not in a:
+            a["diagnostic"] = args[1]
+        try:
+            answer = await run(ls, uri, a)
+        except ToolchainError as e:
+            answer = reply(False, str(e))
+        return say(ls, {"ok": bool(answer.get("ok", "patch" in answer)), **answer})
     return handler

@@ -57,16 +57,24 @@ async def test(ls, uri: str) -> dict:
 
 async def profile(ls, uri: str) -> dict:
     try:
+        from cutegen.harness.worker import Worker
         from cutegen.profiler import profile_kernel
     except ImportError as e:
         return say(ls, reply(False, f"Profiling is not available in this build ({e.name} is missing)."))
     path: Path = path_of(uri)
+    try:
+        builder = await asyncio.to_thread(ls.session.builder, path)
+    except ToolchainError as e:
+        return say(ls, reply(False, str(e)))
     async with Work(ls, f"CuTeGen: profiling {path.name}") as work:
         try:
-            record = await asyncio.to_thread(profile_kernel, path, settings=ls.session.settings,
-                                             state_dir=ls.session.state_dir(path), on_stage=work.report)
+            record = await asyncio.to_thread(
+                profile_kernel, path, builder, ls.session.worker(Worker),
+                problem=ls.session.settings.problem, state_dir=ls.session.state_dir(path), on_stage=work.report)
         except asyncio.CancelledError:
             work.end_message = "cancelled"
             return reply(False, f"profile of {path.name} cancelled", cancelled=True)
     ls.refresh_code_lens()
-    return say(ls, reply(True, f"{path.name}: {record.get('message', 'profiled')}", record=record.get("record")))
+    verdict = record.get("verdict")
+    return say(ls, reply(verdict == "profiled", f"{path.name}: {verdict}: {record.get('message', '')}",
+                         verdict=verdict, record=record.get("record")))

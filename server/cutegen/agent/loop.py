@@ -1,0 +1,361 @@
+"""The agent loop: the LLM proposes, the harness decides, the person applies.
+
+- diagnose: a short what/where/why from a diagnostic, a test verdict or a profile (the knowledge
+  base's diagnosis alone without an LLM);
+- fix: rounds of diagnose → patch → verify; a failure (rejected diff, compile error, wrong result)
+  feeds the next round; only a verified patch comes back;
+- optimize: ONE change from the workload's menu, guided by the profile, verified and timed against
+  the current version in the same session; a change not faster beyond noise is reported, not proposed;
+- generate: a first kernel for a problem, then repair rounds until it verifies.
+Every step is written to a transcript; the API key never is.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import time
+import uuid
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from cutegen import records
+from cutegen.agent import prompts
+from cutegen.agent.history import History, text_id
+from cutegen.agent.knowledge import Knowledge, classify_workload, hit_text, menu_text, profile
+from cutegen.agent.llm import LLMClient, LLMError, Usage, configured
+from cutegen.agent.patch import _whole_file, apply_reply, unified
+from cutegen.agent.transcript import Transcript
+from cutegen.agent.verify import Verifier
+from cutegen.model import Diagnostic
+from cutegen.settings import Settings
+
+
+@dataclass
+class Proposal:
+    """A verified patch: what the person is offered."""
+
+    kernel: str
+    base_text: str  # the text it was verified against
+    new_text: str
+    diff: str
+    label: str  # "compiles · correct on 5 trials · 1.8× faster than before (…)"
+    short: str  # "compiled, not run"
+    figures: dict
+    action: str
+    id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class Outcome:
+    ok: bool
+    message: str
+    proposal: Proposal | None = None
+    diagnosis: str | None = None
+    diagnosis_source: str = "none"  # "llm", "knowledge" or "none"
+    usage: Usage = field(default_factory=Usage)
+    transcript: str | None = None
+    rounds: list[dict] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        d["usage"] = self.usage.to_json()
+        return d
+
+
+@functools.lru_cache(maxsize=1)
+def _knowledge() -> Knowledge:
+    return Knowledge()  # loaded once per process: the data does not change under a running server
+
+
+class Agent:
+    def __init__(self, settings: Settings, builder, worker=None, *, state_dir: Path, problem=None, trials: int = 5,
+                 on_stage=None, gpu: bool | None = None, llm: LLMClient | None = None):
+        self.settings = settings
+        self.state_dir = Path(state_dir)
+        self.on_stage = on_stage or (lambda s: None)
+        self.verifier = Verifier(builder, worker, state_dir=self.state_dir, problem=problem, trials=trials,
+                                 on_stage=self.on_stage, gpu=gpu)
+        self.llm, self.llm_problem = llm, None
+        if llm is None:
+            self.llm_problem = configured(settings)
+            if self.llm_problem is None:
+                try:
+                    self.llm = LLMClient(settings)
+                except LLMError as e:
+                    self.llm_problem = e.message
+
+    @property
+    def knowledge(self) -> Knowledge:
+        return _knowledge()
+
+    def cancel(self) -> None:
+        self.verifier.cancel()
+
+    def _secrets(self) -> list[str]:
+        return self.llm.secrets() if self.llm else []
+
+    # -- diagnose -----------------------------------------------------------------------------
+
+    def diagnose(self, kernel: Path, text: str, *, diagnostic: Diagnostic | None = None, record: dict | None = None,
+                 profile_record: dict | None = None, write_record: bool = True) -> Outcome:
+        kernel = Path(kernel).resolve()
+        kb_md = self._kb_diagnosis(text, diagnostic, record, profile_record)
+        out = Outcome(bool(kb_md), kb_md or "", diagnosis=kb_md, diagnosis_source="knowledge" if kb_md else "none")
+        if self.llm is not None:
+            t = Transcript(self.state_dir, kernel, "diagnose", self._secrets())
+            failure = prompts.failure_text(kernel.name, text, diagnostic=diagnostic, record=record, profile=profile_record)
+            try:
+                reply = self._ask(t, 1, "diagnose", prompts.diagnose(kernel.name, text, failure, self._hits(
+                    text, diagnostic, record, profile_record), []), out.usage)
+                out.ok, out.diagnosis, out.diagnosis_source = True, reply.text.strip(), "llm"
+                out.message = out.diagnosis
+            except LLMError as e:
+                out.message = (kb_md + "\n\n" if kb_md else "") + f"(LLM diagnosis unavailable: {e.message})"
+            out.transcript = str(t.finish(ok=out.ok, diagnosis=out.diagnosis, usage=out.usage.to_json()))
+        elif not kb_md:
+            out.message = f"No diagnosis: {self.llm_problem}, and the knowledge base has no entry for this."
+        if write_record:
+            records.write(self.state_dir, "diagnose", str(kernel), {
+                "verdict": "diagnosed" if out.ok else "no-diagnosis", "message": out.message[:300],
+                "diagnosis": out.diagnosis, "source": out.diagnosis_source, "usage": out.usage.to_json(),
+                "diagnostic": diagnostic.to_json() if diagnostic else None, "transcript": out.transcript})
+        return out
+
+    def _hits(self, text, diagnostic, record, profile_record) -> list[str]:
+        return [hit_text(h) for h in self._search(text, diagnostic, record, profile_record)]
+
+    def _search(self, text, diagnostic, record, profile_record) -> list:
+        record = record or {}
+        return self.knowledge.search(diagnostic=diagnostic, mismatch=record.get("mismatch"), verdict=record.get("verdict"),
+                                     signals=(profile_record or {}).get("signals"), source=text, k=3)
+
+    def _kb_diagnosis(self, text, diagnostic, record, profile_record) -> str | None:
+        hits = self._search(text, diagnostic, record, profile_record)
+        return self.knowledge.diagnosis_markdown(hits[0]) if hits else None
+
+    # -- fix ----------------------------------------------------------------------------------
+
+    def fix(self, kernel: Path, text: str, *, diagnostic: Diagnostic | None = None, record: dict | None = None) -> Outcome:
+        kernel = Path(kernel).resolve()
+        if self.llm is None:
+            kb = self._kb_diagnosis(text, diagnostic, record, None)
+            return Outcome(False, f"No fix proposed: {self.llm_problem}.", diagnosis=kb,
+                           diagnosis_source="knowledge" if kb else "none")
+        t = Transcript(self.state_dir, kernel, "fix", self._secrets())
+        failure = prompts.failure_text(kernel.name, text, diagnostic=diagnostic, record=record)
+        return self._end(t, self._repair(kernel, text, failure, self._hits(text, diagnostic, record, None), t, "fix"))
+
+    def _repair(self, kernel: Path, text: str, failure: str, knowledge: list[str], t: Transcript, action: str,
+                *, chain: bool = False, usage: Usage | None = None, rounds: int | None = None) -> Outcome:
+        """Rounds of diagnose → patch → verify against `text`. With `chain`, a candidate that got
+        further (compiled) becomes the text the next round patches (generate); without, every round
+        patches the user's text, so the result stays a local change to what they wrote."""
+        name, base = kernel.name, text
+        out = Outcome(False, "", usage=usage or Usage())
+        previous: list[tuple[str, str]] = []
+        for r in range(1, (rounds or self.settings.max_rounds) + 1):
+            try:
+                diag = self._ask(t, r, "diagnose", prompts.diagnose(name, text, failure, knowledge, previous), out.usage)
+                out.diagnosis, out.diagnosis_source = diag.text.strip(), "llm"
+                reply = self._ask(t, r, "patch", prompts.patch(name, text, failure, out.diagnosis, previous), out.usage)
+            except LLMError as e:
+                out.message = f"No fix proposed: {e.message}."
+                out.rounds.append({"round": r, "verdict": "llm-error", "message": e.message})
+                return out
+            p = apply_reply(reply.text, text, name, finish_reason=reply.finish_reason, whole_file_ok=not chain)
+            if not p.ok:
+                previous.append((p.raw or reply.text[:1500], f"the diff was rejected: {p.error}"))
+                out.rounds.append({"round": r, "verdict": "patch-rejected", "message": p.error})
+                t.step(r, "patch-rejected", error=p.error, notes=p.notes, raw=p.raw)
+                continue
+            v = self.verifier.candidate(kernel, p.new_text)
+            out.rounds.append({"round": r, "verdict": v.verdict, "message": v.label, "notes": p.notes})
+            t.step(r, "verify", diff=p.diff, notes=p.notes, verification=v.to_json())
+            if v.verdict == "cancelled":
+                out.message = "cancelled"
+                return out
+            if v.ok:
+                out.ok, out.message = True, v.label
+                out.proposal = Proposal(str(kernel), base, p.new_text, unified(base, p.new_text, name), v.label,
+                                        v.short, {**v.figures, "rounds": r, "tiers": v.tiers}, action)
+                return out
+            previous.append((p.diff, v.feedback or v.label))
+            if chain and v.verdict != "check-failed":
+                text, failure, previous = p.new_text, v.feedback or v.label, []
+        summary = "; ".join(f"round {x['round']}: {x['verdict']}" for x in out.rounds)
+        out.message = f"No verified fix after {len(out.rounds)} round(s) ({summary})."
+        return out
+
+    # -- optimize -----------------------------------------------------------------------------
+
+    def optimize(self, kernel: Path, text: str) -> Outcome:
+        kernel = Path(kernel).resolve()
+        if self.llm is None:
+            return Outcome(False, f"Optimize needs an LLM: {self.llm_problem}.")
+        t = Transcript(self.state_dir, kernel, "optimize", self._secrets())
+        out = Outcome(False, "")
+        self.on_stage("measuring the current version")
+        base = self.verifier.candidate(kernel, text, timing=True)
+        t.step(0, "baseline", verification=base.to_json())
+        if not base.ok:
+            out.message = f"Optimize needs a passing kernel; the current version: {base.label}"
+            return self._end(t, out)
+        measured = "time" in base.tiers
+        problem = self.verifier.problem_for(kernel)
+        source = problem.read_text(errors="replace") if problem else ""
+        workload = classify_workload(source, text)
+        self.on_stage("profiling the current version")
+        started = time.perf_counter()
+        prof, why = (None, "no GPU on this machine, so no profile") if not measured else profile(
+            *self.verifier.shadow(kernel, text), self.verifier.worker, problem=problem, state_dir=self.state_dir)
+        t.step(0, "context", workload=workload, profile=prof, profile_problem=why, profile_s=time.perf_counter() - started,
+               knowledge_problems=self.knowledge.problems)
+        menu = [menu_text(i) for i in self.knowledge.menu(workload)]
+        figures = base.figures
+        before = (f"{figures['median_ms']:.3f} ms median" + (f", {figures['gb_per_s']:.0f} GB/s" if figures.get("gb_per_s")
+                                                             else "")) if measured else f"not timed ({base.label})"
+        profile_txt = prompts.failure_text(kernel.name, text, profile=prof) if prof else f"No profile: {why}."
+        previous: list[tuple[str, str]] = []
+        history = History(self.state_dir, kernel)
+        for r in range(1, self.settings.max_rounds + 1):
+            try:
+                reply = self._ask(t, r, "optimize", prompts.optimize(kernel.name, text, workload=workload, baseline=before,
+                                                                     profile=profile_txt, menu=menu, previous=previous),
+                                  out.usage)
+            except LLMError as e:
+                out.message = f"No optimization proposed: {e.message}."
+                out.rounds.append({"round": r, "verdict": "llm-error", "message": e.message})
+                break
+            change = _change(reply.text)
+            p = apply_reply(reply.text, text, kernel.name, finish_reason=reply.finish_reason)
+            if not p.ok:
+                previous.append((p.raw or reply.text[:1500], f"the diff was rejected: {p.error}"))
+                out.rounds.append({"round": r, "change": change, "verdict": "patch-rejected", "message": p.error})
+                t.step(r, "patch-rejected", error=p.error, notes=p.notes, raw=p.raw)
+                continue
+            v = self.verifier.candidate(kernel, p.new_text, baseline=figures if measured else None)
+            out.rounds.append({"round": r, "change": change, "verdict": v.verdict, "message": v.label})
+            t.step(r, "verify", change=change, diff=p.diff, notes=p.notes, verification=v.to_json())
+            if v.verdict == "cancelled":
+                out.message = "cancelled"
+                return self._end(t, out)
+            if measured and "time" in v.tiers:
+                history.record({"action": "optimize", "change": change, "verdict": v.verdict,
+                                "speedup": v.figures.get("speedup"), "from": text_id(text), "to": text_id(p.new_text)},
+                               [(text, _timing(figures, "current")), (p.new_text, _timing(v.figures, change))])
+            if v.ok:
+                label = v.label if measured else f"{v.label} · speed not measured"
+                out.ok, out.message = True, f"{change}: {label}" if change else label
+                out.proposal = Proposal(str(kernel), text, p.new_text, p.diff, label, v.short,
+                                        {**v.figures, "change": change, "workload": workload, "rounds": r,
+                                         "tiers": v.tiers, "profile": (prof or {}).get("classification")}, "optimize")
+                return self._end(t, out)
+            previous.append((p.diff, v.feedback or v.label))
+        if not out.message:
+            summary = "; ".join(f"round {x['round']}: {x.get('change') or ''} {x['message']}".strip() for x in out.rounds)
+            out.message = f"No verified faster change in {len(out.rounds)} round(s): {summary}"
+        return self._end(t, out)
+
+    def restore_best(self, kernel: Path, text: str) -> Outcome:
+        """A patch from the current text back to the fastest measured version (re-checked first)."""
+        kernel = Path(kernel).resolve()
+        found = History(self.state_dir, kernel).best()
+        if found is None:
+            return Outcome(False, f"No measured versions of {kernel.name} yet: run Optimize first.")
+        best, best_text = found
+        if best_text == text:
+            return Outcome(False, f"The current text is already the best measured version ({best['median_ms']:.3f} ms).")
+        v = self.verifier.candidate(kernel, best_text)
+        if not v.ok:
+            return Outcome(False, f"The best version ({best['median_ms']:.3f} ms) no longer verifies: {v.label}")
+        label = f"restores the best measured version ({best['median_ms']:.3f} ms) · re-verified: {v.label}"
+        return Outcome(True, label, Proposal(str(kernel), text, best_text, unified(text, best_text, kernel.name),
+                                             label, v.short, {**v.figures, "best": best}, "restore"))
+
+    # -- generate -----------------------------------------------------------------------------
+
+    def generate(self, problem: Path, kernel: Path) -> Outcome:
+        from cutegen.toolchain import ABI_INCLUDE
+
+        problem, kernel = Path(problem).resolve(), Path(kernel).resolve()
+        if self.llm is None:
+            return Outcome(False, f"Generate needs an LLM: {self.llm_problem}.")
+        self.verifier.problem = problem
+        t = Transcript(self.state_dir, kernel, "generate", self._secrets())
+        out = Outcome(False, "")
+        abi = (Path(ABI_INCLUDE) / "cutegen" / "abi.h").read_text()
+        try:
+            reply = self._ask(t, 1, "generate", prompts.generate(problem.name, problem.read_text(), kernel.name, abi),
+                              out.usage)
+        except LLMError as e:
+            out.message = f"No kernel generated: {e.message}."
+            return self._end(t, out)
+        code = _whole_file(reply.text.replace("\r\n", "\n")) or ""
+        if "cutegen_forward" not in code:
+            out.message = "The reply holds no kernel file (one ```cuda block defining cutegen_forward)."
+            return self._end(t, out)
+        code = _with_directive(code, problem, kernel)
+        v = self.verifier.candidate(kernel, code)
+        t.step(1, "verify", verification=v.to_json())
+        out.rounds.append({"round": 0, "verdict": v.verdict, "message": v.label})
+        if v.ok:
+            out.ok, out.message = True, v.label
+            out.proposal = Proposal(str(kernel), "", code, unified("", code, kernel.name), v.label, v.short,
+                                    {**v.figures, "tiers": v.tiers}, "generate")
+            return self._end(t, out)
+        fixed = self._repair(kernel, code, v.feedback or v.label, [], t, "generate", chain=True, usage=out.usage)
+        fixed.rounds = out.rounds + fixed.rounds
+        if fixed.proposal:
+            fixed.proposal.base_text, fixed.proposal.diff = "", unified("", fixed.proposal.new_text, kernel.name)
+        else:
+            fixed.message = f"The generated kernel does not verify yet: {fixed.message}"
+        return self._end(t, fixed)
+
+    # -- plumbing -----------------------------------------------------------------------------
+
+    def _ask(self, t: Transcript, round_no: int, step: str, messages: list[dict], usage: Usage):
+        self.on_stage(f"LLM: {step}")
+        try:
+            reply = self.llm.chat(messages, cancel=self.verifier.cancel_event)
+        except LLMError as e:
+            if getattr(e, "usage", None):
+                usage.add(e.usage)
+            t.step(round_no, step, messages=messages, error=e.message, kind=e.kind)
+            raise
+        usage.add(reply.usage)
+        t.step(round_no, step, messages=messages, reply=reply.text, finish_reason=reply.finish_reason,
+               model=reply.model, usage=reply.usage.to_json())
+        return reply
+
+    def _end(self, t: Transcript, out: Outcome) -> Outcome:
+        self.verifier.clean_shadows()
+        out.transcript = str(t.finish(ok=out.ok, message=out.message, usage=out.usage.to_json(), rounds=out.rounds,
+                                      proposal=out.proposal.to_json() if out.proposal else None))
+        return out
+
+
+def _change(reply: str) -> str:
+    """The menu item named on the reply's `CHANGE:` line, without the reason that follows it."""
+    m = re.search(r"^\W*CHANGE:\s*(.+)$", reply, re.M | re.I)
+    if not m:
+        return ""
+    item = re.split(r" — | - |: |; |\. ", m.group(1), maxsplit=1)[0]
+    return item.strip(" *`")[:120]
+
+
+def _timing(figures: dict, label: str) -> dict:
+    return {"median_ms": figures.get("median_ms"), "spread": figures.get("spread"), "label": label}
+
+
+def _with_directive(code: str, problem: Path, kernel: Path) -> str:
+    """Pair the generated kernel with its problem (`// cutegen: problem=`), relative to the kernel."""
+    if re.search(r"//\s*cutegen:\s*problem\s*=", code):
+        return code
+    import os
+
+    rel = os.path.relpath(problem, kernel.parent)
+    return f"// cutegen: problem={rel}\n{code}"

@@ -1,0 +1,118 @@
+"""The prompts. Each user message starts with `TASK: <step>` so that transcripts read clearly and
+scripted endpoints (tests) can match on the step. The kernel is shown without line numbers: numbered
+lines get copied into diffs; the lines that matter are quoted with their number instead."""
+
+from __future__ import annotations
+
+SYSTEM = """You are CuTeGen, an assistant for CUDA kernels written with CuTe (CUTLASS 4.x) that a kernel
+engineer trusts. You work on exactly one .cu file. The kernel exports the CuTeGen C ABI launcher
+`cutegen_forward(const DLTensor* inputs, int num_inputs, DLTensor* outputs, int num_outputs, cudaStream_t stream)`
+(from <cutegen/abi.h>); keep it, launch all work on `stream`, write every output element, never
+write the inputs, never cache results between calls. Every change you propose is compiled, tested
+against a PyTorch reference and timed before a person sees it: be precise, not verbose."""
+
+DIFF_RULES = """Reply with ONE unified diff for `{name}` only, in a single ```diff block:
+`--- a/{name}` and `+++ b/{name}` headers, `@@` hunks with 3 unchanged context lines around each change,
+context copied exactly from the file. Small hunks that change only what must change: no rewrite of the
+file, no other file, no line numbers inside the code lines."""
+
+
+def _kernel(name: str, text: str) -> str:
+    return f"The file `{name}`:\n```cuda\n{text.rstrip()}\n```"
+
+
+def _quote(text: str, line: int, around: int = 2) -> str:
+    lines = text.splitlines()
+    lo, hi = max(1, line - around), min(len(lines), line + around)
+    return "\n".join(f"{'>' if i == line else ' '} {i:4d} | {lines[i - 1]}" for i in range(lo, hi + 1))
+
+
+def failure_text(name: str, text: str, *, diagnostic=None, record: dict | None = None, profile: dict | None = None) -> str:
+    """The problem to solve, condensed: a compiler diagnostic, a harness verdict or a profile."""
+    parts = []
+    if diagnostic is not None:
+        parts.append(f"Compiler error at `{name}` line {diagnostic.line}: {diagnostic.message}")
+        if diagnostic.root and diagnostic.root not in diagnostic.message:
+            parts.append(f"Root cause text: {diagnostic.root}")
+        parts.append(_quote(text, diagnostic.line))
+        if diagnostic.explanation:
+            parts.append(f"Explanation from the diagnostics engine:\n{diagnostic.explanation[:1500]}")
+    if record is not None:
+        parts.append(f"Test verdict `{record.get('verdict')}`: {record.get('message', '')}")
+        if isinstance(record.get("mismatch"), dict):
+            m = record["mismatch"]
+            parts.append("Mismatch report: " + ", ".join(f"{k}={m[k]}" for k in (
+                "pattern", "bad", "total", "max_abs", "max_rel", "first_bad_index", "expected", "got") if k in m))
+    if profile is not None:
+        c = profile.get("classification") or {}
+        parts.append(f"Profile: {c.get('bound', '?')}-bound. {c.get('summary', '')}")
+        for s in (profile.get("signals") or [])[:6]:
+            parts.append(f"- signal {s.get('name')}: {s.get('evidence')}")
+    return "\n".join(parts)
+
+
+def _previous(previous: list[tuple[str, str]]) -> str:
+    if not previous:
+        return ""
+    out = ["Earlier attempts in this session failed; do not repeat them:"]
+    for i, (diff, why) in enumerate(previous[-2:], 1):
+        out.append(f"Attempt {i}:\n```diff\n{diff.strip()[:3000]}\n```\nResult: {why}")
+    return "\n".join(out)
+
+
+def _messages(user: str) -> list[dict]:
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
+
+
+def diagnose(name: str, text: str, failure: str, knowledge: list[str], previous: list[tuple[str, str]]) -> list[dict]:
+    parts = [f"TASK: diagnose `{name}`", failure]
+    if knowledge:
+        parts.append("Relevant entries of the CuTe knowledge base:\n" + "\n\n".join(knowledge))
+    parts += [_previous(previous), _kernel(name, text),
+              "Answer in at most 6 lines of Markdown: **What** is wrong, **Where** (line), **Why**, and "
+              "**Fix**: the smallest change that fixes it. No code blocks."]
+    return _messages("\n\n".join(p for p in parts if p))
+
+
+def patch(name: str, text: str, failure: str, diagnosis: str, previous: list[tuple[str, str]]) -> list[dict]:
+    parts = [f"TASK: patch `{name}`", failure, f"Diagnosis:\n{diagnosis}", _previous(previous), _kernel(name, text),
+             DIFF_RULES.format(name=name)]
+    return _messages("\n\n".join(p for p in parts if p))
+
+
+def optimize(name: str, text: str, *, workload: str, baseline: str, profile: str, menu: list[str],
+             previous: list[tuple[str, str]]) -> list[dict]:
+    parts = [f"TASK: optimize `{name}` by ONE change", f"Workload: {workload}. Current version: {baseline}.",
+             profile or "No profile is available: reason from the code.",
+             "Choose exactly ONE change from this menu, the one the profile signals point to:\n" + "\n".join(menu),
+             _previous(previous), _kernel(name, text),
+             "First line of your reply: `CHANGE: <the menu item>` and one sentence why. Then:\n"
+             + DIFF_RULES.format(name=name)
+             + "\nThe change must keep the kernel correct for every input size and alignment."]
+    return _messages("\n\n".join(p for p in parts if p))
+
+
+ABI_SKELETON = """#include <cutegen/abi.h>
+#include <cute/tensor.hpp>
+
+namespace my_kernel {          // a named namespace: nvcc's host stub trips over anonymous ones with `using namespace cute`
+using namespace cute;
+__global__ void kernel(const float* __restrict__ x, float* __restrict__ y, int64_t n) { /* ... */ }
+}  // namespace my_kernel
+
+CUTEGEN_EXPORT int cutegen_forward(const DLTensor* inputs, int num_inputs, DLTensor* outputs,
+                                   int num_outputs, cudaStream_t stream) {
+  // check counts and dtypes (inputs[i].dtype.code == kDLFloat && .bits == 32), sizes via cutegen_numel(t),
+  // pointers via cutegen_data<T>(t); launch on `stream`; return (int)cudaGetLastError();
+}"""
+
+
+def generate(problem_name: str, problem_source: str, kernel_name: str, abi_header: str) -> list[dict]:
+    parts = [f"TASK: generate `{kernel_name}` for the problem `{problem_name}`",
+             f"The reference (KernelBench format: Model.forward is what to compute; get_inputs() gives the "
+             f"inputs in order; the outputs are Model.forward's outputs):\n```python\n{problem_source.rstrip()}\n```",
+             f"The kernel ABI header <cutegen/abi.h>:\n```cpp\n{abi_header.rstrip()}\n```",
+             f"The shape of a kernel file:\n```cuda\n{ABI_SKELETON}\n```",
+             "Write a first correct CuTe kernel for it: handle every size (tails) and unaligned pointers, use "
+             "64-bit indices, exact math. Reply with the complete file in one ```cuda block and nothing else."]
+    return _messages("\n\n".join(parts))

@@ -1,0 +1,54 @@
+"""Agent transcripts under `.cutegen/agent/<kernel>/<time>-<action>/`: one JSON file per LLM step
+(prompt, reply, parsed patch, verdict, tokens) and a summary. Every string passes through a scrubber
+that removes the API key, so no transcript can hold it (even if an endpoint echoed it back)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from pathlib import Path
+
+from cutegen.records import SCHEMA_VERSION
+
+
+def kernel_folder(state_dir: Path, kernel: Path) -> Path:
+    kernel = Path(kernel).resolve()
+    return Path(state_dir) / "agent" / f"{kernel.stem}-{hashlib.sha1(str(kernel).encode()).hexdigest()[:8]}"
+
+
+class Transcript:
+    def __init__(self, state_dir: Path, kernel: Path, action: str, secrets: list[str] | None = None):
+        stamp = time.strftime("%Y%m%dT%H%M%S") + f"-{time.time_ns() % 1_000_000:06d}"
+        self.folder = kernel_folder(state_dir, kernel) / f"{stamp}-{action}"
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.kernel, self.action = str(Path(kernel).resolve()), action
+        self._secrets = [s for s in (secrets or []) if s]
+        self._n = 0
+
+    def step(self, round_no: int, step: str, **payload) -> Path:
+        """One LLM step (diagnose, patch, optimize, generate) or one verification."""
+        self._n += 1
+        path = self.folder / f"{self._n:02d}-round{round_no}-{step}.json"
+        self._write(path, {"round": round_no, "step": step, **payload})
+        return path
+
+    def finish(self, **summary) -> Path:
+        path = self.folder / "summary.json"
+        self._write(path, {"kernel": self.kernel, "action": self.action, **summary})
+        return path
+
+    def _write(self, path: Path, payload: dict) -> None:
+        record = {"schema": SCHEMA_VERSION, "time": time.time(), **payload}
+        path.write_text(json.dumps(self._scrub(record), indent=1, default=str))
+
+    def _scrub(self, value):
+        if isinstance(value, str):
+            for s in self._secrets:
+                value = value.replace(s, "***")
+            return value
+        if isinstance(value, dict):
+            return {k: self._scrub(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [self._scrub(v) for v in value]
+        return value

@@ -1,0 +1,322 @@
+"""The agent in the editor: background verified fixes, the diagnose/fix/optimize/tune commands,
+and applying a stored verified patch with a versioned workspace edit.
+
+Verified patches live in memory (`patches`, by id) and are indexed by the diagnostic they fix, so
+code actions answer from memory. A patch is applied only to the text it was verified against; if
+the document moved on, it is re-based onto the new text and verified again, or refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+
+from lsprotocol import types
+
+from cutegen.lsp import convert
+from cutegen.lsp.documents import path_of
+from cutegen.lsp.progress import Work
+from cutegen.model import Diagnostic, Severity
+
+APPLY_WAIT_S = 5.0  # how long to wait for the client's didChange after it applied an edit
+
+
+@dataclass
+class Stored:
+    uri: str
+    version: int | None
+    proposal: object  # cutegen.agent.loop.Proposal
+
+    def to_json(self) -> dict:
+        p = self.proposal
+        return {"uri": self.uri, "version": self.version, "diff": p.diff, "new_text": p.new_text,
+                "verified": p.label, "figures": p.figures, "id": p.id, "action": p.action}
+
+
+def diagnostic_key(data: dict | None) -> tuple:
+    data = data or {}
+    return (data.get("code"), data.get("line"), data.get("root") or data.get("message"))
+
+
+class AgentService:
+    def __init__(self, server) -> None:
+        self.server = server
+        self.patches: dict[str, Stored] = {}
+        self.by_diagnostic: dict[tuple[str, tuple], str] = {}  # (uri, diagnostic key) → newest patch id
+        self.tasks: dict[tuple[str, tuple], asyncio.Task] = {}
+        self._slots: asyncio.Semaphore | None = None
+
+    def slots(self) -> asyncio.Semaphore:
+        if self._slots is None:  # one agent job at a time: it competes with checks for 2 cores and the GPU
+            self._slots = asyncio.Semaphore(1)
+        return self._slots
+
+    # -- engine objects -------------------------------------------------------------------------
+
+    def _agent(self, path: Path, on_stage=None):
+        """Blocking (toolchain discovery): call in a thread."""
+        from cutegen.agent.loop import Agent
+        from cutegen.harness.worker import Worker
+
+        session = self.server.session
+        builder = session.builder(path)
+        return Agent(session.settings, builder, session.worker(Worker), state_dir=session.state_dir(path),
+                     problem=session.settings.problem, on_stage=on_stage)
+
+    def llm_configured(self) -> bool:
+        from cutegen.agent.llm import configured
+
+        return configured(self.server.session.settings) is None
+
+    def _document(self, uri: str) -> tuple[Path | None, str | None, int | None]:
+        path, doc = path_of(uri), self.server.open_document(uri)
+        if doc is not None:
+            return path, doc.source, doc.version
+        if path is not None and path.is_file():
+            return path, path.read_text(errors="replace"), None
+        return path, None, None
+
+    def store(self, uri: str, version: int | None, proposal, key: tuple | None = None) -> Stored:
+        stored = Stored(uri, version, proposal)
+        self.patches[proposal.id] = stored
+        if key is not None:
+            self.by_diagnostic[(uri, key)] = proposal.id
+        return stored
+
+    def verified_for(self, uri: str, data: dict | None) -> Stored | None:
+        pid = self.by_diagnostic.get((uri, diagnostic_key(data)))
+        return self.patches.get(pid) if pid else None
+
+    # -- background fixes ---------------------------------------------------------------------
+
+    def after_publish(self, job, result) -> None:
+        """Called after a check is published: start a background fix of the file's first error
+        when an LLM is configured (its verified patch then appears as a quick fix)."""
+        if result.cancelled or not self.llm_configured():
+            return
+        uri = job.uri
+        doc = self.server.open_document(uri)
+        if job.version is not None and (doc is None or doc.version != job.version):
+            return  # the result was dropped as stale: the editor has newer text
+        errors = [d for d in result.errors if d.file == result.file and d.code != "timeout"]
+        for key in [k for k in self.tasks if k[0] == uri]:
+            if not errors or key[1] != diagnostic_key(convert.to_data(errors[0])):
+                self.tasks.pop(key).cancel()  # the error it was fixing is gone or changed
+        if not errors:
+            return
+        data = convert.to_data(errors[0])
+        key = (uri, diagnostic_key(data))
+        if key in self.tasks or self.verified_for(uri, data):
+            return
+        self.tasks[key] = asyncio.ensure_future(self._background_fix(uri, job.version, data, key))
+
+    async def _background_fix(self, uri: str, version: int | None, data: dict, key) -> None:
+        try:
+            answer = await self.fix(uri, version, data, background=True)
+            self.server.log(f"background fix of {Path(uri).name}: {answer.get('message') or answer['patch']['verified']}")
+        except asyncio.CancelledError:
+            pass
+        except Exception:
+            self.server.log_exception("background fix failed")
+        finally:
+            if self.tasks.get(key) is asyncio.current_task():
+                del self.tasks[key]
+
+    # -- commands -------------------------------------------------------------------------------
+
+    async def fix(self, uri: str, version: int | None, data: dict | None, *, background: bool = False) -> dict:
+        if not self.llm_configured():
+            from cutegen.agent.llm import configured
+
+            return _message(f"The CuTeGen agent is not configured: {configured(self.server.session.settings)}.")
+        path, text, now = self._document(uri)
+        if path is None or text is None:
+            return _message(f"{uri}: no such file")
+        key = (uri, diagnostic_key(data))
+        existing = self.verified_for(uri, data)
+        if existing and existing.proposal.base_text == text:
+            return {"ok": True, "patch": existing.to_json(), "message": existing.proposal.label}
+        running = self.tasks.get(key)
+        if not background and running is not None and not running.done():
+            await asyncio.shield(running)
+            existing = self.verified_for(uri, data)
+            if existing and existing.proposal.base_text == text:
+                return {"ok": True, "patch": existing.to_json(), "message": existing.proposal.label}
+        diagnostic = convert.from_data(data) if data else None
+        outcome = await self._run(path, f"fixing {path.name}", lambda a: a.fix(path, text, diagnostic=diagnostic),
+                                  progress=not background)
+        if outcome.diagnosis and diagnostic is not None:
+            self._annotate(uri, data, outcome.diagnosis, outcome.diagnosis_source)
+        usage = outcome.usage.to_json()  # tokens and LLM wait of this action
+        if outcome.proposal is None:
+            return _message(outcome.message, transcript=outcome.transcript, usage=usage)
+        stored = self.store(uri, now, outcome.proposal, diagnostic_key(data))
+        return {"ok": True, "patch": stored.to_json(), "message": outcome.message, "transcript": outcome.transcript,
+                "usage": usage}
+
+    async def diagnose(self, uri: str, data: dict | None) -> dict:
+        path, text, _ = self._document(uri)
+        if path is None or text is None:
+            return _message(f"{uri}: no such file")
+        diagnostic = convert.from_data(data) if data else self._first_error(uri)
+        if diagnostic is None:
+            return _message(f"{path.name} has no error to diagnose (run Test for a wrong result, Profile for speed).")
+        outcome = await self._run(path, f"diagnosing {path.name}", lambda a: a.diagnose(path, text, diagnostic=diagnostic))
+        if outcome.diagnosis:
+            self._annotate(uri, convert.to_data(diagnostic), outcome.diagnosis, outcome.diagnosis_source)
+        return {"ok": outcome.ok, "message": outcome.message, "diagnosis": outcome.diagnosis,
+                "source": outcome.diagnosis_source, "transcript": outcome.transcript, "usage": outcome.usage.to_json()}
+
+    async def optimize(self, uri: str) -> dict:
+        return await self._whole_file(uri, "optimizing", lambda a, path, text: a.optimize(path, text))
+
+    async def restore_best(self, uri: str) -> dict:
+        return await self._whole_file(uri, "restoring the best version of", lambda a, path, text: a.restore_best(path, text))
+
+    async def tune(self, uri: str) -> dict:
+        from cutegen.agent.tune import tune
+
+        return await self._whole_file(uri, "tuning", lambda a, path, text: tune(path, text, a.verifier,
+                                                                               on_stage=a.on_stage))
+
+    async def _whole_file(self, uri: str, verb: str, call) -> dict:
+        path, text, now = self._document(uri)
+        if path is None or text is None:
+            return _message(f"{uri}: no such file")
+        outcome = await self._run(path, f"{verb} {path.name}", lambda a: call(a, path, text))
+        extra = {"transcript": getattr(outcome, "transcript", None),
+                 "usage": outcome.usage.to_json() if getattr(outcome, "usage", None) else None}
+        if outcome.proposal is None:
+            return _message(outcome.message, **extra)
+        stored = self.store(uri, now, outcome.proposal)
+        return {"ok": True, "patch": stored.to_json(), "message": outcome.message,
+                **{k: v for k, v in extra.items() if v is not None}}
+
+    async def _run(self, path: Path, what: str, call, progress: bool = True):
+        """Run an agent call in a thread, one at a time, with progress and cancellation."""
+        async with self.slots():
+            if not progress:
+                agent = await asyncio.to_thread(self._agent, path)
+                try:
+                    return await asyncio.to_thread(call, agent)
+                except asyncio.CancelledError:
+                    agent.cancel()
+                    raise
+            async with Work(self.server, f"CuTeGen: {what}") as work:
+                agent = await asyncio.to_thread(self._agent, path, work.report)
+                try:
+                    outcome = await asyncio.to_thread(call, agent)
+                except asyncio.CancelledError:
+                    agent.cancel()
+                    work.end_message = "cancelled"
+                    raise
+                work.end_message = outcome.message[:80]
+                return outcome
+
+    def _first_error(self, uri: str) -> Diagnostic | None:
+        return next((d for _, d in self.server.published.at(uri) if d.severity is Severity.ERROR), None)
+
+    def _annotate(self, uri: str, data: dict, diagnosis: str, source: str) -> None:
+        """Show the diagnosis on hover: the hover reads the published diagnostics' explanations."""
+        key = diagnostic_key(data)
+        title = "**CuTeGen agent diagnosis**" if source == "llm" else "**Knowledge base diagnosis**"
+        for _, d in self.server.published.at(uri):
+            if diagnostic_key(convert.to_data(d)) == key and title not in d.explanation:
+                d.explanation = f"{d.explanation}\n\n---\n\n{title}\n\n{diagnosis}".strip()
+
+    # -- applying -----------------------------------------------------------------------------
+
+    async def apply(self, pid: str, uri: str, version: int | None) -> dict:
+        stored = self.patches.get(pid)
+        if stored is None:
+            return {"applied": False, "message": "no such verified patch (it was made before the server restarted?)"}
+        uri = uri or stored.uri
+        path, text, now = self._document(uri)
+        if text is None:
+            return {"applied": False, "message": f"{uri}: no such file"}
+        p = stored.proposal
+        note = p.label
+        if text == p.new_text:
+            return {"applied": False, "message": "the patch is already in the file"}
+        new_text = p.new_text
+        if text != p.base_text:
+            rebased = await self._rebase(path, text, p)
+            if isinstance(rebased, str):
+                return {"applied": False, "message": rebased}
+            new_text, note = rebased
+        edits = minimal_edits(text, new_text)
+        ident = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=now)
+        if self.server.supports("workspace.workspace_edit.document_changes"):
+            edit = types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(text_document=ident, edits=edits)])
+        else:
+            edit = types.WorkspaceEdit(changes={uri: edits})
+        try:
+            answer = await self.server.workspace_apply_edit_async(
+                types.ApplyWorkspaceEditParams(edit=edit, label=f"CuTeGen: {p.action} ({p.short})"))
+        except Exception as e:
+            return {"applied": False, "message": f"the editor refused the edit: {e}"}
+        if not answer.applied:
+            return {"applied": False, "message": f"the editor did not apply the edit: "
+                                                 f"{answer.failure_reason or 'the document changed meanwhile'}; nothing was changed"}
+        asyncio.ensure_future(self._recheck(uri, now))
+        return {"applied": True, "message": f"applied: {note}"}
+
+    async def _rebase(self, path: Path, text: str, p) -> tuple[str, str] | str:
+        """Re-base the verified change onto the current text and verify it again."""
+        from cutegen.agent.patch import apply_diff
+
+        moved = apply_diff(p.diff, text, path.name, local=False)
+        if not moved.ok:
+            return (f"The file changed since this patch was verified, and the change no longer applies to it "
+                    f"({moved.error}); nothing was changed: run it again on the current text.")
+        outcome = await self._run(path, f"re-verifying the patch on {path.name}",
+                                  lambda a: _Wrapped(a.verifier.candidate(path, moved.new_text)))
+        v = outcome.verification
+        if not v.ok:
+            return f"The patch, re-based onto your edits, no longer verifies ({v.label}); nothing was changed."
+        return moved.new_text, f"re-based onto your edits and re-verified: {v.label}"
+
+    async def _recheck(self, uri: str, version: int | None) -> None:
+        """After the client applied an edit, check the new text once its didChange has arrived."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + APPLY_WAIT_S
+        while loop.time() < deadline:
+            doc = self.server.open_document(uri)
+            if doc is None or doc.version != version:
+                break
+            await asyncio.sleep(0.05)
+        self.server.checks.schedule(uri)
+
+
+@dataclass
+class _Wrapped:
+    verification: object
+
+    @property
+    def message(self) -> str:
+        return self.verification.label
+
+
+def _message(message: str, **extra) -> dict:
+    return {"ok": False, "message": message, **{k: v for k, v in extra.items() if v is not None}}
+
+
+def minimal_edits(old: str, new: str) -> list[types.TextEdit]:
+    """Line-level edits that turn `old` into `new`, touching only the changed lines."""
+    a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    edits = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        edits.append(types.TextEdit(range=types.Range(start=_pos(a, i1), end=_pos(a, i2)), new_text="".join(b[j1:j2])))
+    return edits
+
+
+def _pos(lines: list[str], i: int) -> types.Position:
+    """The start of line `i`, or the end of the text when `i` is past a last line without newline."""
+    if i < len(lines) or not lines or lines[-1].endswith(("\n", "\r")):
+        return types.Position(line=i, character=0)
+    last = lines[-1]
+    return types.Position(line=len(lines) - 1, character=len(last.encode("utf-16-le")) // 2)
