@@ -31,6 +31,8 @@ async def test_broken_kernel_then_fix(client, workspace):
         position=types.Position(line=BROKEN_LINE, character=error.range.start.character + 4)))
     assert ROOT in hover.contents.value and "Header comment" in hover.contents.value
     assert "tensor_impl.hpp" in hover.contents.value and "file://" in hover.contents.value
+    # ... and the knowledge base's diagnosis with its before/after fix (an exact pattern match).
+    assert "(register tensor sized at run time)" in hover.contents.value and "Before:" in hover.contents.value
 
     # A quick fix appears only once the agent holds a verified patch; no LLM is configured here
     # (tests/agent/test_lsp_agent.py covers the verified fix). The diagnostic carries its data.

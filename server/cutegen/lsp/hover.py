@@ -9,19 +9,59 @@ from pathlib import Path
 
 from lsprotocol import types
 
+from cutegen import records
 from cutegen.lsp import kernels, runs
 from cutegen.lsp.convert import contains
 from cutegen.lsp.documents import path_of, uri_of, word_at
 from cutegen.model import Diagnostic
 
 
-def diagnostic_markdown(d: Diagnostic) -> str:
+KB_EXACT = 10.0  # knowledge-base scores above this come from an exact pattern match, not just BM25
+
+
+def diagnostic_markdown(d: Diagnostic, state_dir: Path | None = None) -> str:
     parts = [d.explanation or f"**{d.root or d.message}**"]
+    agent = _agent_diagnosis(d, state_dir) if state_dir else None
+    if agent:
+        parts.append("**Diagnosis** (" + agent["source"] + "):\n\n" + agent["diagnosis"])
+    known = knowledge_diagnosis(d)
+    if known and not (agent and agent["source"] == "knowledge"):
+        parts.append(known)
     if d.related:
         links = [f"- [{_short(r.file)}:{r.line}]({uri_of(r.file)}#L{r.line}) — {r.message}" for r in d.related]
         parts.append("Related:\n" + "\n".join(links))
     parts.append(f"`{d.code}` · {d.source}")
     return "\n\n".join(parts)
+
+
+def knowledge_diagnosis(d: Diagnostic) -> str | None:
+    """The knowledge base's entry for this diagnostic, when a pattern matches exactly (BM25 alone can be wrong)."""
+    try:
+        from cutegen.knowledge import KnowledgeBase
+    except ImportError:
+        return None
+    hits = KnowledgeBase.load().search(diagnostic=d, k=1)
+    if not hits or hits[0].score <= KB_EXACT:
+        return None
+    return KnowledgeBase.load().diagnosis_markdown(hits[0])
+
+
+def _agent_diagnosis(d: Diagnostic, state_dir: Path) -> dict | None:
+    """The latest `diagnose` result for this very diagnostic (same root, same line), if one was run."""
+    record = records.latest(state_dir, d.file, "diagnose")
+    target = (record or {}).get("diagnostic") or {}
+    if record and record.get("diagnosis") and target.get("root") == d.root and target.get("line") == d.line:
+        return record
+    return None
+
+
+def warm_knowledge() -> None:
+    """Load the knowledge base ahead of the first hover (0.3 s of YAML and an index), off the event loop."""
+    try:
+        from cutegen.knowledge import KnowledgeBase
+    except ImportError:
+        return
+    KnowledgeBase.load()
 
 
 def kernel_markdown(ls, path: Path, anchor: kernels.Anchor) -> str:
@@ -62,7 +102,8 @@ def register(server) -> None:
         uri, pos = params.text_document.uri, params.position
         hits = [(lsp, d) for lsp, d in ls.published.at(uri) if contains(lsp.range, pos)]
         if hits:
-            return _markdown("\n\n---\n\n".join(diagnostic_markdown(d) for _, d in hits), hits[0][0].range)
+            state = ls.session.state_dir(path_of(uri)) if path_of(uri) else None
+            return _markdown("\n\n---\n\n".join(diagnostic_markdown(d, state) for _, d in hits), hits[0][0].range)
         doc, path = ls.open_document(uri), path_of(uri)
         if doc is None or path is None:
             return None

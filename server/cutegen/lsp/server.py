@@ -104,6 +104,7 @@ def _register_lifecycle(server: CuteGenServer) -> None:
     @server.feature(types.INITIALIZED)
     async def initialized(ls: CuteGenServer, params: types.InitializedParams):
         ls.update_roots()
+        asyncio.get_running_loop().run_in_executor(None, hover.warm_knowledge)  # the first hover stays fast
         try:
             await config.reload(ls)
         finally:
