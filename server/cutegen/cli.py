@@ -49,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
 
     lsp = sub.add_parser("lsp", help="start the language server (stdio by default)")
     lsp.add_argument("--tcp", action="store_true", help="listen on TCP instead of stdio (for debugging)")
+    lsp.add_argument("--stdio", action="store_true", help="use stdio (the default; accepted for LSP clients)")
     lsp.add_argument("--host", default="127.0.0.1")
     lsp.add_argument("--port", type=int, default=2087)
     lsp.set_defaults(run=_cmd_lsp)

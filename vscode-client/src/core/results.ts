@@ -1,0 +1,225 @@
+// What the server's commands answer, read defensively: the server is another program (and another
+// engineer's), so every field is checked before it is used. No `vscode` import: unit-tested under Node.
+
+/** A proposed change to one file, as the server's fix/optimize/tune/generate/restoreBest return it. */
+export interface Patch {
+  id: string;
+  /** The file the patch changes (a `file:` URI). */
+  uri: string;
+  /** The document version the patch was made against (null: the file on disk). */
+  version: number | null;
+  /** Unified diff, for the log and for clients without a diff view. */
+  diff: string;
+  /** The whole file after the patch: the right side of the diff view. */
+  newText: string;
+  /** One line saying how far the patch was verified, e.g. "compiled and built · not run: no GPU". */
+  verified: string;
+  /** Measured figures, one readable line each. */
+  figures: string[];
+}
+
+export interface Verdict {
+  /** Short text for the status bar, e.g. "softsign.cu: pass". */
+  text: string;
+  level: "ok" | "warning" | "error" | "info";
+}
+
+type Json = Record<string, unknown>;
+
+export function isObject(value: unknown): value is Json {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function str(value: unknown): string | undefined {
+  return typeof value === "string" ? value : undefined;
+}
+
+/** The patch in a reply ({"patch": {...}}), or undefined when the reply carries none. */
+export function patchOf(reply: unknown): Patch | undefined {
+  if (!isObject(reply) || !isObject(reply.patch)) {
+    return undefined;
+  }
+  const p = reply.patch;
+  const uri = str(p.uri);
+  const newText = str(p.new_text) ?? str(p.newText);
+  if (!uri || newText === undefined) {
+    return undefined; // nothing to show or apply
+  }
+  const id = str(p.id) ?? (typeof p.id === "number" ? String(p.id) : undefined);
+  return {
+    id: id ?? `local-${hash(uri + "\n" + newText)}`,
+    uri,
+    version: typeof p.version === "number" ? p.version : null,
+    diff: str(p.diff) ?? "",
+    newText,
+    verified: str(p.verified) ?? "not verified",
+    figures: formatFigures(p.figures),
+  };
+}
+
+/** The reply's message, if any. */
+export function messageOf(reply: unknown): string | undefined {
+  return isObject(reply) ? str(reply.message) : undefined;
+}
+
+export function wasCancelled(reply: unknown): boolean {
+  return isObject(reply) && reply.cancelled === true;
+}
+
+/**
+ * Figures as lines: a string stays as it is, a list gives one line per item, an object one line per
+ * key ("speedup: 1.84×" for {"speedup": 1.84}); {"value": v, "unit": u} reads "v u".
+ */
+export function formatFigures(figures: unknown): string[] {
+  if (figures === undefined || figures === null) {
+    return [];
+  }
+  if (typeof figures === "string") {
+    return figures.trim() ? [figures.trim()] : [];
+  }
+  if (Array.isArray(figures)) {
+    return figures.flatMap((f) => (isObject(f) && (f.name !== undefined || f.label !== undefined)
+      ? [`${String(f.name ?? f.label)}: ${formatValue(f, "")}`]
+      : formatFigures(f)));
+  }
+  if (isObject(figures)) {
+    return figureLines(figures);
+  }
+  return [formatValue(figures, "")];
+}
+
+/** How the agent's verification figures read; the order is the order shown. */
+const KNOWN_FIGURES: Array<[string, (v: number, all: Json) => string]> = [
+  ["speedup", (v) => `${v.toFixed(2)}× faster`],
+  ["median_ms", (v) => `median ${sig(v)} ms`],
+  ["baseline_ms", (v) => `before ${sig(v)} ms`],
+  ["gb_per_s", (v) => `${v.toFixed(0)} GB/s`],
+  ["tflops", (v) => `${sig(v)} TFLOP/s`],
+  ["check_s", (v, all) => `check ${v.toFixed(1)} s${all.check_cached === true ? " (cached)" : ""}`],
+  ["build_s", (v, all) => `build ${v.toFixed(1)} s${all.build_cached === true ? " (cached)" : ""}`],
+  ["test_s", (v) => `test ${v.toFixed(1)} s`],
+  ["time_s", (v) => `timing ${v.toFixed(1)} s`],
+  ["rounds", (v) => plural(v, "round")],
+];
+/** Bookkeeping that the verified label already says (or that says nothing to a reader). */
+const HIDDEN_FIGURES = /^(gpu|tiers|timing_trials)$|_cached$/;
+
+function figureLines(figures: Json): string[] {
+  const out: string[] = [];
+  const done = new Set<string>();
+  for (const [key, format] of KNOWN_FIGURES) {
+    const v = figures[key];
+    if (typeof v === "number" && Number.isFinite(v)) {
+      out.push(format(v, figures));
+      done.add(key);
+    }
+  }
+  for (const [key, v] of Object.entries(figures)) {
+    if (done.has(key) || HIDDEN_FIGURES.test(key) || v === null || v === undefined || typeof v === "boolean") {
+      continue;
+    }
+    out.push(`${humanize(key)}: ${Array.isArray(v) ? v.map(String).join(", ") : formatValue(v, key)}`);
+  }
+  return out;
+}
+
+function sig(v: number): string {
+  return Number(v.toPrecision(3)).toString();
+}
+
+function formatValue(value: unknown, key: string): string {
+  if (isObject(value)) {
+    if ("value" in value) {
+      const unit = str(value.unit);
+      return unit ? `${formatValue(value.value, key)} ${unit}` : formatValue(value.value, key);
+    }
+    return JSON.stringify(value);
+  }
+  if (typeof value === "number") {
+    const text = Number.isInteger(value) ? String(value) : Number(value.toPrecision(3)).toString();
+    return /speedup/i.test(key) ? `${text}×` : text;
+  }
+  return String(value);
+}
+
+/** "time_ms" → "time (ms)", "maxAbsError" → "max abs error". */
+export function humanize(key: string): string {
+  const spaced = key.replace(/([a-z0-9])([A-Z])/g, "$1 $2").replace(/_/g, " ").toLowerCase();
+  const unit = spaced.match(/^(.*) (ms|us|ns|s|gb|tbs|gbs)$/);
+  if (unit) {
+    const label = { tbs: "TB/s", gbs: "GB/s", gb: "GB" }[unit[2]] ?? unit[2];
+    return `${unit[1]} (${label})`;
+  }
+  return spaced;
+}
+
+/** Test verdicts that say the kernel was not (fully) tested, not that it failed. */
+const NOT_A_FAILURE = new Set(["not-run", "no-problem", "no-gpu", "skipped", "cancelled"]);
+
+/** What the status bar keeps after a server command ends. */
+export function verdictOf(command: string, file: string, reply: unknown): Verdict | undefined {
+  if (!isObject(reply)) {
+    return undefined;
+  }
+  if (wasCancelled(reply)) {
+    return { text: `${file}: cancelled`, level: "info" };
+  }
+  const patch = patchOf(reply);
+  if (patch) {
+    return { text: `${file}: patch proposed (${patch.verified})`, level: "info" };
+  }
+  const kind = command.split(".").pop() ?? command;
+  if (kind === "test" && typeof reply.verdict === "string") {
+    const level = reply.verdict === "pass" ? "ok" : NOT_A_FAILURE.has(reply.verdict) ? "info" : "error";
+    return { text: `${file}: ${reply.verdict}`, level };
+  }
+  if (kind === "check" && typeof reply.errors === "number") {
+    return reply.errors === 0
+      ? { text: `${file}: compiles`, level: "ok" }
+      : { text: `${file}: ${plural(reply.errors, "error")}`, level: "error" };
+  }
+  if (kind === "applyPatch") {
+    return reply.applied === true
+      ? { text: `${file}: patch applied`, level: "ok" }
+      : { text: `${file}: patch not applied`, level: "warning" };
+  }
+  const message = str(reply.message);
+  if (message === undefined) {
+    return undefined;
+  }
+  return { text: `${file}: ${firstLine(message)}`, level: reply.ok === false ? "warning" : "ok" };
+}
+
+/** The verdict of a published set of diagnostics (a check that ran on open or save). */
+export function diagnosticsVerdict(file: string, errors: number, warnings: number): Verdict {
+  if (errors) {
+    return { text: `${file}: ${plural(errors, "error")}`, level: "error" };
+  }
+  if (warnings) {
+    return { text: `${file}: ${plural(warnings, "warning")}`, level: "warning" };
+  }
+  return { text: `${file}: compiles`, level: "ok" };
+}
+
+export function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+
+export function firstLine(text: string, max = 80): string {
+  const line = text.split("\n", 1)[0].trim();
+  return line.length > max ? line.slice(0, max - 1) + "…" : line;
+}
+
+/** The text shown with a proposal: what was verified, then the figures. */
+export function describePatch(patch: Patch, file: string): string {
+  const figures = patch.figures.length ? ` Measured: ${patch.figures.join(" · ")}.` : "";
+  return `CuTeGen proposes a change to ${file}. Verified: ${patch.verified}.${figures}`;
+}
+
+function hash(text: string): string {
+  let h = 2166136261;
+  for (let i = 0; i < text.length; i++) {
+    h = Math.imul(h ^ text.charCodeAt(i), 16777619);
+  }
+  return (h >>> 0).toString(16);
+}

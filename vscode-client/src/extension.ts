@@ -1,0 +1,115 @@
+// CuTeGen for VS Code: starts the Python language server (`python -m cutegen lsp`) and adds what LSP
+// lacks: palette commands, diff previews of proposed patches, a status bar item.
+
+import * as vscode from "vscode";
+
+import { REVIEW_COMMAND, SERVER, UI_COMMANDS, UiCommand, documentArgs, fixArgumentsForReview } from "./core/commands";
+import { needsRestart } from "./core/config";
+import { MessageGate, RecentMessages } from "./core/messages";
+import { SCHEME } from "./core/proposals";
+import { StatusModel } from "./core/status";
+import { ProposalView } from "./proposalView";
+import { Runner } from "./runner";
+import { Server } from "./server";
+import { StatusBar } from "./statusBar";
+
+let server: Server | undefined;
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  const log = vscode.window.createOutputChannel("CuTeGen", { log: true });
+  const status = new StatusModel();
+  const messages = new RecentMessages();
+  const gate = new MessageGate(messages);
+  const proposals = new ProposalView(log);
+  server = new Server(log, status, gate);
+  const runner = new Runner(server, status, proposals, messages, gate, log);
+  const running = server;
+  server.setCommandHook((command, args) => runner.run(command, args));
+  proposals.connect((command, args) => runner.run(command, args), () => running.advertises(SERVER.applyPatch));
+
+  context.subscriptions.push(
+    log, proposals, server, new StatusBar(status),
+    vscode.workspace.registerTextDocumentContentProvider(SCHEME, proposals),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (needsRestart((section) => e.affectsConfiguration(section))) {
+        void running.restart("settings changed");
+      }
+    }),
+  );
+  for (const command of UI_COMMANDS) {
+    context.subscriptions.push(vscode.commands.registerCommand(command.id, (arg?: unknown) =>
+      uiCommand(command, arg, { runner, proposals, log, server: running })));
+  }
+  log.info(`CuTeGen ${context.extension.packageJSON.version} activated`);
+  void running.start(); // not awaited: activation does not wait for Python; commands wait in ready()
+}
+
+export async function deactivate(): Promise<void> {
+  await server?.stop();
+}
+
+interface Parts {
+  runner: Runner;
+  proposals: ProposalView;
+  log: vscode.LogOutputChannel;
+  server: Server;
+}
+
+async function uiCommand(command: UiCommand, arg: unknown, parts: Parts): Promise<unknown> {
+  switch (command.id) {
+    case "cutegen.showLog":
+      parts.log.show();
+      return undefined;
+    case "cutegen.restartServer":
+      return parts.server.restart("asked for");
+    case "cutegen.applyPatch":
+      return parts.proposals.apply(arg);
+    case "cutegen.discardPatch":
+      return parts.proposals.discard(arg);
+    case REVIEW_COMMAND: {
+      // A quick fix's verified patch: ask the server for it (a fix it has verified returns at once).
+      const fixArgs = fixArgumentsForReview([arg]);
+      return fixArgs ? parts.runner.run(SERVER.fix, fixArgs) : undefined;
+    }
+  }
+  if (!command.server) {
+    return undefined;
+  }
+  if (command.target === "reference") {
+    const reference = await pickReference(arg);
+    return reference ? parts.runner.run(command.server, [{ uri: reference.toString() }]) : undefined;
+  }
+  const document = await kernelDocument(arg);
+  if (!document) {
+    void vscode.window.showInformationMessage(`CuTeGen: ${command.title} works on a CUDA kernel: open a .cu file first.`);
+    return undefined;
+  }
+  return parts.runner.run(command.server, documentArgs(document.uri.toString(), document.version));
+}
+
+/** The .cu file a command is about: the URI it was given (explorer, editor title) or the active editor's. */
+async function kernelDocument(arg: unknown): Promise<vscode.TextDocument | undefined> {
+  const uri = arg instanceof vscode.Uri ? arg : vscode.window.activeTextEditor?.document.uri;
+  if (!uri || uri.scheme !== "file" || !/\.(cu|cuh)$/.test(uri.path)) {
+    return undefined;
+  }
+  return vscode.workspace.openTextDocument(uri);
+}
+
+/** A KernelBench reference (.py): the one given, the active one, else one picked in a dialog. */
+async function pickReference(arg: unknown): Promise<vscode.Uri | undefined> {
+  if (arg instanceof vscode.Uri && arg.path.endsWith(".py")) {
+    return arg;
+  }
+  const active = vscode.window.activeTextEditor?.document.uri;
+  if (active?.scheme === "file" && active.path.endsWith(".py")) {
+    return active;
+  }
+  const picked = await vscode.window.showOpenDialog({
+    canSelectMany: false,
+    openLabel: "Generate Kernel",
+    title: "CuTeGen: the KernelBench reference (class Model, get_inputs) to generate a CuTe kernel for",
+    filters: { "KernelBench reference": ["py"] },
+  });
+  return picked?.[0];
+}
