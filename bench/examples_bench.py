@@ -9,18 +9,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "server"))
+sys.path.insert(0, str(ROOT / "bench"))
 
-from cutegen.build import Builder  # noqa: E402
 from cutegen.harness.verify import verify_kernel  # noqa: E402
-from cutegen.harness.worker import Worker  # noqa: E402
-from cutegen.settings import Settings  # noqa: E402
-from cutegen.toolchain import discover  # noqa: E402
+from gpu_session import engine, example_kernels  # noqa: E402
 
 
 def main() -> None:
@@ -28,12 +25,8 @@ def main() -> None:
     ap.add_argument("--out", type=Path)
     ap.add_argument("--only", nargs="*")
     args = ap.parse_args()
-    settings = Settings(test_timeout=300)
-    state = Path(tempfile.mkdtemp())
-    builder, worker = Builder(discover(settings), settings, state), Worker()
-    kernels = sorted(p for p in (ROOT / "examples").glob("*/*.cu") if p.with_suffix(".py").exists())
-    if args.only:
-        kernels = [k for k in kernels if k.stem in args.only]
+    builder, worker, state = engine()
+    kernels = example_kernels(args.only)
     rows = []
     for k in kernels:
         rec = verify_kernel(k, builder, worker, timing=True, baselines=("eager", "compile"), state_dir=state)

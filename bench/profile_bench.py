@@ -11,19 +11,16 @@ import argparse
 import json
 import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "server"))
+sys.path.insert(0, str(ROOT / "bench"))
 
-from cutegen.build import Builder  # noqa: E402
 from cutegen.harness.verify import verify_kernel  # noqa: E402
-from cutegen.harness.worker import Worker  # noqa: E402
 from cutegen.profiler import profile_kernel  # noqa: E402
-from cutegen.settings import Settings  # noqa: E402
-from cutegen.toolchain import discover  # noqa: E402
+from gpu_session import engine, example_kernels  # noqa: E402
 
 AGREES = {"latency": {"latency"}, "memory": {"memory", "high-throughput"}, "compute": {"compute", "high-throughput"},
           "balanced": {"balanced"}}
@@ -35,12 +32,8 @@ def main() -> None:
     ap.add_argument("--save", type=Path)
     ap.add_argument("--only", nargs="*")
     args = ap.parse_args()
-    settings = Settings(test_timeout=300)
-    state = Path(tempfile.mkdtemp())
-    builder, worker = Builder(discover(settings), settings, state), Worker()
-    kernels = sorted(p for p in (ROOT / "examples").glob("*/*.cu") if p.with_suffix(".py").exists())
-    if args.only:
-        kernels = [k for k in kernels if k.stem in args.only]
+    builder, worker, state = engine()
+    kernels = example_kernels(args.only)
     cases = [(k, False) for k in kernels] + [(ROOT / "examples/gemm_bf16/gemm_bf16.cu", True)]
     rows = []
     for kernel, reference in cases:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import torch
 
 from cutegen.harness.gpu_checks import Verdict, verify
 from cutegen.harness.problem import find_problem, load_problem
