@@ -144,3 +144,27 @@ async def test_profile_command_replies_plainly(client, workspace):
 async def test_command_without_argument(client):
     reply = await client.workspace_execute_command_async(_execute("cutegen.server.check"))
     assert reply["ok"] is False and "needs a file URI" in reply["message"]
+
+
+@needs_nvcc
+@pytest.mark.cutegen_settings({"autoTest": True})
+async def test_auto_test_runs_the_harness_after_a_clean_save(client, workspace):
+    """autoTest: a file that compiles cleanly is tested right away; its run record feeds hover and CodeLens.
+    Without a GPU the harness still builds it and records, plainly, that it was not run."""
+    from lsp_kernels import fixed
+
+    from cutegen import records
+
+    kernel = workspace / "sum.cu"
+    kernel.write_text("// cutegen: problem=sum.py\n" + fixed("auto-test"))
+    (workspace / "sum.py").write_text("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n"
+                                      "        return x.sum(dim=1)\ndef get_inputs():\n    return [torch.rand(4, 64)]\n"
+                                      "def get_init_inputs():\n    return []\n")
+    open_file(client, kernel)
+    record = await until(lambda: records.latest(workspace / ".cutegen", str(kernel), "test"), timeout=240,
+                         what="the auto-test run record")
+    # No GPU: built, recorded as not run. With a GPU: the harness runs it and says this file has no launcher.
+    from cutegen.toolchain import local_gpu_arch
+
+    assert record["verdict"] == ("not-run" if local_gpu_arch() is None else "problem-error"), record["message"]
+    assert record["problem"] == str(workspace / "sum.py") and record["build"]["ok"]

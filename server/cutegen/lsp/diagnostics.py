@@ -35,6 +35,7 @@ class Job:
     stop: threading.Event = field(default_factory=threading.Event)
     builder: Builder | None = None
     task: asyncio.Task | None = None
+    saved: bool = True  # checks the saved state (open/save), not text still being typed
 
     def kill(self) -> None:
         """Stop the compiler (from any thread); the Builder returns a cancelled result."""
@@ -50,6 +51,9 @@ class Checker:
         self._ids = itertools.count()
         # nvcc is CPU-bound: with more files checking than cores, each check would only take longer.
         self._slots = asyncio.Semaphore(max(1, (os.cpu_count() or 2) // 2))
+        # Called with (job, result) after a result is published (never for stale ones): the agent's
+        # background fixes and auto-test hang here.
+        self.listeners: list[Callable[[Job, CheckResult], None]] = []
 
     def schedule(self, uri: str, *, delay: float = 0.0, record: bool = True,
                  on_stage: Callable[[str], None] | None = None) -> asyncio.Task | None:
@@ -59,7 +63,7 @@ class Checker:
             return None
         doc = self.server.open_document(uri)
         self.cancel(uri)
-        job = Job(uri, path, doc.version if doc else None, f"lsp:{path}:{next(self._ids)}")
+        job = Job(uri, path, doc.version if doc else None, f"lsp:{path}:{next(self._ids)}", saved=record)
         text = doc.source if doc else None
         job.task = asyncio.create_task(self._run(job, text, delay, record, on_stage))
         self.jobs[uri] = job
@@ -131,6 +135,11 @@ class Checker:
         for uri in self.server.published.replace(job.uri, groups):
             self.send(uri, job.version if uri == job.uri else None)
         self.server.refresh_code_lens()
+        for listener in self.listeners:
+            try:
+                listener(job, result)
+            except Exception:
+                self.server.log_exception(f"after checking {job.path.name}")
 
     def clear(self, uri: str) -> None:
         """The file was closed: withdraw what its checks published (its own and in headers)."""
