@@ -9,7 +9,6 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from cutegen import records
 from cutegen.lsp import kernels, runs
 from cutegen.lsp.convert import contains
 from cutegen.lsp.documents import path_of, uri_of, word_at
@@ -19,13 +18,12 @@ from cutegen.model import Diagnostic
 KB_EXACT = 10.0  # knowledge-base scores above this come from an exact pattern match, not just BM25
 
 
-def diagnostic_markdown(d: Diagnostic, state_dir: Path | None = None) -> str:
+def diagnostic_markdown(d: Diagnostic) -> str:
+    """The explanation (to which the agent's diagnose command appends its diagnosis), then the knowledge
+    base's entry unless that diagnosis already came from it."""
     parts = [d.explanation or f"**{d.root or d.message}**"]
-    agent = _agent_diagnosis(d, state_dir) if state_dir else None
-    if agent:
-        parts.append("**Diagnosis** (" + agent["source"] + "):\n\n" + agent["diagnosis"])
-    known = knowledge_diagnosis(d)
-    if known and not (agent and agent["source"] == "knowledge"):
+    known = None if "**Knowledge base diagnosis**" in d.explanation else knowledge_diagnosis(d)
+    if known:
         parts.append(known)
     if d.related:
         links = [f"- [{_short(r.file)}:{r.line}]({uri_of(r.file)}#L{r.line}) — {r.message}" for r in d.related]
@@ -44,15 +42,6 @@ def knowledge_diagnosis(d: Diagnostic) -> str | None:
     if not hits or hits[0].score <= KB_EXACT:
         return None
     return KnowledgeBase.load().diagnosis_markdown(hits[0])
-
-
-def _agent_diagnosis(d: Diagnostic, state_dir: Path) -> dict | None:
-    """The latest `diagnose` result for this very diagnostic (same root, same line), if one was run."""
-    record = records.latest(state_dir, d.file, "diagnose")
-    target = (record or {}).get("diagnostic") or {}
-    if record and record.get("diagnosis") and target.get("root") == d.root and target.get("line") == d.line:
-        return record
-    return None
 
 
 def warm_knowledge() -> None:
@@ -102,8 +91,7 @@ def register(server) -> None:
         uri, pos = params.text_document.uri, params.position
         hits = [(lsp, d) for lsp, d in ls.published.at(uri) if contains(lsp.range, pos)]
         if hits:
-            state = ls.session.state_dir(path_of(uri)) if path_of(uri) else None
-            return _markdown("\n\n---\n\n".join(diagnostic_markdown(d, state) for _, d in hits), hits[0][0].range)
+            return _markdown("\n\n---\n\n".join(diagnostic_markdown(d) for _, d in hits), hits[0][0].range)
         doc, path = ls.open_document(uri), path_of(uri)
         if doc is None or path is None:
             return None
