@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import unquote, urlparse
+
 import sys
 from pathlib import Path
 
@@ -88,6 +90,13 @@ def _apply_edit(client: LanguageClient, params: types.ApplyWorkspaceEditParams):
     """What an editor does with workspace/applyEdit: refuse a stale version, else apply and send didChange."""
     changes = params.edit.document_changes or []
     for change in changes:
+        if isinstance(change, types.CreateFile):  # a new file: created empty, then filled by the next edit
+            path = Path(unquote(urlparse(change.uri).path))
+            if path.exists():
+                return types.ApplyWorkspaceEditResult(applied=False, failure_reason=f"{path.name} exists")
+            path.write_text("")
+            client.docs[change.uri] = (0, "")
+            continue
         uri, version = change.text_document.uri, change.text_document.version
         have_version, text = client.docs[uri]
         if version is not None and version != have_version:
@@ -97,6 +106,8 @@ def _apply_edit(client: LanguageClient, params: types.ApplyWorkspaceEditParams):
         new = _apply(text, change.edits)
         client.docs[uri] = (have_version + 1, new)
         client.applied.append((uri, change.edits))
+        if have_version == 0:  # the file just created: an editor writes it out
+            Path(unquote(urlparse(uri).path)).write_text(new)
         client.text_document_did_change(types.DidChangeTextDocumentParams(
             text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=have_version + 1),
             content_changes=[types.TextDocumentContentChangeWholeDocument(text=new)]))

@@ -179,3 +179,41 @@ async def test_without_an_endpoint_the_agent_says_so(agent_client, workspace):
                      "message": "no such verified patch (it was made before the server restarted?)"}
     missing = await run("cutegen.server.optimize", {"uri": (workspace / "missing.cu").as_uri(), "version": 1})
     assert missing["ok"] is False and "no such file" in missing["message"]
+
+
+GENERATED = """```cuda
+#include <cutegen/abi.h>
+
+__global__ void halve_kernel(const float* x, float* y, long n) {
+  long i = blockIdx.x * (long)blockDim.x + threadIdx.x;
+  if (i < n) y[i] = 0.5f * x[i];
+}
+
+CUTEGEN_EXPORT int cutegen_forward(const DLTensor* in, int nin, DLTensor* out, int nout, cudaStream_t s) {
+  long n = (long)cutegen_numel(in[0]);
+  halve_kernel<<<(unsigned)((n + 255) / 256), 256, 0, s>>>(cutegen_data<const float>(in[0]),
+                                                          cutegen_data<float>(out[0]), n);
+  return (int)cudaGetLastError();
+}
+```"""
+
+
+@needs_nvcc
+@pytest.mark.replies([{"match": "TASK: generate", "reply": "Here is the kernel:\n" + GENERATED}])
+async def test_generate_proposes_a_verified_new_file_and_creates_it(agent_client, workspace):
+    client = agent_client
+    problem = workspace / "halve.py"
+    problem.write_text("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n"
+                       "        return 0.5 * x\ndef get_inputs():\n    return [torch.rand(16, 64)]\n"
+                       "def get_init_inputs():\n    return []\n")
+    (workspace / "halve.cu").write_text("// the user's own file: never replaced\n")
+    answer = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="cutegen.server.generate", arguments=[{"uri": problem.as_uri()}]))
+    patch = answer["patch"]
+    assert patch["uri"].endswith("/halve_cutegen.cu") and "compiled and built" in patch["verified"]
+    assert patch["new_text"].startswith("// cutegen: problem=halve.py\n")
+    applied = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="cutegen.server.applyPatch", arguments=[{"id": patch["id"], "uri": patch["uri"], "version": None}]))
+    assert applied["applied"], applied["message"]
+    assert (workspace / "halve_cutegen.cu").read_text() == patch["new_text"]
+    assert (workspace / "halve.cu").read_text() == "// the user's own file: never replaced\n"

@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lsprotocol import types
+from pygls.capabilities import get_capability
 
 from cutegen.lsp import convert
-from cutegen.lsp.documents import path_of
+from cutegen.lsp.documents import path_of, uri_of
 from cutegen.lsp.progress import Work
 from cutegen.model import Diagnostic, Severity
 
@@ -169,6 +170,21 @@ class AgentService:
         return {"ok": outcome.ok, "message": outcome.message, "diagnosis": outcome.diagnosis,
                 "source": outcome.diagnosis_source, "transcript": outcome.transcript, "usage": outcome.usage.to_json()}
 
+    async def generate(self, uri: str) -> dict:
+        """A first kernel for a reference problem (.py), fixed until it verifies, proposed as a new file next
+        to it: `<stem>.cu`, or `<stem>_cutegen.cu` when that exists (the user's file is never replaced)."""
+        problem = path_of(uri)
+        if problem is None or problem.suffix != ".py" or not problem.is_file():
+            return _message("Generate needs a reference problem file (.py with Model, get_inputs, get_init_inputs).")
+        kernel = problem.with_suffix(".cu")
+        if kernel.exists():
+            kernel = problem.with_name(f"{problem.stem}_cutegen.cu")
+        outcome = await self._run(kernel, f"generating {kernel.name}", lambda a: a.generate(problem, kernel))
+        if outcome.proposal is None:
+            return _message(outcome.message)
+        stored = self.store(uri_of(kernel), None, outcome.proposal)
+        return {"ok": True, "patch": stored.to_json(), "message": outcome.message}
+
     async def optimize(self, uri: str) -> dict:
         return await self._whole_file(uri, "optimizing", lambda a, path, text: a.optimize(path, text))
 
@@ -234,9 +250,11 @@ class AgentService:
             return {"applied": False, "message": "no such verified patch (it was made before the server restarted?)"}
         uri = uri or stored.uri
         path, text, now = self._document(uri)
+        p = stored.proposal
+        if text is None and p.base_text == "":
+            return await self._create(uri, path, p)
         if text is None:
             return {"applied": False, "message": f"{uri}: no such file"}
-        p = stored.proposal
         note = p.label
         if text == p.new_text:
             return {"applied": False, "message": "the patch is already in the file"}
@@ -262,6 +280,28 @@ class AgentService:
                                                  f"{answer.failure_reason or 'the document changed meanwhile'}; nothing was changed"}
         asyncio.ensure_future(self._recheck(uri, now))
         return {"applied": True, "message": f"applied: {note}"}
+
+    async def _create(self, uri: str, path: Path | None, p) -> dict:
+        """A generated kernel: create the file through the editor (one undoable operation) when it can,
+        else write it (it does not exist, so nothing of the user's is touched)."""
+        if path is not None and path.exists():
+            return {"applied": False, "message": f"{path.name} exists now; nothing was changed: generate again"}
+        ops = get_capability(self.server.client_capabilities, "workspace.workspace_edit.resource_operations", None)
+        if types.ResourceOperationKind.Create in (ops or []):
+            ident = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None)
+            start = types.Position(line=0, character=0)
+            edit = types.WorkspaceEdit(document_changes=[
+                types.CreateFile(uri=uri, options=types.CreateFileOptions(overwrite=False, ignore_if_exists=False)),
+                types.TextDocumentEdit(text_document=ident, edits=[
+                    types.TextEdit(range=types.Range(start=start, end=start), new_text=p.new_text)])])
+            answer = await self.server.workspace_apply_edit_async(
+                types.ApplyWorkspaceEditParams(edit=edit, label=f"CuTeGen: {p.action} ({p.short})"))
+            if not answer.applied:
+                return {"applied": False, "message": f"the editor did not create the file: {answer.failure_reason}"}
+        elif path is not None:
+            path.write_text(p.new_text)
+        self.server.checks.schedule(uri)
+        return {"applied": True, "message": f"created {Path(path or uri).name}: {p.label}"}
 
     async def _rebase(self, path: Path, text: str, p) -> tuple[str, str] | str:
         """Re-base the verified change onto the current text and verify it again."""

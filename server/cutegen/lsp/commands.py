@@ -21,7 +21,7 @@ from cutegen.toolchain import ToolchainError
 CHECK, TEST, PROFILE = "cutegen.server.check", "cutegen.server.test", "cutegen.server.profile"
 DIAGNOSE, FIX, OPTIMIZE, APPLY = ("cutegen.server.diagnose", "cutegen.server.fix", "cutegen.server.optimize",
                                   "cutegen.server.applyPatch")
-TUNE, RESTORE = "cutegen.server.tune", "cutegen.server.restoreBest"
+TUNE, RESTORE, GENERATE = "cutegen.server.tune", "cutegen.server.restoreBest", "cutegen.server.generate"
 
 
 def target(args: tuple) -> str | None:
@@ -93,6 +93,7 @@ def register(server) -> None:
     server.command(OPTIMIZE)(_agent_command(OPTIMIZE, lambda ls, uri, a: ls.agent.optimize(uri)))
     server.command(TUNE)(_agent_command(TUNE, lambda ls, uri, a: ls.agent.tune(uri)))
     server.command(RESTORE)(_agent_command(RESTORE, lambda ls, uri, a: ls.agent.restore_best(uri)))
+    server.command(GENERATE)(_agent_command(GENERATE, lambda ls, uri, a: ls.agent.generate(uri)))
 
     @server.command(APPLY)
     async def apply_patch(ls, *args):
