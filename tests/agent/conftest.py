@@ -1,4 +1,4 @@
-"""Fixtures for the agent tests: the scripted OpenAI-compatible server and a fast stand-in builder."""
+"""Fixtures for the agent tests: the scripted OpenAI-compatible server (real HTTP) and LSP clients."""
 
 from __future__ import annotations
 
