@@ -45,3 +45,17 @@ def test_recorded_classification_agrees_with_ncu_rule(folder):
     ours = summarize(kernels, flops=flops, dtype=dtype)["bound"]
     theirs = ncu_sol_rule((folder / "details.txt").read_text())
     assert theirs in AGREES[ours], (ours, theirs)
+
+
+def _recorded(name: str, matmul: bool) -> dict:
+    kernels = parse_raw_csv((Path(__file__).parent / "recorded" / name / "raw.csv").read_text())
+    return summarize(kernels, flops=2 * 4096 ** 3 if matmul else None, dtype="bfloat16" if matmul else "float32")
+
+
+def test_signals_on_recorded_h200_profiles():
+    """Our sm80-style GEMM on Hopper: the finding is mma.sync instead of wgmma, not its (by design) low
+    occupancy; cuBLAS at the roofline gets no finding but compute-bound; softsign waits on memory."""
+    ours = {s["name"] for s in _recorded("gemm_bf16", True)["signals"]}
+    assert ours == {"mma-sync-not-wgmma", "compute-bound"}
+    assert {s["name"] for s in _recorded("gemm_bf16-reference", True)["signals"]} == {"compute-bound"}
+    assert _recorded("softsign", False)["summary"].startswith("memory-bound at 96% of achievable DRAM bandwidth")

@@ -18,7 +18,7 @@ WORKLOADS = ("elementwise", "reduction", "gemm", "other")
 SIGNALS = (
     "register-pressure", "spills", "under-one-wave", "uncoalesced-global", "smem-bank-conflicts",
     "long-scoreboard-stalls", "tensor-pipes-idle", "wgmma-serialized", "low-occupancy",
-    "memory-bound-below-roofline", "compute-bound", "latency-bound",
+    "memory-bound-below-roofline", "compute-bound", "latency-bound", "mma-sync-not-wgmma",
 )
 # The harness's verdicts (cutegen.harness.gpu_checks / worker / verify) and mismatch patterns (compare.py).
 VERDICTS = (

@@ -101,17 +101,24 @@ def _signals(k: dict, bound: str, roof: dict, spills: int, wgmma_serialized: boo
     def add(name: str, evidence: str) -> None:
         out.append({"name": name, "evidence": evidence})
 
+    tensor = _num(k, "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active")
+    if tensor is None:
+        tensor = max(_find(k, r"pipe_tensor.*avg\.pct_of_peak_sustained_active$").values(), default=None)
+    # A matrix product keeping its tensor pipes busy trades occupancy for register tiles by design: there,
+    # register pressure and low occupancy are not findings.
+    tensor_busy = matmul and (tensor or 0) >= 60
     regs = _num(k, "launch__registers_per_thread")
     limits = _find(k, r"^launch__occupancy_limit_(registers|shared_mem|warps|blocks)$")
     achieved = _num(k, "sm__warps_active.avg.pct_of_peak_sustained_active")
     waves = _num(k, "launch__waves_per_multiprocessor")
-    if limits and regs and min(limits, key=limits.get).endswith("registers") and limits[min(limits, key=limits.get)] < 4:
+    if not tensor_busy and limits and regs and min(limits, key=limits.get).endswith("registers") \
+            and limits[min(limits, key=limits.get)] < 4:
         add("register-pressure", f"{regs:.0f} registers/thread limit occupancy to {limits[min(limits, key=limits.get)]:.0f} blocks/SM")
     if spills:
         add("spills", f"ptxas: {spills} bytes spill stores")
     if waves is not None and waves < 1:
         add("under-one-wave", f"{waves:.2f} waves per SM: part of the 132 SMs idle")
-    if achieved is not None and achieved < 25:
+    if not tensor_busy and achieved is not None and achieved < 25:
         add("low-occupancy", f"achieved occupancy {achieved:.0f} % of peak warps")
     sectors = _num(k, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum")
     requests = _num(k, "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum")
@@ -128,9 +135,13 @@ def _signals(k: dict, bound: str, roof: dict, spills: int, wgmma_serialized: boo
         if top == "long_scoreboard" and stalls[top] > 0.3 * sum(stalls.values()):
             add("long-scoreboard-stalls", f"long-scoreboard (waiting on global/local memory) is the top stall: "
                                           f"{stalls[top]:.1f} cycles per issue of {sum(stalls.values()):.1f}")
-    tensor = max(_find(k, r"pipe_tensor.*pct_of_peak").values(), default=None)
     if matmul and (tensor is None or tensor < 30):
         add("tensor-pipes-idle", f"tensor pipes active {tensor or 0:.0f} % of peak in a matrix product")
+    hmma = _num(k, "sm__inst_executed_pipe_tensor_op_hmma.avg.pct_of_peak_sustained_active") or 0
+    gmma = _num(k, "sm__inst_executed_pipe_tensor_op_gmma.avg.pct_of_peak_sustained_active")
+    if matmul and gmma == 0 and hmma > 0:
+        add("mma-sync-not-wgmma", f"tensor work is all mma.sync (HMMA, {hmma:.0f} % issue) and no wgmma (HGMMA): "
+                                  f"the pre-Hopper path, tensor pipes {tensor or 0:.0f} % active")
     if wgmma_serialized:
         add("wgmma-serialized", "ptxas C7510: wgmma instructions are serialized")
     if roof.get("roofline_bound") == "memory" and roof.get("share_of_peak", 1) < 0.7:
