@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
@@ -25,6 +26,19 @@ def write(state_dir: Path, kind: str, file: str, payload: dict) -> Path:
     return path
 
 
+def finisher(state_dir: Path, kind: str, file: str, record: dict):
+    """`finish(verdict, message, **extra)` for an action that may end at any of several steps: it completes
+    `record` (verdict, message, seconds since now), writes it, notes where, and returns it."""
+    started = time.perf_counter()
+
+    def finish(verdict: str, message: str, **extra) -> dict:
+        record.update(verdict=verdict, message=message, seconds=time.perf_counter() - started, **extra)
+        record["record"] = str(write(state_dir, kind, file, record))
+        return record
+
+    return finish
+
+
 def latest(state_dir: Path, file: str, kind: str) -> dict | None:
     path = _folder(state_dir, file) / f"latest-{kind}.json"
     try:
@@ -36,7 +50,5 @@ def latest(state_dir: Path, file: str, kind: str) -> dict | None:
 
 def _folder(state_dir: Path, file: str) -> Path:
     # Readable and collision-free: the file's name plus a short hash of its full path.
-    import hashlib
-
     p = Path(file).resolve()
     return Path(state_dir) / "runs" / f"{p.stem}-{hashlib.sha1(str(p).encode()).hexdigest()[:8]}"

@@ -54,12 +54,11 @@ def no_key_anywhere(folder: Path) -> None:
 
 import asyncio  # noqa: E402
 import os  # noqa: E402
-from typing import Union  # noqa: E402
 
 try:
     import pytest_lsp
     from lsprotocol import types
-    from pygls.protocol import default_converter
+    from tests.support.lsp_converter import code_action_converter
     from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
     from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 except ImportError:  # the LSP extras are optional; those tests then skip
@@ -72,18 +71,6 @@ SERVER_ENV = {**os.environ, KEY_ENV: KEY,
 def pytest_configure(config):
     config.addinivalue_line("markers", "replies(list): scripted LLM replies for the agent client fixture")
     config.addinivalue_line("markers", "agent_settings(dict): extra `cutegen` settings for the agent client fixture")
-
-
-def _converter():
-    """As in tests/lsp: CodeActions that carry a command must not be read as bare Commands."""
-    converter = default_converter()
-
-    def command_or_action(obj, _):
-        kind = types.Command if isinstance(obj.get("command"), str) else types.CodeAction
-        return converter.structure(obj, kind)
-
-    converter.register_structure_hook(Union[types.Command, types.CodeAction], command_or_action)
-    return converter
 
 
 def _apply_edit(client: LanguageClient, params: types.ApplyWorkspaceEditParams):
@@ -115,7 +102,7 @@ def _apply_edit(client: LanguageClient, params: types.ApplyWorkspaceEditParams):
 
 
 def make_agent_client():
-    client = LanguageClient(converter_factory=_converter)
+    client = LanguageClient(converter_factory=code_action_converter)
     client.published, client.docs, client.applied = [], {}, []
 
     # pygls passes the client only to handlers whose first parameter is annotated with its type

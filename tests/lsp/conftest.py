@@ -5,12 +5,11 @@ from __future__ import annotations
 import asyncio
 import sys
 from pathlib import Path
-from typing import Union
 
 import pytest
 import pytest_lsp
 from lsprotocol import types
-from pygls.protocol import default_converter
+from tests.support.lsp_converter import code_action_converter
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
@@ -30,21 +29,8 @@ def _code_lens_refresh(client: LanguageClient, params):
     client.code_lens_refreshes += 1
 
 
-def _converter():
-    """lsprotocol 2025.0.0 reads every CodeAction that has a `command` as a bare Command (its union
-    hook only asks whether the key exists); real clients do not, so the test client must not either."""
-    converter = default_converter()
-
-    def command_or_action(obj, _):
-        kind = types.Command if isinstance(obj.get("command"), str) else types.CodeAction
-        return converter.structure(obj, kind)
-
-    converter.register_structure_hook(Union[types.Command, types.CodeAction], command_or_action)
-    return converter
-
-
 def make_client() -> LanguageClient:
-    client = LanguageClient(converter_factory=_converter)
+    client = LanguageClient(converter_factory=code_action_converter)
     client.published = []
     client.code_lens_refreshes = 0
     features = {**DEFAULT_CLIENT_FEATURES, types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: _record_publish,

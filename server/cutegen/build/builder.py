@@ -72,6 +72,10 @@ class Builder:
         self.cache = BuildCache(Path(state_dir) / "cache")
         self._jobs: dict[str, _Job] = {}
         self._lock = threading.Lock()
+        # Library and system headers: everything else is the user's (asked for every frame of every message).
+        self._system = tuple(os.path.realpath(s) + os.sep for s in (
+            toolchain.cutlass_include, str(ABI_INCLUDE), toolchain.cuda_root, "/usr/include", "/usr/lib",
+            "/usr/local/include"))
 
     # -- public API ---------------------------------------------------------------------------
 
@@ -187,10 +191,7 @@ class Builder:
         return diagnostics, resources
 
     def _is_user(self, file: str) -> bool:
-        p = os.path.realpath(file)
-        system = (self.toolchain.cutlass_include, str(ABI_INCLUDE), self.toolchain.cuda_root, "/usr/include", "/usr/lib",
-                  "/usr/local/include")
-        return not any(p.startswith(os.path.realpath(s) + os.sep) for s in system)
+        return not os.path.realpath(file).startswith(self._system)
 
     # -- processes ------------------------------------------------------------------------------
 

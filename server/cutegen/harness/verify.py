@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import platform
-import time
 from pathlib import Path
 from typing import Callable
 
@@ -21,13 +20,9 @@ def verify_kernel(kernel: Path, builder: Builder, worker: Worker, *, problem: st
     kernel = Path(kernel).resolve()
     stage = on_stage or (lambda s: None)
     kind = "bench" if timing else "test"
-    started = time.perf_counter()
     record: dict = {"kernel": str(kernel), "problem": None, "environment": _environment(builder)}
 
-    def finish(verdict: str, message: str, **extra) -> dict:
-        record.update(verdict=verdict, message=message, seconds=time.perf_counter() - started, **extra)
-        record["record"] = str(records.write(state_dir, kind, str(kernel), record))
-        return record
+    finish = records.finisher(state_dir, kind, str(kernel), record)
 
     problem_path = find_problem(kernel, problem)
     if problem_path is None or not problem_path.is_file():

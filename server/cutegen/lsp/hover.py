@@ -38,10 +38,11 @@ def knowledge_diagnosis(d: Diagnostic) -> str | None:
         from cutegen.knowledge import KnowledgeBase
     except ImportError:
         return None
-    hits = KnowledgeBase.load().search(diagnostic=d, k=1)
+    kb = KnowledgeBase.load()
+    hits = kb.search(diagnostic=d, k=1)
     if not hits or hits[0].score <= KB_EXACT:
         return None
-    return KnowledgeBase.load().diagnosis_markdown(hits[0])
+    return kb.diagnosis_markdown(hits[0])
 
 
 def warm_knowledge() -> None:

@@ -47,13 +47,9 @@ def profile_kernel(kernel: Path, builder: Builder, worker=None, *, problem: str 
                    on_stage: Callable[[str], None] | None = None) -> dict:
     kernel = Path(kernel).resolve()
     stage = on_stage or (lambda s: None)
-    started = time.perf_counter()
     record: dict = {"kernel": str(kernel), "reference": reference}
 
-    def finish(verdict: str, message: str, **extra) -> dict:
-        record.update(verdict=verdict, message=message, seconds=time.perf_counter() - started, **extra)
-        record["record"] = str(records.write(state_dir, "profile", str(kernel), record))
-        return record
+    finish = records.finisher(state_dir, "profile", str(kernel), record)
 
     problem_path = find_problem(kernel, problem)
     if problem_path is None or not problem_path.is_file():
