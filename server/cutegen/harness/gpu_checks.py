@@ -11,7 +11,7 @@ import torch
 from cutegen.harness.abi import KernelLibrary
 from cutegen.harness.compare import compare
 from cutegen.harness.problem import Problem
-from cutegen.harness.timing import throughput, time_cuda
+from cutegen.harness.timing import throughput, time_interleaved
 
 SUSPICIOUS_SPEEDUP = 10.0  # over eager: re-verified with extra trials before it is believed
 
@@ -35,7 +35,7 @@ def verify(problem: Problem, lib: KernelLibrary, *, trials: int, seed: int, timi
             buffers, outs = _trial(problem, model, lib, seed + t, buffers, outs)
         result = {"verdict": "pass", "trials": trials, "message": f"correct on {trials} trials with fresh random inputs"}
         if timing:
-            result.update(_times(problem, model, lib, buffers, baselines))
+            result.update(_times(problem, model, lib, buffers, outs, baselines))
             speedup = result.get("speedup_vs_eager", 0.0)
             if speedup > SUSPICIOUS_SPEEDUP:
                 for t in range(trials, trials + 20):
@@ -129,27 +129,31 @@ def _poisoned_like(ref: torch.Tensor) -> torch.Tensor:
     return out
 
 
-def _times(problem, model, lib, inputs, baselines) -> dict:
-    ref = model(*inputs)
-    refs = list(ref) if isinstance(ref, (tuple, list)) else [ref]
-    outs = [torch.empty_like(r) for r in refs]
+def _times(problem, model, lib, inputs, outs, baselines) -> dict:
+    """The kernel and its baselines, timed round-robin on the same rotated inputs (see time_interleaved)."""
     stream = torch.cuda.current_stream()
     sets = _rotation(inputs)
-    turn = iter(range(1 << 62))
-    kernel = time_cuda(lambda: lib(sets[next(turn) % len(sets)], outs, stream))
-    nbytes = sum(x.numel() * x.element_size() for x in [*inputs, *outs])
-    dtype = str(refs[0].dtype).removeprefix("torch.")
-    result = {"timing": kernel.to_json(), "throughput": throughput(kernel.median_ms / 1e3, nbytes, problem.flops(), dtype)}
+    turns = {name: iter(range(1 << 62)) for name in ("kernel", "eager", "compile")}
+
+    def rotated(name):
+        return sets[next(turns[name]) % len(sets)]
+
+    fns = {"kernel": lambda: lib(rotated("kernel"), outs, stream)}
     if "eager" in baselines:
-        eager = time_cuda(lambda: model(*inputs))
-        result["eager"] = eager.to_json()
-        result["speedup_vs_eager"] = eager.median_ms / kernel.median_ms
+        fns["eager"] = lambda: model(*rotated("eager"))
     if "compile" in baselines:
         compiled = _compiled(problem, model)
         compiled(*inputs)  # compile outside the timed region
-        comp = time_cuda(lambda: compiled(*inputs))
-        result["torch_compile"] = comp.to_json()
-        result["speedup_vs_compile"] = comp.median_ms / kernel.median_ms
+        fns["compile"] = lambda: compiled(*rotated("compile"))
+    timings = time_interleaved(fns)
+    kernel = timings["kernel"]
+    nbytes = sum(x.numel() * x.element_size() for x in [*inputs, *outs])
+    dtype = str(outs[0].dtype).removeprefix("torch.")
+    result = {"timing": kernel.to_json(), "throughput": throughput(kernel.median_ms / 1e3, nbytes, problem.flops(), dtype)}
+    for name, key in (("eager", "eager"), ("compile", "torch_compile")):
+        if name in timings:
+            result[key] = timings[name].to_json()
+            result[f"speedup_vs_{name}"] = timings[name].median_ms / kernel.median_ms
     return result
 
 

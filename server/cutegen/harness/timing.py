@@ -26,25 +26,40 @@ class Timing:
         return asdict(self)
 
 
-def time_cuda(fn: Callable[[], object], *, warmup: int = 3, min_trials: int = 10, max_trials: int = 100,
-              budget_s: float = 2.0) -> Timing:
+def time_cuda(fn: Callable[[], object], **kwargs) -> Timing:
+    return time_interleaved({"fn": fn}, **kwargs)["fn"]
+
+
+def time_interleaved(fns: dict[str, Callable[[], object]], *, warmup: int = 3, min_trials: int = 10,
+                     max_trials: int = 100, budget_s: float = 2.0) -> dict[str, Timing]:
+    """Times several functions round-robin, one trial of each per round, so that clock and thermal drift over
+    the run falls on all of them alike (a kernel timed before its baseline would otherwise see a different
+    card). `budget_s` is per function."""
     l2 = torch.cuda.get_device_properties(torch.cuda.current_device()).L2_cache_size
     flush = torch.empty(max(256 << 20, 2 * l2), dtype=torch.uint8, device="cuda")
-    for _ in range(warmup):
-        fn()
+    for fn in fns.values():
+        for _ in range(warmup):
+            fn()
     torch.cuda.synchronize()
-    times: list[float] = []
+    times: dict[str, list[float]] = {name: [] for name in fns}
     spent = 0.0
-    while len(times) < max_trials and (len(times) < min_trials or spent < budget_s * 1000):
-        flush.zero_()  # a cold L2 for every trial: no kernel is timed on the previous one's cache
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-        spent += times[-1] + 0.2
-    times.sort()
+    rounds = 0
+    while rounds < max_trials and (rounds < min_trials or spent < budget_s * 1000 * len(fns)):
+        for name, fn in fns.items():
+            flush.zero_()  # a cold L2 for every trial: no kernel is timed on the previous one's cache
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            times[name].append(start.elapsed_time(end))
+            spent += times[name][-1] + 0.2
+        rounds += 1
+    return {name: _summary(t) for name, t in times.items()}
+
+
+def _summary(times: list[float]) -> Timing:
+    times = sorted(times)
     med = statistics.median(times)
     p10, p90 = times[len(times) // 10], times[min(len(times) - 1, (9 * len(times)) // 10)]
     return Timing(med, p10, p90, (p90 - p10) / med if med else 0.0, len(times))
