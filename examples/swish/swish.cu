@@ -1,13 +1,15 @@
 // swish.cu -- y = x * sigmoid(x), fp32, elementwise (KernelBench level 1 #25).
 //
 // Design (memory-bound: 8 bytes moved per element, the math is free):
-//  * One 4096-element tile per CTA: 256 threads x 4 x 128-bit accesses. Each thread issues its
-//    four 16-byte loads before any math, so 64 B/thread (16 KB/CTA, ~128 KB/SM at 8 CTAs/SM) are
-//    in flight -- enough outstanding traffic to cover DRAM latency at ~4.3 TB/s.
-//  * The accesses are a CuTe TiledCopy (Copy_Atom<UniversalCopy<uint128_t>, float>, 256 threads x
+//  * One 8192-element tile per CTA: 512 threads x 4 x 128-bit accesses. Each thread issues its
+//    four 16-byte loads before any math, so 64 B/thread (32 KB/CTA, 128 KB/SM at 4 CTAs/SM) are
+//    in flight -- enough outstanding traffic to cover DRAM latency at ~4.3 TB/s. 512 threads, not
+//    256, because it measured faster on the H200 (bench/activation_variants.py: 96-98 % of the copy
+//    bandwidth against 95-96 %); 8 accesses per thread and streaming cache hints were no faster.
+//  * The accesses are a CuTe TiledCopy (Copy_Atom<UniversalCopy<uint128_t>, float>, 512 threads x
 //    4 contiguous floats): a warp touches 512 contiguous bytes per instruction (fully coalesced).
 //  * Full tiles take the unpredicated vector path. The one partial tile at the end (n not a
-//    multiple of 4096) runs a predicated scalar loop, so any n >= 1 is handled.
+//    multiple of 8192) runs a predicated scalar loop, so any n >= 1 is handled.
 //  * If either pointer is not 16-byte aligned, every tile takes the scalar path (still coalesced
 //    4-byte accesses), so misaligned views are correct, just slower.
 //  * 64-bit element indices: the KernelBench size has 1.6e9 elements (6.4 GB per tensor).
@@ -24,10 +26,10 @@ namespace swish_impl {
 
 using namespace cute;
 
-constexpr int kThreads = 256;
+constexpr int kThreads = 512;
 constexpr int kVecElems = 4;        // floats per 128-bit access
 constexpr int kVecPerThread = 4;    // 128-bit accesses per thread per tile
-constexpr int kTileElems = kThreads * kVecElems * kVecPerThread;  // 4096 floats = 16 KB
+constexpr int kTileElems = kThreads * kVecElems * kVecPerThread;  // 8192 floats = 32 KB
 
 struct Op {
   __device__ __forceinline__ float operator()(float x) const { return x / (1.0f + __expf(-x)); }
@@ -45,7 +47,7 @@ elementwise_kernel(const float* __restrict__ x, float* __restrict__ y, int64_t n
   const int64_t remaining = n - tile * kTileElems;
 
   if (kVectorized && remaining >= kTileElems) {
-    // 256 threads x 4 contiguous floats per 128-bit access; the tile repeats it 4 times.
+    // 512 threads x 4 contiguous floats per 128-bit access; the tile repeats it 4 times.
     auto tiled_copy = make_tiled_copy(Copy_Atom<UniversalCopy<uint128_t>, float>{},
                                       Layout<Shape<Int<kThreads>>>{},     // thread layout
                                       Layout<Shape<Int<kVecElems>>>{});   // value layout
