@@ -46,7 +46,7 @@ def main() -> None:
         profile_s = time.perf_counter() - t
         name = kernel.stem + (" (torch.matmul)" if reference else "")
         row = {"case": name, "verdict": rec["verdict"], "message": rec["message"], "profile_s": profile_s,
-               "verify_s": verify_s}
+               "verify_s": verify_s, "stages_s": rec.get("stage_seconds")}
         if rec["verdict"] == "profiled":
             ours, theirs = rec["classification"]["bound"], rec["ncu_rule"]
             row.update(ours=ours, ncu_rule=theirs, agrees=theirs in AGREES.get(ours, set()),
@@ -59,7 +59,7 @@ def main() -> None:
                     shutil.copy(f, dest / f.name)
                 (dest / "problem.txt").write_text(kernel.with_suffix(".py").name)
         rows.append(row)
-        print(f"{name:<26} {rec['verdict']:<10} {profile_s:5.1f} s  ours={row.get('ours')}  ncu={row.get('ncu_rule')}  "
+        print(f"{name:<26} {rec['verdict']:<10} {profile_s:5.1f} s {row['stages_s']}  ours={row.get('ours')}  ncu={row.get('ncu_rule')}  "
               f"{rec['message']}  signals={row.get('signals')}", flush=True)
     worker.stop()
     agree = [r for r in rows if "agrees" in r]

@@ -1,21 +1,35 @@
 #!/usr/bin/env bash
-# Everything the GPU side needs, in one call on the device machine (no package index there):
-# installs the carried wheels (.whl/: nvidia-cutlass for the CuTe headers), runs the GPU-marked tests,
-# the benchmarks and the examples, and writes logs under $OUT.
-#   device run, carry [".whl"]:  bash scripts/gpu-check.sh [pytest args...]
+# Everything the GPU side needs, on the device machine (no package index there): installs the carried wheels
+# (.whl/: nvidia-cutlass for the CuTe headers; .whl/agent/: the pure-Python packages the GPU image lacks), then
+# runs the chosen parts and writes logs under $OUT. A device call is limited to 10 minutes, so the parts are
+# named; each one alone fits a call (measured 2026-11-29 on the H200: tests 7.5 min, profile
+# 3, variants 2.5, agent 1; examples with the verify-latency run about 5.5).
+#   device run, carry [".whl"]:  bash scripts/gpu-check.sh tests          (or: examples profile variants agent all)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/cutegen-gpu-out}; mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
-# .whl/ holds nvidia-cutlass; .whl/agent/ the pure-Python packages the GPU image lacks (openai, unidiff, pygls,
-# lsprotocol, pytest-lsp, ...): see the README's "GPU checks" for the download command.
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
   .whl/*.whl $(ls .whl/agent/*.whl 2>/dev/null) || exit 1
 export PYTHONPATH=/tmp/site:$PWD/server:$PWD
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/gpu.txt"
-python3 -m pytest -q -m gpu tests/gpu tests/knowledge tests/agent -p no:cacheprovider 2>&1 | tee "$OUT/gpu-tests.log"
-python3 bench/examples_bench.py --out "$OUT/examples.json" 2>&1 | tee "$OUT/examples.log"
-python3 bench/verify_latency.py --out "$OUT/verify_latency.json" 2>&1 | tee "$OUT/verify_latency.log"
-python3 bench/ncu_agreement.py --out "$OUT/ncu.json" 2>&1 | tee "$OUT/ncu.log"
-python3 bench/agent_optimize_step.py --out "$OUT/agent_optimize_step.json" 2>&1 | tee "$OUT/agent.log"
-python3 bench/profile_bench.py --out "$OUT/profile.json" --save /tmp/profiles 2>&1 | tee "$OUT/profile.log"; tar czf "$OUT/profiles.tgz" -C /tmp profiles
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv | tee "$OUT/gpu.txt"
+
+parts=("$@"); [ ${#parts[@]} -eq 0 ] && parts=(all)
+[ "${parts[0]}" = all ] && parts=(tests examples profile variants agent)
+status=0
+for part in "${parts[@]}"; do
+  case $part in
+    tests) python3 -m pytest -q -m gpu tests/gpu tests/knowledge tests/agent tests/profiler -p no:cacheprovider \
+             --durations=10 2>&1 | tee "$OUT/gpu-tests.log" ;;
+    examples) python3 bench/examples_bench.py --out "$OUT/examples.json" 2>&1 | tee "$OUT/examples.log"
+              python3 bench/ncu_agreement.py --out "$OUT/ncu.json" 2>&1 | tee "$OUT/ncu.log"
+              python3 bench/verify_latency.py --out "$OUT/verify_latency.json" 2>&1 | tee "$OUT/verify_latency.log" ;;
+    profile) python3 bench/profile_bench.py --out "$OUT/profile.json" --save /tmp/profiles 2>&1 | tee "$OUT/profile.log"
+             tar czf "$OUT/profiles.tgz" --exclude='*.ncu-rep' -C /tmp profiles ;;
+    variants) python3 bench/activation_variants.py --out "$OUT/variants.json" 2>&1 | tee "$OUT/variants.log" ;;
+    agent) python3 bench/agent_optimize_step.py --out "$OUT/agent_optimize_step.json" 2>&1 | tee "$OUT/agent.log" ;;
+    *) echo "unknown part '$part' (tests, examples, profile, variants, agent, all)" >&2; exit 2 ;;
+  esac
+  [ "${PIPESTATUS[0]}" -ne 0 ] && status=1
+done
+exit $status

@@ -107,18 +107,21 @@ def _signals(k: dict, bound: str, roof: dict, spills: int, wgmma_serialized: boo
     # A matrix product keeping its tensor pipes busy trades occupancy for register tiles by design: there,
     # register pressure and low occupancy are not findings.
     tensor_busy = matmul and (tensor or 0) >= 60
+    # Likewise a memory-bound kernel at >= 90 % of the copy bandwidth: more warps cannot move bytes faster.
+    at_memory_roof = roof.get("roofline_bound") == "memory" and roof.get("share_of_peak", 0) >= 0.9
+    occupancy_matters = not tensor_busy and not at_memory_roof
     regs = _num(k, "launch__registers_per_thread")
     limits = _find(k, r"^launch__occupancy_limit_(registers|shared_mem|warps|blocks)$")
     achieved = _num(k, "sm__warps_active.avg.pct_of_peak_sustained_active")
     waves = _num(k, "launch__waves_per_multiprocessor")
-    if not tensor_busy and limits and regs and min(limits, key=limits.get).endswith("registers") \
+    if occupancy_matters and limits and regs and min(limits, key=limits.get).endswith("registers") \
             and limits[min(limits, key=limits.get)] < 4:
         add("register-pressure", f"{regs:.0f} registers/thread limit occupancy to {limits[min(limits, key=limits.get)]:.0f} blocks/SM")
     if spills:
         add("spills", f"ptxas: {spills} bytes spill stores")
     if waves is not None and waves < 1:
         add("under-one-wave", f"{waves:.2f} waves per SM: part of the 132 SMs idle")
-    if not tensor_busy and achieved is not None and achieved < 25:
+    if occupancy_matters and achieved is not None and achieved < 25:
         add("low-occupancy", f"achieved occupancy {achieved:.0f} % of peak warps")
     sectors = _num(k, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum")
     requests = _num(k, "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum")
