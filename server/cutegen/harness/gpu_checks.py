@@ -6,6 +6,8 @@ constant outputs, mutated inputs, work left running on another stream, results c
 
 from __future__ import annotations
 
+import itertools
+
 import torch
 
 from cutegen.harness.abi import KernelLibrary
@@ -133,18 +135,18 @@ def _times(problem, model, lib, inputs, outs, baselines) -> dict:
     """The kernel and its baselines, timed round-robin on the same rotated inputs (see time_interleaved)."""
     stream = torch.cuda.current_stream()
     sets = _rotation(inputs)
-    turns = {name: iter(range(1 << 62)) for name in ("kernel", "eager", "compile")}
 
-    def rotated(name):
-        return sets[next(turns[name]) % len(sets)]
+    def rotating(call):  # each timed function walks the input sets on its own
+        turn = itertools.cycle(sets)
+        return lambda: call(next(turn))
 
-    fns = {"kernel": lambda: lib(rotated("kernel"), outs, stream)}
+    fns = {"kernel": rotating(lambda xs: lib(xs, outs, stream))}
     if "eager" in baselines:
-        fns["eager"] = lambda: model(*rotated("eager"))
+        fns["eager"] = rotating(lambda xs: model(*xs))
     if "compile" in baselines:
         compiled = _compiled(problem, model)
         compiled(*inputs)  # compile outside the timed region
-        fns["compile"] = lambda: compiled(*rotated("compile"))
+        fns["compile"] = rotating(lambda xs: compiled(*xs))
     timings = time_interleaved(fns)
     kernel = timings["kernel"]
     nbytes = sum(x.numel() * x.element_size() for x in [*inputs, *outs])
