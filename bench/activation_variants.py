@@ -155,8 +155,9 @@ def _time_activation(activation: str, builds: dict) -> list[dict]:
     import torch
 
     from cutegen.harness.abi import KernelLibrary
+    from cutegen.harness.compare import compare
     from cutegen.harness.problem import load_problem
-    from cutegen.harness.timing import time_interleaved
+    from cutegen.harness.timing import throughput, time_interleaved
 
     problem = load_problem(ROOT / "examples" / activation / f"{activation}.py")
     model = problem.make_model().cuda().eval()
@@ -177,8 +178,9 @@ def _time_activation(activation: str, builds: dict) -> list[dict]:
         lib = KernelLibrary(build.artifact)
         out.fill_(float("nan"))
         assert lib([x], [out], stream) == 0
-        if not torch.allclose(out, ref, atol=1e-4, rtol=1e-4):
-            print(f"{activation:<12} {variant:<18} WRONG: max error {(out - ref).abs().nan_to_num(1e9).max():.3g}")
+        mismatch = compare(out, ref, *problem.tolerance("float32"))
+        if mismatch is not None:
+            print(f"{activation:<12} {variant:<18} WRONG: {mismatch.message}")
             continue
         fns[variant] = (lambda lib=lib: lib([x], [out], stream))
     with torch.no_grad():
@@ -187,8 +189,9 @@ def _time_activation(activation: str, builds: dict) -> list[dict]:
     base = timings["torch.compile"].median_ms
     rows = []
     for name, t in timings.items():
+        tb_per_s = throughput(t.median_ms / 1e3, nbytes, None, "float32")["gb_per_s"] / 1e3
         rows.append({"activation": activation, "variant": name, "median_ms": t.median_ms, "spread": t.spread,
-                     "tb_per_s": nbytes / t.median_ms / 1e9, "vs_compile": base / t.median_ms,
+                     "tb_per_s": tb_per_s, "vs_compile": base / t.median_ms,
                      "vs_copy": timings["copy"].median_ms / t.median_ms})
         r = rows[-1]
         print(f"{activation:<12} {name:<18} {t.median_ms:7.3f} ms ±{t.spread:5.1%}  {r['tb_per_s']:5.2f} TB/s  "
