@@ -17,19 +17,23 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu 
 parts=("$@"); [ ${#parts[@]} -eq 0 ] && parts=(all)
 [ "${parts[0]}" = all ] && parts=(tests examples profile variants agent)
 status=0
+run() {  # run LOG COMMAND...: output to the terminal and $OUT/LOG; any failing command fails the script
+  local log=$1; shift
+  "$@" 2>&1 | tee "$OUT/$log"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+}
 for part in "${parts[@]}"; do
   case $part in
-    tests) python3 -m pytest -q -m gpu tests/gpu tests/knowledge tests/agent tests/profiler -p no:cacheprovider \
-             --durations=10 2>&1 | tee "$OUT/gpu-tests.log" ;;
-    examples) python3 bench/examples_bench.py --out "$OUT/examples.json" 2>&1 | tee "$OUT/examples.log"
-              python3 bench/ncu_agreement.py --out "$OUT/ncu.json" 2>&1 | tee "$OUT/ncu.log"
-              python3 bench/verify_latency.py --out "$OUT/verify_latency.json" 2>&1 | tee "$OUT/verify_latency.log" ;;
-    profile) python3 bench/profile_bench.py --out "$OUT/profile.json" --save /tmp/profiles 2>&1 | tee "$OUT/profile.log"
+    tests) run gpu-tests.log python3 -m pytest -q -m gpu tests/gpu tests/knowledge tests/agent tests/profiler \
+             -p no:cacheprovider --durations=10 ;;
+    examples) run examples.log python3 bench/examples_bench.py --out "$OUT/examples.json"
+              run ncu.log python3 bench/ncu_agreement.py --out "$OUT/ncu.json"
+              run verify_latency.log python3 bench/verify_latency.py --out "$OUT/verify_latency.json" ;;
+    profile) run profile.log python3 bench/profile_bench.py --out "$OUT/profile.json" --save /tmp/profiles
              tar czf "$OUT/profiles.tgz" --exclude='*.ncu-rep' -C /tmp profiles ;;
-    variants) python3 bench/activation_variants.py --out "$OUT/variants.json" 2>&1 | tee "$OUT/variants.log" ;;
-    agent) python3 bench/agent_optimize_step.py --out "$OUT/agent_optimize_step.json" 2>&1 | tee "$OUT/agent.log" ;;
+    variants) run variants.log python3 bench/activation_variants.py --out "$OUT/variants.json" ;;
+    agent) run agent.log python3 bench/agent_optimize_step.py --out "$OUT/agent_optimize_step.json" ;;
     *) echo "unknown part '$part' (tests, examples, profile, variants, agent, all)" >&2; exit 2 ;;
   esac
-  [ "${PIPESTATUS[0]}" -ne 0 ] && status=1
 done
 exit $status
