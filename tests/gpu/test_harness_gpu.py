@@ -81,3 +81,11 @@ def test_modelnew_load_inline_example_passes(engine):
     builder.settings.build_timeout = 400
     record = verify_kernel(ROOT / "examples/softsign_modelnew/softsign_modelnew.py", builder, worker, state_dir=state)
     assert record["verdict"] == "pass", record["message"]
+
+
+@pytest.mark.gpu
+def test_modelnew_with_random_weights_passes(engine):
+    """Depthwise conv + linear with kaiming-uniform weights: built from the reference's random state on the GPU."""
+    builder, worker, state = engine
+    record = verify_kernel(KERNELS / "modelnew_depthwise.py", builder, worker, state_dir=state)
+    assert record["verdict"] == "pass", record["message"]

@@ -52,6 +52,8 @@ class KernelLibrary:
         outs = (DLTensor * max(1, len(outputs)))(*[_dl(t, keep) for t in outputs])
         return self._fn(ins, len(inputs), outs, len(outputs), ctypes.c_void_p(stream.cuda_stream))
 
+    timed_call = __call__  # what timing measures: the launcher writes straight into the outputs
+
 
 def _dl(t: torch.Tensor, keep: list) -> DLTensor:
     if t.dtype not in _DTYPES:

@@ -29,8 +29,7 @@ class Verdict(Exception):
 def verify(problem: Problem, lib: KernelLibrary, *, trials: int, seed: int, timing: bool, baselines: list[str]) -> dict:
     """`lib` is anything called as lib(inputs, outputs, stream) -> error code: a KernelLibrary on the GPU, or
     a Python stand-in on the CPU (the checks themselves are device-agnostic; timing needs CUDA)."""
-    torch.manual_seed(seed)
-    model = problem.make_model().to(_device()).eval()
+    model = problem.make_model(seed).to(_device()).eval()
     with torch.no_grad():
         buffers, outs = _trial(problem, model, lib, seed, None, None)
         for t in range(1, trials):
@@ -140,7 +139,7 @@ def _times(problem, model, lib, inputs, outs, baselines) -> dict:
         turn = itertools.cycle(sets)
         return lambda: call(next(turn))
 
-    fns = {"kernel": rotating(lambda xs: lib(xs, outs, stream))}
+    fns = {"kernel": rotating(lambda xs: lib.timed_call(xs, outs, stream))}
     if "eager" in baselines:
         fns["eager"] = rotating(lambda xs: model(*xs))
     if "compile" in baselines:

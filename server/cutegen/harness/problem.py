@@ -56,8 +56,19 @@ class Problem:
         fn = getattr(self.module, "get_flops", None)
         return int(fn()) if callable(fn) else None
 
-    def make_model(self):
-        return self.module.Model(*self.module.get_init_inputs())
+    def make_model(self, seed: int = 0):
+        return self.construct(self.module.Model, seed)
+
+    def construct(self, cls, seed: int):
+        """`cls(*get_init_inputs())` from a fixed random state. KernelBench seeds the same way before building
+        `Model` and before building `ModelNew`, so layers with random weights (conv, linear) start equal in
+        both; any other order judges a correct candidate wrong."""
+        import torch
+
+        torch.manual_seed(seed)  # seeds the CPU and every CUDA generator
+        init_inputs = list(self.module.get_init_inputs())
+        torch.manual_seed(seed)
+        return cls(*init_inputs)
 
     def make_inputs(self) -> list:
         return list(self.module.get_inputs())

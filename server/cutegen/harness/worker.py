@@ -70,7 +70,7 @@ def _handle(request: dict) -> dict:
     try:
         problem = load_problem(request["problem"])
         if request.get("modelnew"):
-            lib = ModelNewAdapter(request["modelnew"], list(problem.module.get_init_inputs()))
+            lib = ModelNewAdapter(request["modelnew"], problem, request.get("seed", 0))
         else:
             lib = KernelLibrary(request["library"])
         return verify(problem, lib, trials=request.get("trials", 5), seed=request.get("seed", 0),
