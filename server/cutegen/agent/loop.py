@@ -161,12 +161,14 @@ class Agent:
             try:
                 diag = self._ask(t, r, "diagnose", prompts.diagnose(name, text, failure, knowledge, previous), out.usage)
                 out.diagnosis, out.diagnosis_source = diag.text.strip(), "llm"
-                reply = self._ask(t, r, "patch", prompts.patch(name, text, failure, out.diagnosis, previous), out.usage)
+                reply = self._ask(t, r, "patch", prompts.patch(name, text, failure, out.diagnosis, previous,
+                                                               self.settings.llm_edit_format), out.usage)
             except LLMError as e:
                 out.message = f"No fix proposed: {e.message}."
                 out.rounds.append({"round": r, "verdict": "llm-error", "message": e.message})
                 return out
-            p = apply_reply(reply.text, text, name, finish_reason=reply.finish_reason, whole_file_ok=not chain)
+            p = apply_reply(reply.text, text, name, finish_reason=reply.finish_reason, whole_file_ok=not chain,
+                            fmt=self.settings.llm_edit_format)
             if not p.ok:
                 previous.append((p.raw or reply.text[:1500], f"the diff was rejected: {p.error}"))
                 out.rounds.append({"round": r, "verdict": "patch-rejected", "message": p.error})
@@ -224,14 +226,16 @@ class Agent:
         for r in range(1, self.settings.max_rounds + 1):
             try:
                 reply = self._ask(t, r, "optimize", prompts.optimize(kernel.name, text, workload=workload, baseline=before,
-                                                                     profile=profile_txt, menu=menu, previous=previous),
+                                                                     profile=profile_txt, menu=menu, previous=previous,
+                                                                     edit_format=self.settings.llm_edit_format),
                                   out.usage)
             except LLMError as e:
                 out.message = f"No optimization proposed: {e.message}."
                 out.rounds.append({"round": r, "verdict": "llm-error", "message": e.message})
                 break
             change = _change(reply.text)
-            p = apply_reply(reply.text, text, kernel.name, finish_reason=reply.finish_reason)
+            p = apply_reply(reply.text, text, kernel.name, finish_reason=reply.finish_reason,
+                            fmt=self.settings.llm_edit_format)
             if not p.ok:
                 previous.append((p.raw or reply.text[:1500], f"the diff was rejected: {p.error}"))
                 out.rounds.append({"round": r, "change": change, "verdict": "patch-rejected", "message": p.error})

@@ -1,6 +1,7 @@
 """The prompts. Each user message starts with `TASK: <step>` so that transcripts read clearly and
-scripted endpoints (tests) can match on the step. The kernel is shown without line numbers: numbered
-lines get copied into diffs; the lines that matter are quoted with their number instead."""
+scripted endpoints (tests) can match on the step. The kernel is shown without line numbers (numbered
+lines get copied into diffs; the lines that matter are quoted with their number instead), except
+when JSON line edits are asked for: those point at lines by number."""
 
 from __future__ import annotations
 
@@ -16,8 +17,44 @@ DIFF_RULES = """Reply with ONE unified diff for `{name}` only, in a single ```di
 context copied exactly from the file. Small hunks that change only what must change: no rewrite of the
 file, no other file, no line numbers inside the code lines."""
 
+SEARCH_REPLACE_RULES = """Reply with SEARCH/REPLACE blocks for `{name}` only, each in this form:
+```cuda
+<<<<<<< SEARCH
+the lines to change, copied exactly from the file, with one or two unchanged lines around them
+=======
+the new lines
+>>>>>>> REPLACE
+```
+Each SEARCH part must occur exactly once in the file. Small blocks that change only what must change;
+never elide code with `...` comments; no other file."""
 
-def _kernel(name: str, text: str) -> str:
+JSON_RULES = """Reply with CuTeGen line edits for `{name}` in one ```json block: a list of
+{{"action": "replace" | "insert" | "delete", "line_number": N, "num_lines": K, "new_code": "..."}}
+on the numbered lines shown above (1-based). `replace` puts new_code in place of the K lines from
+line N, `delete` removes them, `insert` puts new_code before line N (N = last line + 1 appends).
+Every line_number refers to the file as shown; edits must not overlap. Never copy the `N |` prefixes
+into new_code. Change only what must change."""
+
+WHOLE_RULES = """Reply with the complete new `{name}` in one ```cuda block: every line, none elided
+with `...` comments. Change only what must change."""
+
+RULES = {"diff": DIFF_RULES, "search-replace": SEARCH_REPLACE_RULES, "json": JSON_RULES, "whole": WHOLE_RULES}
+
+
+def asked_format(setting: str) -> str:
+    """The format a prompt asks for under cutegen.llmEditFormat: `auto` asks for SEARCH/REPLACE."""
+    return "search-replace" if setting == "auto" else setting
+
+
+def edit_rules(name: str, setting: str = "auto") -> str:
+    return RULES[asked_format(setting)].format(name=name)
+
+
+def _kernel(name: str, text: str, numbered: bool = False) -> str:
+    if numbered:
+        width = len(str(len(text.splitlines())))
+        text = "\n".join(f"{i:>{width}} | {line}" for i, line in enumerate(text.rstrip().splitlines(), 1))
+        return f"The file `{name}`, with line numbers (not part of the file):\n```cuda\n{text}\n```"
     return f"The file `{name}`:\n```cuda\n{text.rstrip()}\n```"
 
 
@@ -74,20 +111,21 @@ def diagnose(name: str, text: str, failure: str, knowledge: list[str], previous:
     return _messages("\n\n".join(p for p in parts if p))
 
 
-def patch(name: str, text: str, failure: str, diagnosis: str, previous: list[tuple[str, str]]) -> list[dict]:
-    parts = [f"TASK: patch `{name}`", failure, f"Diagnosis:\n{diagnosis}", _previous(previous), _kernel(name, text),
-             DIFF_RULES.format(name=name)]
+def patch(name: str, text: str, failure: str, diagnosis: str, previous: list[tuple[str, str]],
+          edit_format: str = "auto") -> list[dict]:
+    parts = [f"TASK: patch `{name}`", failure, f"Diagnosis:\n{diagnosis}", _previous(previous),
+             _kernel(name, text, asked_format(edit_format) == "json"), edit_rules(name, edit_format)]
     return _messages("\n\n".join(p for p in parts if p))
 
 
 def optimize(name: str, text: str, *, workload: str, baseline: str, profile: str, menu: list[str],
-             previous: list[tuple[str, str]]) -> list[dict]:
+             previous: list[tuple[str, str]], edit_format: str = "auto") -> list[dict]:
     parts = [f"TASK: optimize `{name}` by ONE change", f"Workload: {workload}. Current version: {baseline}.",
              profile or "No profile is available: reason from the code.",
              "Choose exactly ONE change from this menu, the one the profile signals point to:\n" + "\n".join(menu),
-             _previous(previous), _kernel(name, text),
+             _previous(previous), _kernel(name, text, asked_format(edit_format) == "json"),
              "First line of your reply: `CHANGE: <the menu item>` and one sentence why. Then:\n"
-             + DIFF_RULES.format(name=name)
+             + edit_rules(name, edit_format)
              + "\nThe change must keep the kernel correct for every input size and alignment."]
     return _messages("\n\n".join(p for p in parts if p))
 
