@@ -5,6 +5,8 @@ when JSON line edits are asked for: those point at lines by number."""
 
 from __future__ import annotations
 
+import re
+
 SYSTEM = """You are CuTeGen, an assistant for CUDA kernels written with CuTe (CUTLASS 4.x) that a kernel
 engineer trusts. You work on exactly one .cu file. The kernel exports the CuTeGen C ABI launcher
 `cutegen_forward(const DLTensor* inputs, int num_inputs, DLTensor* outputs, int num_outputs, cudaStream_t stream)`
@@ -56,6 +58,22 @@ def _kernel(name: str, text: str, numbered: bool = False) -> str:
         text = "\n".join(f"{i:>{width}} | {line}" for i, line in enumerate(text.rstrip().splitlines(), 1))
         return f"The file `{name}`, with line numbers (not part of the file):\n```cuda\n{text}\n```"
     return f"The file `{name}`:\n```cuda\n{text.rstrip()}\n```"
+
+
+_SHOWN = re.compile(r"^The file `[^`]+`(?P<numbered>, with line numbers[^\n]*)?:\n```cuda\n(?P<body>.*?)\n```$", re.M | re.S)
+
+
+def shown_text(messages: list[dict]) -> str | None:
+    """The kernel text a recorded prompt showed the model (line numbers removed), or None: what a
+    replayed reply's line numbers refer to."""
+    user = next((m.get("content") or "" for m in reversed(messages) if m.get("role") == "user"), "")
+    m = _SHOWN.search(user) if isinstance(user, str) else None
+    if m is None:
+        return None
+    lines = m.group("body").split("\n")
+    if m.group("numbered"):
+        lines = [re.sub(r"^\s*\d+ \| ?", "", l, count=1) for l in lines]
+    return "\n".join(lines) + "\n"
 
 
 def _quote(text: str, line: int, around: int = 2) -> str:
