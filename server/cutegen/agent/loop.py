@@ -21,6 +21,7 @@ from pathlib import Path
 
 from cutegen import records
 from cutegen.agent import prompts
+from cutegen.agent.budget import Budget
 from cutegen.agent.history import History, text_id
 from cutegen.agent.knowledge import Knowledge, classify_workload, hit_text, menu_text, profile
 from cutegen.agent.llm import LLMClient, LLMError, Usage, configured
@@ -80,6 +81,7 @@ class Agent:
         self.verifier = Verifier(builder, worker, state_dir=self.state_dir, problem=problem, trials=trials,
                                  on_stage=self.on_stage, gpu=gpu)
         self.llm, self.llm_problem = llm, None
+        self.budget = Budget(settings.llm_context_tokens, settings.max_tokens)  # fits every prompt to the window
         if llm is None:
             self.llm_problem = configured(settings)
             if self.llm_problem is None:
@@ -110,7 +112,7 @@ class Agent:
             failure = prompts.failure_text(kernel.name, text, diagnostic=diagnostic, record=record, profile=profile_record)
             try:
                 reply = self._ask(t, 1, "diagnose", prompts.diagnose(kernel.name, text, failure, self._hits(
-                    text, diagnostic, record, profile_record), []), out.usage)
+                    text, diagnostic, record, profile_record), [], self.budget), out.usage)
                 out.ok, out.diagnosis, out.diagnosis_source = True, reply.text.strip(), "llm"
                 out.message = out.diagnosis
             except LLMError as e:
@@ -159,10 +161,11 @@ class Agent:
         previous: list[tuple[str, str]] = []
         for r in range(1, (rounds or self.settings.max_rounds) + 1):
             try:
-                diag = self._ask(t, r, "diagnose", prompts.diagnose(name, text, failure, knowledge, previous), out.usage)
+                diag = self._ask(t, r, "diagnose", prompts.diagnose(name, text, failure, knowledge, previous, self.budget),
+                                 out.usage)
                 out.diagnosis, out.diagnosis_source = diag.text.strip(), "llm"
                 reply = self._ask(t, r, "patch", prompts.patch(name, text, failure, out.diagnosis, previous,
-                                                               self.settings.llm_edit_format), out.usage)
+                                                               self.settings.llm_edit_format, self.budget), out.usage)
             except LLMError as e:
                 out.message = f"No fix proposed: {e.message}."
                 out.rounds.append({"round": r, "verdict": "llm-error", "message": e.message})
@@ -170,7 +173,7 @@ class Agent:
             p = apply_reply(reply.text, text, name, finish_reason=reply.finish_reason, whole_file_ok=not chain,
                             fmt=self.settings.llm_edit_format)
             if not p.ok:
-                previous.append((p.raw or reply.text[:1500], f"the diff was rejected: {p.error}"))
+                previous.append((p.raw or reply.text[:1500], f"the edit was rejected: {p.error}"))
                 out.rounds.append({"round": r, "verdict": "patch-rejected", "message": p.error})
                 t.step(r, "patch-rejected", error=p.error, notes=p.notes, raw=p.raw)
                 continue
@@ -227,7 +230,8 @@ class Agent:
             try:
                 reply = self._ask(t, r, "optimize", prompts.optimize(kernel.name, text, workload=workload, baseline=before,
                                                                      profile=profile_txt, menu=menu, previous=previous,
-                                                                     edit_format=self.settings.llm_edit_format),
+                                                                     edit_format=self.settings.llm_edit_format,
+                                                                     budget=self.budget),
                                   out.usage)
             except LLMError as e:
                 out.message = f"No optimization proposed: {e.message}."
@@ -237,7 +241,7 @@ class Agent:
             p = apply_reply(reply.text, text, kernel.name, finish_reason=reply.finish_reason,
                             fmt=self.settings.llm_edit_format)
             if not p.ok:
-                previous.append((p.raw or reply.text[:1500], f"the diff was rejected: {p.error}"))
+                previous.append((p.raw or reply.text[:1500], f"the edit was rejected: {p.error}"))
                 out.rounds.append({"round": r, "change": change, "verdict": "patch-rejected", "message": p.error})
                 t.step(r, "patch-rejected", error=p.error, notes=p.notes, raw=p.raw)
                 continue
@@ -323,16 +327,22 @@ class Agent:
 
     def _ask(self, t: Transcript, round_no: int, step: str, messages: list[dict], usage: Usage):
         self.on_stage(f"LLM: {step}")
+        fit, self.budget.last = self.budget.last, {}  # how this prompt was fitted (empty: not fitted)
         try:
             reply = self.llm.chat(messages, cancel=self.verifier.cancel_event)
         except LLMError as e:
             if getattr(e, "usage", None):
                 usage.add(e.usage)
-            t.step(round_no, step, messages=messages, error=e.message, kind=e.kind)
+            t.step(round_no, step, messages=messages, error=e.message, kind=e.kind, budget=fit)
             raise
         usage.add(reply.usage)
+        if fit:
+            self.budget.last = fit
+            self.budget.observe(reply.usage.prompt_tokens)
+            self.budget.last = {}
         t.step(round_no, step, messages=messages, reply=reply.text, finish_reason=reply.finish_reason,
-               model=reply.model, usage=reply.usage.to_json())
+               model=reply.model, usage=reply.usage.to_json(), prompt_tokens=reply.usage.prompt_tokens,
+               completion_tokens=reply.usage.completion_tokens, budget=fit)
         return reply
 
     def _end(self, t: Transcript, out: Outcome) -> Outcome:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 
+from cutegen.agent.budget import Budget, Part
+
 SYSTEM = """You are CuTeGen, an assistant for CUDA kernels written with CuTe (CUTLASS 4.x) that a kernel
 engineer trusts. You work on exactly one .cu file. The kernel exports the CuTeGen C ABI launcher
 `cutegen_forward(const DLTensor* inputs, int num_inputs, DLTensor* outputs, int num_outputs, cudaStream_t stream)`
@@ -111,41 +113,57 @@ def _previous(previous: list[tuple[str, str]]) -> str:
         return ""
     out = ["Earlier attempts in this session failed; do not repeat them:"]
     for i, (diff, why) in enumerate(previous[-2:], 1):
-        out.append(f"Attempt {i}:\n```diff\n{diff.strip()[:3000]}\n```\nResult: {why}")
+        lang = "diff" if diff.lstrip().startswith(("---", "@@", "diff ")) else ""
+        out.append(f"Attempt {i}:\n```{lang}\n{diff.strip()[:3000]}\n```\nResult: {why}")
     return "\n".join(out)
 
 
-def _messages(user: str) -> list[dict]:
+def _messages(parts: list, budget: Budget | None = None) -> list[dict]:
+    """System + user message; with a budget, the user message is fitted into the context window."""
+    parts = [p if isinstance(p, Part) else Part(p) for p in parts]
+    user = budget.fit(SYSTEM, parts) if budget else "\n\n".join(p.text for p in parts if p.text)
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
 
 
-def diagnose(name: str, text: str, failure: str, knowledge: list[str], previous: list[tuple[str, str]]) -> list[dict]:
-    parts = [f"TASK: diagnose `{name}`", failure]
-    if knowledge:
-        parts.append("Relevant entries of the CuTe knowledge base:\n" + "\n\n".join(knowledge))
-    parts += [_previous(previous), _kernel(name, text),
-              "Answer in at most 6 lines of Markdown: **What** is wrong, **Where** (line), **Why**, and "
-              "**Fix**: the smallest change that fixes it. No code blocks."]
-    return _messages("\n\n".join(p for p in parts if p))
+def _failure(failure: str) -> Part:
+    return Part(failure, 0, "condensed diagnostics", cuttable=True)
+
+
+def _hits(knowledge: list[str]) -> list[Part]:
+    """The knowledge hits, best first; the weaker ones are left out first."""
+    head = "Relevant entries of the CuTe knowledge base:\n"
+    return [Part((head if i == 0 else "") + k, 2 + i, f"knowledge hit {i + 1}") for i, k in enumerate(knowledge)]
+
+
+def diagnose(name: str, text: str, failure: str, knowledge: list[str], previous: list[tuple[str, str]],
+             budget: Budget | None = None) -> list[dict]:
+    parts = [Part(f"TASK: diagnose `{name}`"), _failure(failure), *_hits(knowledge),
+             Part(_previous(previous), 20, "earlier attempts"), Part(_kernel(name, text), 0, "kernel"),
+             Part("Answer in at most 6 lines of Markdown: **What** is wrong, **Where** (line), **Why**, and "
+                  "**Fix**: the smallest change that fixes it. No code blocks.")]
+    return _messages(parts, budget)
 
 
 def patch(name: str, text: str, failure: str, diagnosis: str, previous: list[tuple[str, str]],
-          edit_format: str = "auto") -> list[dict]:
-    parts = [f"TASK: patch `{name}`", failure, f"Diagnosis:\n{diagnosis}", _previous(previous),
-             _kernel(name, text, asked_format(edit_format) == "json"), edit_rules(name, edit_format)]
-    return _messages("\n\n".join(p for p in parts if p))
+          edit_format: str = "auto", budget: Budget | None = None) -> list[dict]:
+    parts = [Part(f"TASK: patch `{name}`"), _failure(failure), Part(f"Diagnosis:\n{diagnosis}", 1, "diagnosis"),
+             Part(_previous(previous), 20, "earlier attempts"),
+             Part(_kernel(name, text, asked_format(edit_format) == "json"), 0, "kernel"),
+             Part(edit_rules(name, edit_format))]
+    return _messages(parts, budget)
 
 
 def optimize(name: str, text: str, *, workload: str, baseline: str, profile: str, menu: list[str],
-             previous: list[tuple[str, str]], edit_format: str = "auto") -> list[dict]:
-    parts = [f"TASK: optimize `{name}` by ONE change", f"Workload: {workload}. Current version: {baseline}.",
-             profile or "No profile is available: reason from the code.",
-             "Choose exactly ONE change from this menu, the one the profile signals point to:\n" + "\n".join(menu),
-             _previous(previous), _kernel(name, text, asked_format(edit_format) == "json"),
-             "First line of your reply: `CHANGE: <the menu item>` and one sentence why. Then:\n"
-             + edit_rules(name, edit_format)
-             + "\nThe change must keep the kernel correct for every input size and alignment."]
-    return _messages("\n\n".join(p for p in parts if p))
+             previous: list[tuple[str, str]], edit_format: str = "auto", budget: Budget | None = None) -> list[dict]:
+    parts = [Part(f"TASK: optimize `{name}` by ONE change"), Part(f"Workload: {workload}. Current version: {baseline}."),
+             _failure(profile or "No profile is available: reason from the code."),
+             Part("Choose exactly ONE change from this menu, the one the profile signals point to:\n" + "\n".join(menu)),
+             Part(_previous(previous), 20, "earlier attempts"),
+             Part(_kernel(name, text, asked_format(edit_format) == "json"), 0, "kernel"),
+             Part("First line of your reply: `CHANGE: <the menu item>` and one sentence why. Then:\n"
+                  + edit_rules(name, edit_format)
+                  + "\nThe change must keep the kernel correct for every input size and alignment.")]
+    return _messages(parts, budget)
 
 
 ABI_SKELETON = """#include <cutegen/abi.h>
@@ -171,4 +189,4 @@ def generate(problem_name: str, problem_source: str, kernel_name: str, abi_heade
              f"The shape of a kernel file:\n```cuda\n{ABI_SKELETON}\n```",
              "Write a first correct CuTe kernel for it: handle every size (tails) and unaligned pointers, use "
              "64-bit indices, exact math. Reply with the complete file in one ```cuda block and nothing else."]
-    return _messages("\n\n".join(parts))
+    return _messages(parts)
