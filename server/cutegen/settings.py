@@ -39,6 +39,12 @@ class Settings:
     # accepts a reply in any format, since the one matcher refuses whatever it cannot place safely.
     llm_edit_format: str = "auto"
     llm_context_tokens: int = 32768  # the endpoint's context window: prompts are cut to fit it with maxTokens
+    # "pipeline": the fixed diagnose → patch → verify rounds; "tools": the model calls check, test, bench,
+    # profile, knowledge_search, cute_api and propose_patch itself (agent/tools.py), within these budgets;
+    # an endpoint that does not take tool calls falls back to the pipeline.
+    llm_mode: str = "pipeline"
+    llm_tool_calls: int = 12  # tool calls per session
+    llm_tool_seconds: float = 900.0  # wall time per session
 
     @classmethod
     def from_dict(cls, raw: dict | None) -> tuple["Settings", list[str]]:
@@ -63,7 +69,8 @@ class Settings:
         return s, problems
 
 
-CHOICES = {"llm_edit_format": ("auto", "diff", "search-replace", "json", "whole")}  # kept in step with edit_formats
+CHOICES = {"llm_edit_format": ("auto", "diff", "search-replace", "json", "whole"),  # kept in step with edit_formats
+           "llm_mode": ("pipeline", "tools")}
 _ZERO_ALLOWED = {"temperature", "llm_retries"}  # 0 is meaningful: greedy sampling, no retries
 
 

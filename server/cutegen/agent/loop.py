@@ -149,6 +149,12 @@ class Agent:
                            diagnosis_source="knowledge" if kb else "none")
         t = Transcript(self.state_dir, kernel, "fix", self._secrets())
         failure = prompts.failure_text(kernel.name, text, diagnostic=diagnostic, record=record)
+        if self.settings.llm_mode == "tools":
+            out = self._tool_session(kernel, text, prompts.tools(
+                kernel.name, text, "fix", failure, edit_format=self.settings.llm_edit_format,
+                calls=self.settings.llm_tool_calls, budget=self.budget), t, "fix")
+            if out is not None:
+                return self._end(t, out)
         return self._end(t, self._repair(kernel, text, failure, self._hits(text, diagnostic, record, None), t, "fix"))
 
     def _repair(self, kernel: Path, text: str, failure: str, knowledge: list[str], t: Transcript, action: str,
@@ -213,6 +219,20 @@ class Agent:
         problem = self.verifier.problem_for(kernel)
         source = problem.read_text(errors="replace") if problem else ""
         workload = classify_workload(source, text)
+        if self.settings.llm_mode == "tools":
+            figures = base.figures
+            context = (f"Workload: {workload}. Current version: " + (f"{figures['median_ms']:.3f} ms median" if measured
+                       else f"not timed ({base.label})") + ". Make it faster by ONE change from this menu (start "
+                       "your reply with `CHANGE: <the menu item>`):\n"
+                       + "\n".join(menu_text(i) for i in self.knowledge.menu(workload)))
+            tools_out = self._tool_session(kernel, text, prompts.tools(
+                kernel.name, text, "optimize", context, edit_format=self.settings.llm_edit_format,
+                calls=self.settings.llm_tool_calls, budget=self.budget), t, "optimize",
+                baseline=figures if measured else None)
+            if tools_out is not None:
+                if tools_out.proposal and not measured:
+                    tools_out.proposal.label = tools_out.message = f"{tools_out.message} · speed not measured"
+                return self._end(t, tools_out)
         self.on_stage("profiling the current version")
         started = time.perf_counter()
         prof, why = (None, "no GPU on this machine, so no profile") if not measured else profile(
@@ -323,13 +343,43 @@ class Agent:
             fixed.message = f"The generated kernel does not verify yet: {fixed.message}"
         return self._end(t, fixed)
 
+    # -- tool-calling mode -------------------------------------------------------------------
+
+    def _tool_session(self, kernel: Path, text: str, messages: list[dict], t: Transcript, action: str, *,
+                      baseline: dict | None = None) -> Outcome | None:
+        """A tool-calling session (agent/tools.py) as an Outcome, or None when the endpoint does not
+        take tool calls (the caller then runs the pipeline; the transcript says why)."""
+        from cutegen.agent.tools import ToolSession
+
+        out = Outcome(False, "")
+        try:
+            result = ToolSession(self, kernel, text, t, out.usage, baseline=baseline).run(messages)
+        except LLMError as e:
+            if e.kind == "no-tools":
+                t.step(0, "fallback", reason=f"{e.message}; using the fixed pipeline")
+                return None
+            out.message = f"No {action} proposed: {e.message}."
+            return out
+        out.rounds = [{"round": i, "tool": c["name"], "verdict": "tool", "message": c["result"][:300]}
+                      for i, c in enumerate(result.calls, 1)]
+        if result.proposal_text is None:
+            out.message = f"No verified {action} after {len(result.calls)} tool call(s): {result.stop}."
+            return out
+        v = result.verification
+        out.ok, out.message = True, v.label
+        out.proposal = Proposal(str(kernel), text, result.proposal_text, unified(text, result.proposal_text, kernel.name),
+                                v.label, v.short, {**v.figures, "mode": "tools", "tool_calls": len(result.calls),
+                                                   "tiers": v.tiers}, action)
+        return out
+
     # -- plumbing -----------------------------------------------------------------------------
 
-    def _ask(self, t: Transcript, round_no: int, step: str, messages: list[dict], usage: Usage):
+    def _ask(self, t: Transcript, round_no: int, step: str, messages: list[dict], usage: Usage, *,
+             tools: list[dict] | None = None):
         self.on_stage(f"LLM: {step}")
         fit, self.budget.last = self.budget.last, {}  # how this prompt was fitted (empty: not fitted)
         try:
-            reply = self.llm.chat(messages, cancel=self.verifier.cancel_event)
+            reply = self.llm.chat(messages, cancel=self.verifier.cancel_event, **({"tools": tools} if tools else {}))
         except LLMError as e:
             if getattr(e, "usage", None):
                 usage.add(e.usage)
@@ -342,7 +392,8 @@ class Agent:
             self.budget.last = {}
         t.step(round_no, step, messages=messages, reply=reply.text, finish_reason=reply.finish_reason,
                model=reply.model, usage=reply.usage.to_json(), prompt_tokens=reply.usage.prompt_tokens,
-               completion_tokens=reply.usage.completion_tokens, budget=fit)
+               completion_tokens=reply.usage.completion_tokens, budget=fit,
+               tool_calls=[{"id": c.id, "name": c.name, "arguments": c.arguments} for c in reply.tool_calls])
         return reply
 
     def _end(self, t: Transcript, out: Outcome) -> Outcome:

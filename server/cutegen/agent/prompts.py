@@ -166,6 +166,21 @@ def optimize(name: str, text: str, *, workload: str, baseline: str, profile: str
     return _messages(parts, budget)
 
 
+def tools(name: str, text: str, task: str, context: str, *, edit_format: str = "auto", calls: int = 12,
+          budget: Budget | None = None) -> list[dict]:
+    """The opening of a tool-calling session (agent/tools.py): the task, what is known, the kernel,
+    and how to propose an edit."""
+    parts = [Part(f"TASK: {task} `{name}` with tools"), _failure(context),
+             Part(_kernel(name, text, asked_format(edit_format) == "json"), 0, "kernel"),
+             Part(f"You may call these tools, at most {calls} calls in all: check (compile), test (against the "
+                  "PyTorch reference), bench (time it), profile (Nsight Compute), knowledge_search (the CuTe "
+                  "knowledge base), cute_api (a CuTe name in the installed headers), and propose_patch. Investigate "
+                  "only as far as needed, then call propose_patch; its verdict comes back, and a verified patch "
+                  "ends the session. The `edit` argument of propose_patch follows these rules:\n"
+                  + edit_rules(name, edit_format))]
+    return _messages(parts, budget)
+
+
 ABI_SKELETON = """#include <cutegen/abi.h>
 #include <cute/tensor.hpp>
 
