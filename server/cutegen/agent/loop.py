@@ -369,7 +369,7 @@ class Agent:
         out.ok, out.message = True, v.label
         out.proposal = Proposal(str(kernel), text, result.proposal_text, unified(text, result.proposal_text, kernel.name),
                                 v.label, v.short, {**v.figures, "mode": "tools", "tool_calls": len(result.calls),
-                                                   "tiers": v.tiers}, action)
+                                                   "tiers": v.tiers, "change": _change(result.edit)}, action)
         return out
 
     # -- plumbing -----------------------------------------------------------------------------

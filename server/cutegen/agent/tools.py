@@ -47,6 +47,7 @@ SPECS = [
 @dataclass
 class ToolOutcome:
     proposal_text: str | None = None  # the verified new text
+    edit: str = ""  # the edit (or reply) that produced it, as the model wrote it
     verification: object = None
     notes: list[str] = field(default_factory=list)
     calls: list[dict] = field(default_factory=list)  # name, arguments, seconds, result (cut)
@@ -186,7 +187,7 @@ class ToolSession:
         v = self.agent.verifier.candidate(self.kernel, p.new_text, baseline=self.baseline)
         self.out.notes += p.notes
         if v.ok:
-            self.out.proposal_text, self.out.verification = p.new_text, v
+            self.out.proposal_text, self.out.verification, self.out.edit = p.new_text, v, edit
             return f"verified: {v.label}"
         return f"not verified ({v.verdict}): {v.label}" + (f"\n{v.feedback}" if v.feedback else "") + \
             f"\nThe diff that was tried:\n{unified(self.text, p.new_text, self.kernel.name)[:1500]}"
