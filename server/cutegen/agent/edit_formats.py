@@ -327,7 +327,9 @@ def _json_edit(i: int, e, lines: list[str], name: str, raw: str) -> _Span:
         k = 0 if action == "insert" else int(e.get("num_lines", 1))
     except (KeyError, TypeError, ValueError):
         raise EditRefused("malformed", f"JSON edit {i} needs an integer line_number (and num_lines)", raw) from None
-    new = [] if action == "delete" else _code_lines(e.get("new_code", ""))
+    if action != "delete" and "new_code" not in e:
+        raise EditRefused("malformed", f"JSON edit {i} ({action}) has no new_code", raw)
+    new = [] if action == "delete" else _code_lines(e["new_code"])
     if any(x.strip() for x in new) and all(re.match(r"^\s*\d+\s*[|:] ", x) for x in new if x.strip()):
         raise EditRefused("line-numbers", f"JSON edit {i} copies the shown line numbers into its code", raw)
     if n < 1 or n - 1 + k > len(lines) or (action == "insert" and n > len(lines) + 1) or (action != "insert" and k < 1):
