@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from cutegen.agent.llm import LLMError, ToolCall, Usage
+from cutegen.agent.llm import ToolCall, Usage
 from cutegen.agent.patch import apply_reply, unified
 
 RESULT_CHARS = 4000  # a tool result longer than this is cut: it goes back into the context window
