@@ -105,3 +105,16 @@ def test_cute_api_lookup_reads_the_installed_headers():
     assert "struct UniversalCopy" in lookup(include, "UniversalCopy")
     assert lookup(include, "no_such_name_here") == "no definition of no_such_name_here in the CuTe headers"
     assert lookup(include, "a; rm -rf /").startswith("not a C++ name")
+
+
+def test_a_long_session_leaves_out_the_oldest_tool_results_to_fit_the_window():
+    from cutegen.agent.budget import Budget
+    from cutegen.agent.tools import _fit_history
+
+    messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "TASK: fix"}]
+    for i in range(6):
+        messages += [{"role": "assistant", "content": None, "tool_calls": [{"id": str(i)}]},
+                     {"role": "tool", "tool_call_id": str(i), "content": f"result {i} " + "x" * 3000}]
+    _fit_history(messages, Budget(context_tokens=3600, reply_tokens=500))
+    kept = [m["content"].split()[1] for m in messages if m["role"] == "tool" and m["content"].startswith("result")]
+    assert kept == ["4", "5"] and messages[1]["content"] == "TASK: fix"

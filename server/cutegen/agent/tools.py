@@ -75,6 +75,7 @@ class ToolSession:
                 self.out.stop = f"the time budget of {s.llm_tool_seconds:.0f} s (cutegen.llmToolSeconds) is spent"
                 return self.out
             turn += 1
+            _fit_history(messages, self.agent.budget)
             reply = self.agent._ask(self.t, turn, "tools", messages, self.usage, tools=SPECS)
             if not reply.tool_calls:  # the model answered in text: an edit in it is a proposal, else it gave up
                 if reply.finish_reason == "length" or not reply.text.strip():
@@ -191,6 +192,18 @@ class ToolSession:
             return f"verified: {v.label}"
         return f"not verified ({v.verdict}): {v.label}" + (f"\n{v.feedback}" if v.feedback else "") + \
             f"\nThe diff that was tried:\n{unified(self.text, p.new_text, self.kernel.name)[:1500]}"
+
+
+def _fit_history(messages: list[dict], budget) -> None:
+    """Keep the growing conversation inside the context window: the oldest tool results are
+    replaced by a one-line note first (the opening prompt and the latest results stay)."""
+    size = lambda: sum(budget.tokens(str(m.get("content") or "")) + budget.tokens(json.dumps(m.get("tool_calls", "")))
+                       for m in messages)
+    old_results = [m for m in messages[:-2] if m.get("role") == "tool"]
+    for m in old_results:
+        if size() <= budget.limit:
+            return
+        m["content"] = "[this older tool result was left out to fit the context window]"
 
 
 # -- CuTe API lookup ------------------------------------------------------------------------------
