@@ -33,6 +33,18 @@ class Settings:
     llm_timeout: float = 120.0  # seconds for one request, before a retry
     llm_retries: int = 3  # retries after a timeout, 429, 5xx or a malformed reply
     max_rounds: int = 3  # agent rounds (diagnose → patch → verify) before giving up
+    # The edit format the prompts ask for (agent/edit_formats.py). "auto" asks for SEARCH/REPLACE
+    # blocks -- they quote the code they change, so they re-anchor when lines move and need no line
+    # counting, and public edit-format benchmarks find them the most reliable across models -- and
+    # accepts a reply in any format, since the one matcher refuses whatever it cannot place safely.
+    llm_edit_format: str = "auto"
+    llm_context_tokens: int = 32768  # the endpoint's context window: prompts are cut to fit it with maxTokens
+    # "pipeline": the fixed diagnose → patch → verify rounds; "tools": the model calls check, test, bench,
+    # profile, knowledge_search, cute_api and propose_patch itself (agent/tools.py), within these budgets;
+    # an endpoint that does not take tool calls falls back to the pipeline.
+    llm_mode: str = "pipeline"
+    llm_tool_calls: int = 12  # tool calls per session
+    llm_tool_seconds: float = 900.0  # wall time per session
 
     @classmethod
     def from_dict(cls, raw: dict | None) -> tuple["Settings", list[str]]:
@@ -57,6 +69,8 @@ class Settings:
         return s, problems
 
 
+CHOICES = {"llm_edit_format": ("auto", "diff", "search-replace", "json", "whole"),  # kept in step with edit_formats
+           "llm_mode": ("pipeline", "tools")}
 _ZERO_ALLOWED = {"temperature", "llm_retries"}  # 0 is meaningful: greedy sampling, no retries
 
 
@@ -81,4 +95,6 @@ def _coerce(value, default, name: str):
         return value
     if not isinstance(value, str):
         raise SettingsError(f"cutegen.{name} must be a string, not {value!r}")
+    if name in CHOICES and value not in CHOICES[name]:
+        raise SettingsError(f"cutegen.{name} must be one of {', '.join(CHOICES[name])}, not {value!r}")
     return value or None if default is None else value
