@@ -33,6 +33,7 @@ class Settings:
     llm_timeout: float = 120.0  # seconds for one request, before a retry
     llm_retries: int = 3  # retries after a timeout, 429, 5xx or a malformed reply
     max_rounds: int = 3  # agent rounds (diagnose → patch → verify) before giving up
+    sandbox: str = "required"  # "required": model-written candidates run only jailed; "off": unjailed, with a warning
 
     @classmethod
     def from_dict(cls, raw: dict | None) -> tuple["Settings", list[str]]:
@@ -57,6 +58,7 @@ class Settings:
         return s, problems
 
 
+_CHOICES = {"sandbox": ("required", "off")}
 _ZERO_ALLOWED = {"temperature", "llm_retries"}  # 0 is meaningful: greedy sampling, no retries
 
 
@@ -81,4 +83,6 @@ def _coerce(value, default, name: str):
         return value
     if not isinstance(value, str):
         raise SettingsError(f"cutegen.{name} must be a string, not {value!r}")
+    if name in _CHOICES and value not in _CHOICES[name]:
+        raise SettingsError(f"cutegen.{name} must be one of {', '.join(_CHOICES[name])}, not {value!r}")
     return value or None if default is None else value

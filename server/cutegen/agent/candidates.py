@@ -4,6 +4,11 @@ this machine can, and say exactly how far that was.
 The check runs on the candidate text under the real file's path (so the build cache already holds
 the result when the user applies the patch and saves). Build, test and time run on a shadow copy
 under `.cutegen/shadow/`: the harness loads files, and the user's file is never touched.
+
+A candidate is model-written code: the static gate (cutegen.sandbox.gate) reviews it before anything
+is built, and its test and timing run in the jailed worker (cutegen.sandbox). Without a sandbox it is
+offered "compiled, not run: no sandbox", unless `cutegen.sandbox` is `off` (then it runs unjailed and
+every label says so).
 """
 
 from __future__ import annotations
@@ -19,9 +24,13 @@ from pathlib import Path
 from cutegen.build import Builder, Tier
 from cutegen.harness.problem import find_problem
 from cutegen.model import CheckResult, Diagnostic
+from cutegen.sandbox import gate
 
 NOISE_FLOOR = 0.02  # a speedup must beat the measured spread, and never less than 2 %
 _ids = itertools.count()
+UNSANDBOXED = "ran unsandboxed: cutegen.sandbox is off"
+_jailed_workers: dict = {}  # one warm jailed worker per jail configuration, shared by every agent request
+_jailed_lock = threading.Lock()
 
 
 @dataclass
@@ -55,6 +64,7 @@ class Verifier:
         self.on_stage = on_stage or (lambda s: None)
         self._gpu = gpu
         self._jobs: list[tuple[Builder, str]] = []
+        self._runner: tuple | None = None  # (worker or None, note), decided once
 
     @property
     def gpu(self) -> bool:
@@ -71,6 +81,33 @@ class Verifier:
             builder.cancel(job)
         if self.worker is not None:
             self.worker.stop()
+        if self._runner is not None and self._runner[0] is not None and self._runner[0] is not self.worker:
+            self._runner[0].stop()
+
+    def candidate_worker(self):
+        """(the worker that runs candidates, a note). Jailed when a sandbox can be made; None with the
+        reason when it cannot; the user's own worker, with a warning note, when cutegen.sandbox is off."""
+        if self._runner is None:
+            self._runner = self._choose_runner()
+        return self._runner
+
+    def _choose_runner(self) -> tuple:
+        from cutegen.sandbox import Jail, availability
+
+        settings = getattr(self.builder, "settings", None)
+        if getattr(settings, "sandbox", "required") == "off":
+            return self.worker, UNSANDBOXED
+        key_env = getattr(settings, "llm_api_key_env", "OPENAI_API_KEY")
+        found = availability((key_env,))
+        if not found.ok:
+            return None, f"no sandbox ({found.reason})"
+        jail = Jail(found.bwrap, forbidden_env=(key_env,))
+        with _jailed_lock:
+            if jail not in _jailed_workers:
+                from cutegen.harness.worker import Worker
+
+                _jailed_workers[jail] = Worker(jail=jail)
+            return _jailed_workers[jail], ""
 
     def problem_for(self, kernel: Path) -> Path | None:
         p = find_problem(kernel, self.problem)
@@ -78,15 +115,27 @@ class Verifier:
 
     # -- the tiers ----------------------------------------------------------------------------
 
-    def candidate(self, kernel: Path, text: str, *, baseline: dict | None = None, timing: bool = False) -> Verification:
+    def candidate(self, kernel: Path, text: str, *, baseline: dict | None = None, timing: bool = False,
+                  original: str | None = None) -> Verification:
         """Verify `text` as the new content of `kernel`. With `baseline` (figures of the current
-        version: median_ms, spread) the candidate must also be faster beyond noise."""
+        version: median_ms, spread) the candidate must also be faster beyond noise. `original` is the
+        text it was derived from (default: the file on disk; none for a new file): the gate refuses
+        only what the candidate adds."""
         kernel = Path(kernel).resolve()
         figures: dict = {"gpu": self.gpu}
+        if original is None:
+            original = kernel.read_text(errors="replace") if kernel.is_file() else ""
+        refusal = gate.review(text, original, python=kernel.suffix == ".py")
+        if refusal is not None:
+            return Verification(False, "refused", refusal.reason, "refused: unsafe host code", feedback=refusal.reason,
+                                figures=figures)
         try:
-            return self._candidate(kernel, text, figures, baseline, timing or baseline is not None)
+            v = self._candidate(kernel, text, figures, baseline, timing or baseline is not None)
         except Cancelled:
             return Verification(False, "cancelled", "cancelled", "cancelled", figures=figures)
+        if figures.get("sandbox") == "off":
+            v.label += f" · {UNSANDBOXED}"
+        return v
 
     def _candidate(self, kernel, text, figures, baseline, timing) -> Verification:
         check = self._build(Tier.CHECK, self.builder, kernel, text, figures, "check_s")
@@ -105,6 +154,11 @@ class Verifier:
         if not self.gpu:
             return Verification(True, "verified", "compiled and built · not run: no GPU on this machine",
                                 "compiled, not run", figures=figures, tiers=tiers)
+        runner, note = self.candidate_worker()
+        figures["sandbox"] = "off" if note == UNSANDBOXED else "jailed" if runner is not None else "unavailable"
+        if runner is None:
+            return Verification(True, "verified", f"compiled and built · not run: {note}",
+                                "compiled, not run: no sandbox", figures=figures, tiers=tiers)
         record = self._harness(shadow, builder, problem, figures, "test_s", timing=False)
         if record["verdict"] != "pass":
             return Verification(False, record["verdict"], f"{record['verdict']}: {record['message']}", record["verdict"],
@@ -153,7 +207,7 @@ class Verifier:
             raise Cancelled
         self.on_stage("time" if timing else "test")
         started = time.perf_counter()
-        record = verify_kernel(shadow, builder, self.worker, problem=problem, trials=trials or self.trials,
+        record = verify_kernel(shadow, builder, self.candidate_worker()[0], problem=problem, trials=trials or self.trials,
                                timing=timing, state_dir=self.state_dir)
         figures[key] = round(time.perf_counter() - started, 3)
         if self.cancel_event.is_set():
