@@ -64,7 +64,7 @@ class Verifier:
         self.on_stage = on_stage or (lambda s: None)
         self._gpu = gpu
         self._jobs: list[tuple[Builder, str]] = []
-        self._runner: tuple | None = None  # (worker or None, note), decided once
+        self._runners: dict = {}  # problem → (worker or None, note)
 
     @property
     def gpu(self) -> bool:
@@ -81,17 +81,19 @@ class Verifier:
             builder.cancel(job)
         if self.worker is not None:
             self.worker.stop()
-        if self._runner is not None and self._runner[0] is not None and self._runner[0] is not self.worker:
-            self._runner[0].stop()
+        for worker, _ in list(self._runners.values()):
+            if worker is not None and worker is not self.worker:
+                worker.stop()
 
-    def candidate_worker(self):
-        """(the worker that runs candidates, a note). Jailed when a sandbox can be made; None with the
-        reason when it cannot; the user's own worker, with a warning note, when cutegen.sandbox is off."""
-        if self._runner is None:
-            self._runner = self._choose_runner()
-        return self._runner
+    def candidate_worker(self, problem: Path | None = None):
+        """(the worker that runs candidates of `problem`, a note). Jailed when a sandbox can be made; None
+        with the reason when it cannot; the user's own worker, with a warning note, when cutegen.sandbox
+        is off. The jail sees the build cache and the problem file, nothing else of the project."""
+        if problem not in self._runners:
+            self._runners[problem] = self._choose_runner(problem)
+        return self._runners[problem]
 
-    def _choose_runner(self) -> tuple:
+    def _choose_runner(self, problem: Path | None) -> tuple:
         from cutegen.sandbox import Jail, availability
 
         settings = getattr(self.builder, "settings", None)
@@ -101,7 +103,8 @@ class Verifier:
         found = availability((key_env,))
         if not found.ok:
             return None, f"no sandbox ({found.reason})"
-        jail = Jail(found.bwrap, forbidden_env=(key_env,))
+        cache = [str(self.builder.cache.root.resolve())] if isinstance(self.builder, Builder) else []
+        jail = Jail(found.bwrap, forbidden_env=(key_env,)).with_paths(readonly=[*cache, *([str(Path(problem).resolve())] if problem else [])])
         with _jailed_lock:
             if jail not in _jailed_workers:
                 from cutegen.harness.worker import Worker
@@ -154,7 +157,7 @@ class Verifier:
         if not self.gpu:
             return Verification(True, "verified", "compiled and built · not run: no GPU on this machine",
                                 "compiled, not run", figures=figures, tiers=tiers)
-        runner, note = self.candidate_worker()
+        runner, note = self.candidate_worker(problem)
         figures["sandbox"] = "off" if note == UNSANDBOXED else "jailed" if runner is not None else "unavailable"
         if runner is None:
             return Verification(True, "verified", f"compiled and built · not run: {note}",
@@ -207,7 +210,7 @@ class Verifier:
             raise Cancelled
         self.on_stage("time" if timing else "test")
         started = time.perf_counter()
-        record = verify_kernel(shadow, builder, self.candidate_worker()[0], problem=problem, trials=trials or self.trials,
+        record = verify_kernel(shadow, builder, self.candidate_worker(problem)[0], problem=problem, trials=trials or self.trials,
                                timing=timing, state_dir=self.state_dir)
         figures[key] = round(time.perf_counter() - started, 3)
         if self.cancel_event.is_set():

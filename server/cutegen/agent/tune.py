@@ -155,7 +155,7 @@ def _measure(kernel, text, verifier, result, shadows, current, stage) -> TuneRes
         return result
     from cutegen.harness.verify import verify_kernel
 
-    worker, note = verifier.candidate_worker()  # variants are candidates: they run jailed
+    worker, note = verifier.candidate_worker(problem)  # variants are candidates: they run jailed
     if worker is None:
         result.message = f"built {len(built)} of {len(vs)} variants; not run: {note}, so no fastest one can be named"
         return result

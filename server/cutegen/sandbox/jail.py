@@ -104,7 +104,7 @@ class Jail:
             args += ["--ro-bind-try", path, path]
         for path in _unique(self.writable):
             args += ["--bind", path, path]
-        return args + ["--chdir", "/tmp"]
+        return args + ["--remount-ro", "/", "--chdir", "/tmp"]  # the jail's own root too: only /tmp is writable
 
     def _environment(self) -> list[str]:
         args = ["--clearenv"]
