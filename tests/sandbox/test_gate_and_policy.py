@@ -56,9 +56,10 @@ def test_each_new_host_escape_is_refused_before_building(name, tmp_path):
 
 def test_includes_of_secrets_and_escape_headers_are_refused():
     candidate = KERNEL.replace("#include <cute/tensor.hpp>", '#include <cute/tensor.hpp>\n#include "/root/.ssh/id_rsa"\n'
-                               "#include <sys/socket.h>\n#include \"../../.env\"")
+                               "#include <sys/socket.h>\n#include \"../../.env\"\n#include \"id_rsa\"\n#include \"tile.cuh\"")
     reasons = gate.review(candidate, KERNEL).reason
     assert '#include "/root/.ssh/id_rsa"' in reasons and "#include <sys/socket.h>" in reasons and '"../../.env"' in reasons
+    assert '#include "id_rsa"' in reasons and "tile.cuh" not in reasons
 
 
 def test_a_static_initializer_that_reads_the_environment_is_refused():

@@ -40,6 +40,9 @@ PYTHON_APIS = {
 }
 _ASM = re.compile(r"\b(?:asm|__asm__|__asm)\b")
 _INCLUDE = re.compile(r"^[ \t]*#[ \t]*include[ \t]*([<\"])([^>\"\n]+)[>\"]", re.M)
+# A quoted include must name a header: `#include ".env"` would print the file's lines in compiler errors,
+# which go back to the model as feedback.
+_HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".cuh", ".cu", ".inl", ".ipp", ".tcc", ".inc")
 _HEAD_DEVICE = re.compile(r"\b(?:__global__|__device__)\b")
 _HEAD_HOST = re.compile(r"\b__host__\b")
 
@@ -116,7 +119,8 @@ def _include_uses(text: str) -> list[Use]:
     for m in _INCLUDE.finditer(strip_comments_and_strings(text, keep_strings=True)):
         name = m.group(2).strip()
         outside = name.startswith("/") or ".." in name.split("/") or name.startswith("~")
-        if name in gated or outside:
+        not_a_header = m.group(1) == '"' and not name.lower().endswith(_HEADER_SUFFIXES)
+        if name in gated or outside or not_a_header:
             out.append(Use("include", f"{m.group(1)}{name}{'>' if m.group(1) == '<' else chr(34)}", _line(text, m.start())))
     return out
 
