@@ -65,6 +65,8 @@ class Verifier:
         self._gpu = gpu
         self._jobs: list[tuple[Builder, str]] = []
         self._runners: dict = {}  # problem → (worker or None, note)
+        self._build_jail = False  # not decided yet
+        self._jailed_checker = None
 
     @property
     def gpu(self) -> bool:
@@ -141,7 +143,7 @@ class Verifier:
         return v
 
     def _candidate(self, kernel, text, figures, baseline, timing) -> Verification:
-        check = self._build(Tier.CHECK, self.builder, kernel, text, figures, "check_s")
+        check = self._build(Tier.CHECK, self._check_builder(), kernel, text, figures, "check_s")
         if not check.ok:
             return _failed("check-failed", "does not compile", check, kernel, kernel, figures, [])
         shadow, builder = self.shadow(kernel, text)
@@ -232,7 +234,32 @@ class Verifier:
             return path, self.builder  # a stand-in builder (tests) serves the shadow too
         s = self.builder.settings
         settings = replace(s, include_dirs=[*s.include_dirs, str(kernel.parent)])
-        return path, Builder(self.builder.toolchain, settings, self.builder.cache.root.parent)
+        builder = Builder(self.builder.toolchain, settings, self.builder.cache.root.parent)
+        builder.jail = self.build_jail()
+        return path, builder
+
+    def build_jail(self):
+        """The jail nvcc runs in on candidate text: the sandbox's, or None when it is off or cannot be made
+        (then the gate alone stands between the text and the compiler, and nothing built is run)."""
+        if self._build_jail is False:
+            from cutegen.sandbox import Jail, availability
+
+            settings = getattr(self.builder, "settings", None)
+            key_env = getattr(settings, "llm_api_key_env", "OPENAI_API_KEY")
+            found = availability((key_env,))
+            off = getattr(settings, "sandbox", "required") == "off"
+            self._build_jail = Jail(found.bwrap, forbidden_env=(key_env,)) if found.ok and not off else None
+        return self._build_jail
+
+    def _check_builder(self):
+        """The check tier on candidate text: jailed, sharing the user's build cache (so the result is there
+        when the user applies the patch and saves)."""
+        if not isinstance(self.builder, Builder) or self.build_jail() is None:
+            return self.builder
+        if self._jailed_checker is None:
+            self._jailed_checker = Builder(self.builder.toolchain, self.builder.settings, self.builder.cache.root.parent)
+            self._jailed_checker.jail = self.build_jail()
+        return self._jailed_checker
 
     def clean_shadows(self, keep: int = 50) -> None:
         """Shadow copies are build inputs only; keep the newest few for inspection."""

@@ -77,6 +77,20 @@ class Jail:
         inner = [sys.executable, "-m", "cutegen.sandbox.limits", *self.limits.args(), "--", *program] if limited else program
         return [self.bwrap, *self._namespaces(), *self._filesystem(), *self._environment(), "--", *inner]
 
+    def compile_command(self, argv: list[str]) -> list[str]:
+        """A compiler call (nvcc, ptxas) jailed: its toolkit, include folders and input read-only, only the folder
+        of its `-o` output writable."""
+        readonly = [str(Path(os.path.realpath(argv[0])).parent.parent)]
+        writable = []
+        for i, arg in enumerate(argv[1:], 1):
+            if arg.startswith("-I") and len(arg) > 2:
+                readonly.append(os.path.realpath(arg[2:]))
+            elif arg == "-o" and i + 1 < len(argv):
+                writable.append(os.path.dirname(os.path.abspath(argv[i + 1])))
+            elif not arg.startswith("-") and os.path.isfile(arg):
+                readonly.append(os.path.abspath(arg))
+        return self.with_paths(readonly=readonly, writable=writable).command(argv)
+
     def environment(self) -> dict[str, str]:
         env = {k: os.environ[k] for k in ALLOWED_ENV if k in os.environ}
         env = {k: v for k, v in env.items() if k not in self.forbidden_env and not _SECRET_NAME.search(k)}
