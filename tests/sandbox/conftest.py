@@ -47,7 +47,6 @@ def escape(jail, tmp_path):
     built.mkdir()
     problem = tmp_path / "problem.py"
     problem.write_text(PROBLEM)
-    workers = []
 
     def run(body: str, *, limits: Limits = Limits(), timeout: float = 30, capfd=None) -> dict:
         source = built / "escape.c"
@@ -56,12 +55,12 @@ def escape(jail, tmp_path):
         lib = built / "libescape.so"
         subprocess.run(["cc", "-shared", "-fPIC", "-O0", "-o", str(lib), str(source)], check=True)
         worker = Worker(jail=Jail(jail.bwrap, limits=limits).with_paths(readonly=[built, problem]))
-        workers.append(worker)
-        return worker.call({"problem": str(problem), "library": str(lib)}, timeout=timeout)
+        try:
+            return worker.call({"problem": str(problem), "library": str(lib)}, timeout=timeout)
+        finally:
+            worker.stop()  # the jail and everything started in it end here
 
-    yield run
-    for w in workers:
-        w.stop()
+    return run
 
 
 _PRELUDE = """

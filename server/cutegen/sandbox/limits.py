@@ -24,7 +24,8 @@ def apply(*, cpu: int, memory: int, file_size: int, processes: int) -> None:
         kind = _KINDS[name]
         soft, hard = resource.getrlimit(kind)
         new = value if hard == resource.RLIM_INFINITY else min(value, hard)
-        resource.setrlimit(kind, (new, new))
+        # CPU: the soft limit a second early, so SIGXCPU (named in the verdict) comes before the hard SIGKILL
+        resource.setrlimit(kind, (max(1, new - 1) if name == "cpu" else new, new))
 
 
 def cpu_budget(seconds: float) -> None:
@@ -34,7 +35,7 @@ def cpu_budget(seconds: float) -> None:
     spent = used.ru_utime + used.ru_stime
     soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
     want = int(spent + seconds) + 1
-    resource.setrlimit(resource.RLIMIT_CPU, (want if hard == resource.RLIM_INFINITY else min(want, hard), hard))
+    resource.setrlimit(resource.RLIMIT_CPU, (want if hard == resource.RLIM_INFINITY else max(1, min(want, hard - 1)), hard))
 
 
 def main(argv: list[str] | None = None) -> None:

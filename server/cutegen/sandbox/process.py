@@ -15,6 +15,7 @@ import subprocess
 import sys
 from multiprocessing.connection import Connection
 
+from cutegen.sandbox import cgroup
 from cutegen.sandbox.jail import Jail
 
 MAX_REPLY = 64 << 20
@@ -52,9 +53,15 @@ class JailedProcess:
         from_child_r, from_child_w = os.pipe()
         program = [sys.executable, "-m", "cutegen.harness.worker", "--read-fd", str(to_child_r), "--write-fd",
                    str(from_child_w), *jail.limits.args()]
+        self.cgroup = cgroup.make(jail.limits.processes)  # root is exempt from RLIMIT_NPROC: count it here
+
+        def before_exec() -> None:
+            _die_with_parent()
+            cgroup.enter(self.cgroup)
+
         self._popen = subprocess.Popen(jail.command(program, limited=False), pass_fds=(to_child_r, from_child_w),
                                        stdin=subprocess.DEVNULL, stdout=sys.stderr.fileno(), stderr=sys.stderr.fileno(),
-                                       start_new_session=True, preexec_fn=_die_with_parent)
+                                       start_new_session=True, preexec_fn=before_exec)
         os.close(to_child_r)
         os.close(from_child_w)
         self.conn = JsonConnection(Connection(from_child_r, writable=False), Connection(to_child_w, readable=False))
@@ -73,7 +80,8 @@ class JailedProcess:
         try:
             self._popen.wait(timeout)
         except subprocess.TimeoutExpired:
-            pass
+            return
+        cgroup.remove(self.cgroup)
 
     @property
     def exitcode(self) -> int | None:
