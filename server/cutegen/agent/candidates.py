@@ -65,7 +65,7 @@ class Verifier:
         self._gpu = gpu
         self._jobs: list[tuple[Builder, str]] = []
         self._runners: dict = {}  # problem → (worker or None, note)
-        self._build_jail = False  # not decided yet
+        self._base: tuple | None = None  # (jail or None, note), decided once
         self._jailed_checker = None
 
     @property
@@ -96,23 +96,35 @@ class Verifier:
         return self._runners[problem]
 
     def _choose_runner(self, problem: Path | None) -> tuple:
-        from cutegen.sandbox import Jail, availability
-
-        settings = getattr(self.builder, "settings", None)
-        if getattr(settings, "sandbox", "required") == "off":
-            return self.worker, UNSANDBOXED
-        key_env = getattr(settings, "llm_api_key_env", "OPENAI_API_KEY")
-        found = availability((key_env,))
-        if not found.ok:
-            return None, f"no sandbox ({found.reason})"
+        jail, note = self._sandbox()
+        if jail is None:
+            return (self.worker, note) if note == UNSANDBOXED else (None, note)
+        # The build cache (the .so files) and the shadow copies (ModelNew .py candidates load from there).
+        shadows = (self.state_dir / "shadow").resolve()
+        shadows.mkdir(parents=True, exist_ok=True)
         cache = [str(self.builder.cache.root.resolve())] if isinstance(self.builder, Builder) else []
-        jail = Jail(found.bwrap, forbidden_env=(key_env,)).with_paths(readonly=[*cache, *([str(Path(problem).resolve())] if problem else [])])
+        jail = jail.with_paths(readonly=[*cache, str(shadows), *([str(Path(problem).resolve())] if problem else [])])
         with _jailed_lock:
             if jail not in _jailed_workers:
                 from cutegen.harness.worker import Worker
 
                 _jailed_workers[jail] = Worker(jail=jail)
             return _jailed_workers[jail], ""
+
+    def _sandbox(self) -> tuple:
+        """(the sandbox's base jail, "") or (None, why not): cutegen.sandbox is off, or none can be made here."""
+        if self._base is None:
+            from cutegen.sandbox import Jail, availability
+
+            settings = getattr(self.builder, "settings", None)
+            key_env = getattr(settings, "llm_api_key_env", "OPENAI_API_KEY")
+            if getattr(settings, "sandbox", "required") == "off":
+                self._base = (None, UNSANDBOXED)
+            elif not (found := availability()).ok:
+                self._base = (None, f"no sandbox ({found.reason})")
+            else:
+                self._base = (Jail(found.bwrap, forbidden_env=(key_env,)), "")
+        return self._base
 
     def problem_for(self, kernel: Path) -> Path | None:
         p = find_problem(kernel, self.problem)
@@ -239,17 +251,9 @@ class Verifier:
         return path, builder
 
     def build_jail(self):
-        """The jail nvcc runs in on candidate text: the sandbox's, or None when it is off or cannot be made
-        (then the gate alone stands between the text and the compiler, and nothing built is run)."""
-        if self._build_jail is False:
-            from cutegen.sandbox import Jail, availability
-
-            settings = getattr(self.builder, "settings", None)
-            key_env = getattr(settings, "llm_api_key_env", "OPENAI_API_KEY")
-            found = availability((key_env,))
-            off = getattr(settings, "sandbox", "required") == "off"
-            self._build_jail = Jail(found.bwrap, forbidden_env=(key_env,)) if found.ok and not off else None
-        return self._build_jail
+        """The jail nvcc runs in on candidate text, or None when the sandbox is off or cannot be made (then
+        the gate alone stands between the text and the compiler, and nothing built is run)."""
+        return self._sandbox()[0]
 
     def _check_builder(self):
         """The check tier on candidate text: jailed, sharing the user's build cache (so the result is there

@@ -152,7 +152,7 @@ def find_bwrap() -> str | None:
     return shutil.which("bwrap")
 
 
-def availability(forbidden_env: tuple[str, ...] = ("OPENAI_API_KEY",)) -> Availability:
+def availability() -> Availability:
     """Whether a jail can be made here, and why not: bwrap missing, or namespaces refused."""
     bwrap = find_bwrap()
     if bwrap is None:
