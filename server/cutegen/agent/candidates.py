@@ -150,8 +150,9 @@ class Verifier:
             v = self._candidate(kernel, text, figures, baseline, timing or baseline is not None)
         except Cancelled:
             return Verification(False, "cancelled", "cancelled", "cancelled", figures=figures)
-        if figures.get("sandbox") == "off":
+        if figures.get("sandbox") == "off":  # never silently: the label, the title and the transcript say it
             v.label += f" · {UNSANDBOXED}"
+            v.short += " (unsandboxed)"
         return v
 
     def _candidate(self, kernel, text, figures, baseline, timing) -> Verification:

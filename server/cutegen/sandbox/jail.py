@@ -138,7 +138,7 @@ def python_paths() -> tuple[str, ...]:
     exe = Path(sys.executable)
     paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, str(exe.resolve().parent.parent)}
     for p in sys.path:  # site-packages of a venv or of --user installs that live outside the prefixes
-        if p and Path(p).is_dir() and "site-packages" in p:
+        if p and Path(p).is_dir() and ("site-packages" in p or "dist-packages" in p):
             paths.add(p)
     real = {os.path.realpath(p) for p in paths}
     return tuple(sorted(_unique([*paths, *real]), key=len))

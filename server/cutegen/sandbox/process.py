@@ -59,8 +59,9 @@ class JailedProcess:
             _die_with_parent()
             cgroup.enter(self.cgroup)
 
+        log = _stderr_fd()
         self._popen = subprocess.Popen(jail.command(program, limited=False), pass_fds=(to_child_r, from_child_w),
-                                       stdin=subprocess.DEVNULL, stdout=sys.stderr.fileno(), stderr=sys.stderr.fileno(),
+                                       stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                        start_new_session=True, preexec_fn=before_exec)
         os.close(to_child_r)
         os.close(from_child_w)
@@ -86,6 +87,13 @@ class JailedProcess:
     @property
     def exitcode(self) -> int | None:
         return self._popen.returncode
+
+
+def _stderr_fd() -> int:
+    try:
+        return sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):  # a replaced sys.stderr: the process's own fd 2
+        return 2
 
 
 def _die_with_parent() -> None:
