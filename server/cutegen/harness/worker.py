@@ -37,9 +37,9 @@ class Worker:
                 self._proc.join(5)  # reap it, so the exit code is known
             code = self._proc.exitcode if self._proc else None
             self.stop()
-            return {"verdict": "crashed", "message": f"the worker process died ({_exit_reason(code)}) during the "
-                    f"run{' in the sandbox' if self.jail else ''}: a host-side crash in the kernel library or the "
-                    "problem" + (_limit_hit(code) if self.jail else "")}
+            where = " in the sandbox" if self.jail else ""
+            return {"verdict": "crashed", "message": f"the worker process died{where} during the run: a host-side "
+                    f"crash in the kernel library or the problem ({_died(code, self.jail is not None)})"}
         if reply.pop("poisoned", False):
             self.stop()  # a CUDA error leaves the context unusable: the next run gets a fresh process
         return reply
@@ -80,18 +80,16 @@ def _serve(conn) -> None:
         conn.send(_handle(request))
 
 
-def _exit_reason(code: int | None) -> str:
-    if code is not None and code < 0:
-        return f"killed by {signal.Signals(-code).name}" if -code in signal.valid_signals() else f"signal {-code}"
-    if code is not None and code > 128 and code - 128 in signal.valid_signals():  # bwrap reports a signal as 128+n
-        return f"killed by {signal.Signals(code - 128).name}"
-    return f"exit code {code}"
-
-
-def _limit_hit(code: int | None) -> str:
-    sig = -code if code is not None and code < 0 else (code - 128 if code is not None and code > 128 else None)
-    return {signal.SIGXCPU: "; it used up its CPU-time limit", signal.SIGXFSZ: "; it wrote a file over the size "
-            "limit", signal.SIGKILL: "; it was killed (a resource limit or the timeout)"}.get(sig, "")
+def _died(code: int | None, jailed: bool) -> str:
+    """How the worker ended, for the verdict: a signal by name, and which jail limit it means."""
+    sig = -code if code is not None and code < 0 else None
+    if jailed and code is not None and code > 128:
+        sig = code - 128  # bwrap exits with 128+n when its child is killed by signal n
+    if sig is None or sig not in signal.valid_signals():
+        return f"exit code {code}"
+    limit = {signal.SIGXCPU: "; it used up its CPU-time limit", signal.SIGXFSZ: "; it wrote a file over the size "
+             "limit", signal.SIGKILL: "; it was killed (a resource limit or the timeout)"}.get(sig, "") if jailed else ""
+    return f"killed by {signal.Signals(sig).name}{limit}"
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -31,7 +31,10 @@ class JsonConnection:
         self._writer.send_bytes(json.dumps(obj, default=str).encode())
 
     def recv(self) -> dict:
-        reply = json.loads(self._reader.recv_bytes(MAX_REPLY))
+        try:
+            reply = json.loads(self._reader.recv_bytes(MAX_REPLY))
+        except ValueError as e:  # not JSON: treated like a dead worker, never trusted
+            raise EOFError(f"the jailed worker sent malformed data ({e})") from e
         if not isinstance(reply, dict):
             raise EOFError("the jailed worker sent something other than a JSON object")
         return reply
