@@ -110,3 +110,12 @@ def test_the_jail_environment_is_an_allow_list(monkeypatch):
     env = Jail("bwrap", forbidden_env=("MY_LLM_KEY",)).environment()
     assert "MY_LLM_KEY" not in env and "AWS_SECRET_ACCESS_KEY" not in env and env["LANG"] == "C.UTF-8"
     assert env["HOME"] == "/tmp" and Path(env["PYTHONPATH"]).name == "server"
+
+
+def test_namesakes_in_other_namespaces_and_members_are_not_host_apis():
+    host = "int launch(V& v) {{ {} return 0; }}\n"
+    for harmless in ("cute::remove(t);", "std::remove(v.begin(), v.end(), 0);", "auto f = std::bind(g, 1);",
+                     "v.open(); p->connect();", "copy(a, b);"):
+        assert gate.review(host.format(harmless)) is None, harmless
+    refused = gate.review(host.format('remove("x"); ::system("ls"); std::filesystem::remove("a");'))
+    assert [u.name for u in refused.uses] == ["system", "remove", "filesystem"]

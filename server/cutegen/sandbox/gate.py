@@ -38,6 +38,7 @@ PYTHON_APIS = {
                         "marshal"),
     "environment": ("os.environ", "getenv", "os.putenv"),
 }
+_STD_ALGORITHMS = {"remove", "bind"}  # std::remove and std::bind are an algorithm and a binder, not file/socket calls
 _ASM = re.compile(r"\b(?:asm|__asm__|__asm)\b")
 _INCLUDE = re.compile(r"^[ \t]*#[ \t]*include[ \t]*([<\"])([^>\"\n]+)[>\"]", re.M)
 # A quoted include must name a header: `#include ".env"` would print the file's lines in compiler errors,
@@ -104,12 +105,15 @@ def _uses(text: str, python: bool) -> list[Use]:
 def _api_uses(code: str, device: list[tuple[int, int]]) -> list[Use]:
     out = []
     for category, names in HOST_APIS.items():
-        pattern = re.compile(r"(?<![\w.])(?:::)?(?:std::)?(" + "|".join(map(re.escape, names)) + r")\b"
+        # Unqualified, `::`- or `std::`-qualified; `cute::copy` or `x.open()` are other functions.
+        pattern = re.compile(r"(?<![\w.:])(::|std::)?(" + "|".join(map(re.escape, names)) + r")\b"
                              r"(?=\s*[(<{]|\s*::|\s+\w|\s*;|\s*\))")
         for m in pattern.finditer(code):
             if _preceded_by_member_access(code, m.start()) or _inside(device, m.start()):
                 continue
-            out.append(Use(category, m.group(1), _line(code, m.start())))
+            if m.group(1) == "std::" and m.group(2) in _STD_ALGORITHMS:
+                continue
+            out.append(Use(category, m.group(2), _line(code, m.start())))
     return out
 
 
