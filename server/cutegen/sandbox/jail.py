@@ -99,7 +99,9 @@ class Jail:
         return env
 
     def _namespaces(self) -> list[str]:
-        return ["--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+        # A user namespace where one can be made (always for a non-root user; root in a container may be refused
+        # one, and then still runs with every capability dropped).
+        return ["--unshare-user-try", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
                 "--unshare-cgroup-try", "--hostname", "cutegen-sandbox", "--die-with-parent", "--new-session",
                 "--cap-drop", "ALL"]
 
