@@ -45,6 +45,7 @@ class Settings:
     llm_mode: str = "pipeline"
     llm_tool_calls: int = 12  # tool calls per session
     llm_tool_seconds: float = 900.0  # wall time per session
+    sandbox: str = "required"  # "required": model-written candidates run only jailed; "off": unjailed, with a warning
 
     @classmethod
     def from_dict(cls, raw: dict | None) -> tuple["Settings", list[str]]:
@@ -70,7 +71,8 @@ class Settings:
 
 
 CHOICES = {"llm_edit_format": ("auto", "diff", "search-replace", "json", "whole"),  # kept in step with edit_formats
-           "llm_mode": ("pipeline", "tools")}
+           "llm_mode": ("pipeline", "tools"),
+           "sandbox": ("required", "off")}
 _ZERO_ALLOWED = {"temperature", "llm_retries"}  # 0 is meaningful: greedy sampling, no retries
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from cutegen.agent.history import History
 from cutegen.agent.loop import Agent
-from cutegen.agent.verify import _compare
+from cutegen.agent.candidates import _compare
 from cutegen.model import Diagnostic, Severity
 from cutegen.settings import Settings
 from tests.agent.conftest import llm_settings, no_key_anywhere

@@ -27,7 +27,7 @@ from cutegen.agent.knowledge import Knowledge, classify_workload, hit_text, menu
 from cutegen.agent.llm import LLMClient, LLMError, Usage, configured
 from cutegen.agent.patch import _whole_file, apply_reply, unified
 from cutegen.agent.transcript import Transcript
-from cutegen.agent.verify import Verifier
+from cutegen.agent.candidates import Verifier
 from cutegen.model import Diagnostic
 from cutegen.settings import Settings
 

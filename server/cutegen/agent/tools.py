@@ -129,7 +129,7 @@ class ToolSession:
     # -- the tools ----------------------------------------------------------------------------
 
     def _tool_check(self) -> str:
-        from cutegen.agent.verify import describe_diagnostic
+        from cutegen.agent.candidates import describe_diagnostic
         from cutegen.build import Tier
 
         r = self.agent.verifier.builder.run(Tier.CHECK, self.kernel, self.text, job=f"agent-tool-check:{self.kernel}")

@@ -72,6 +72,7 @@ class Builder:
         self.cache = BuildCache(Path(state_dir) / "cache")
         self._jobs: dict[str, _Job] = {}
         self._lock = threading.Lock()
+        self.jail = None  # a cutegen.sandbox.Jail: the compiler runs inside it (model-written candidates)
         # Library and system headers: everything else is the user's (asked for every frame of every message).
         self._system = tuple(os.path.realpath(s) + os.sep for s in (
             toolchain.cutlass_include, str(ABI_INCLUDE), toolchain.cuda_root, "/usr/include", "/usr/lib",
@@ -210,6 +211,8 @@ class Builder:
                 del self._jobs[key]
 
     def _run(self, command: list[str], job: _Job, timeout: float) -> _Step:
+        if self.jail is not None:
+            command = self.jail.compile_command(command)
         with job.lock:
             if job.cancelled:
                 return _Step(-1, "")

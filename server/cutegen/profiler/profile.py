@@ -45,7 +45,8 @@ def find_ncu(setting: str | None, cuda_root: str) -> str | None:
 
 def profile_kernel(kernel: Path, builder: Builder, worker=None, *, problem: str | Path | None = None,
                    state_dir: Path = Path(".cutegen"), reference: bool = False,
-                   on_stage: Callable[[str], None] | None = None) -> dict:
+                   on_stage: Callable[[str], None] | None = None, jail=None) -> dict:
+    """`jail` (a cutegen.sandbox.Jail): run ncu and the profiled program inside it (a model-written candidate)."""
     kernel = Path(kernel).resolve()
     stage = on_stage or (lambda s: None)
     record: dict = {"kernel": str(kernel), "reference": reference}
@@ -77,7 +78,10 @@ def profile_kernel(kernel: Path, builder: Builder, worker=None, *, problem: str 
     report = folder / ("reference.ncu-rep" if reference else "kernel.ncu-rep")
     stage("ncu")
     started = time.perf_counter()
-    outcome = _run_ncu(ncu, report, problem_path, target, builder.settings.profile_timeout)
+    if jail is not None:  # ncu, the problem and the library read-only; only the report folder writable
+        jail = jail.with_paths(readonly=[os.path.dirname(os.path.realpath(ncu)), problem_path, *target[1:]],
+                               writable=[folder])
+    outcome = _run_ncu(ncu, report, problem_path, target, builder.settings.profile_timeout, jail)
     record["stage_seconds"] = {"ncu": round(time.perf_counter() - started, 2)}
     if outcome is not None:
         verdict, message = outcome
@@ -104,15 +108,17 @@ def profile_kernel(kernel: Path, builder: Builder, worker=None, *, problem: str 
                   signals=result.pop("signals"), ncu_rule=ncu_sol_rule(details), metrics=_curated(kernels))
 
 
-def _run_ncu(ncu: str, report: Path, problem: Path, target: list[str], timeout: float) -> tuple[str, str] | None:
+def _run_ncu(ncu: str, report: Path, problem: Path, target: list[str], timeout: float,
+             jail=None) -> tuple[str, str] | None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[2]),
                                                         os.environ.get("PYTHONPATH", "")])}
+    wrap = jail.command if jail is not None else (lambda argv: argv)
     base = [ncu, "--clock-control", "none", "--nvtx", "--nvtx-include", f"{RANGE}/", "-f", "-o", str(report.with_suffix(""))]
     sections = [a for s in SECTIONS for a in ("--section", s)]
     program = [sys.executable, "-m", "cutegen.profiler.driver", "--problem", str(problem), *target]
     for extra in (["--metrics", ",".join(METRICS)], []):  # retry with sections only if a metric is unknown
         try:
-            proc = subprocess.run([*base, *sections, *extra, *program], capture_output=True, text=True,
+            proc = subprocess.run(wrap([*base, *sections, *extra, *program]), capture_output=True, text=True,
                                   timeout=timeout, env=env)
         except subprocess.TimeoutExpired:
             return "ncu-timeout", f"ncu did not finish within {timeout:.0f} s (setting cutegen.profileTimeout)"

@@ -4,6 +4,11 @@ this machine can, and say exactly how far that was.
 The check runs on the candidate text under the real file's path (so the build cache already holds
 the result when the user applies the patch and saves). Build, test and time run on a shadow copy
 under `.cutegen/shadow/`: the harness loads files, and the user's file is never touched.
+
+A candidate is model-written code: the static gate (cutegen.sandbox.gate) reviews it before anything
+is built, and its test and timing run in the jailed worker (cutegen.sandbox). Without a sandbox it is
+offered "compiled, not run: no sandbox", unless `cutegen.sandbox` is `off` (then it runs unjailed and
+every label says so).
 """
 
 from __future__ import annotations
@@ -19,9 +24,13 @@ from pathlib import Path
 from cutegen.build import Builder, Tier
 from cutegen.harness.problem import find_problem
 from cutegen.model import CheckResult, Diagnostic
+from cutegen.sandbox import gate
 
 NOISE_FLOOR = 0.02  # a speedup must beat the measured spread, and never less than 2 %
 _ids = itertools.count()
+UNSANDBOXED = "ran unsandboxed: cutegen.sandbox is off"
+_jailed_workers: dict = {}  # one warm jailed worker per jail configuration, shared by every agent request
+_jailed_lock = threading.Lock()
 
 
 @dataclass
@@ -55,6 +64,9 @@ class Verifier:
         self.on_stage = on_stage or (lambda s: None)
         self._gpu = gpu
         self._jobs: list[tuple[Builder, str]] = []
+        self._runners: dict = {}  # problem → (worker or None, note)
+        self._base: tuple | None = None  # (jail or None, note), decided once
+        self._jailed_checker = None
 
     @property
     def gpu(self) -> bool:
@@ -71,6 +83,48 @@ class Verifier:
             builder.cancel(job)
         if self.worker is not None:
             self.worker.stop()
+        for worker, _ in list(self._runners.values()):
+            if worker is not None and worker is not self.worker:
+                worker.stop()
+
+    def candidate_worker(self, problem: Path | None = None):
+        """(the worker that runs candidates of `problem`, a note). Jailed when a sandbox can be made; None
+        with the reason when it cannot; the user's own worker, with a warning note, when cutegen.sandbox
+        is off. The jail sees the build cache and the problem file, nothing else of the project."""
+        if problem not in self._runners:
+            self._runners[problem] = self._choose_runner(problem)
+        return self._runners[problem]
+
+    def _choose_runner(self, problem: Path | None) -> tuple:
+        jail, note = self._sandbox()
+        if jail is None:
+            return (self.worker, note) if note == UNSANDBOXED else (None, note)
+        # The build cache (the .so files) and the shadow copies (ModelNew .py candidates load from there).
+        shadows = (self.state_dir / "shadow").resolve()
+        shadows.mkdir(parents=True, exist_ok=True)
+        cache = [str(self.builder.cache.root.resolve())] if isinstance(self.builder, Builder) else []
+        jail = jail.with_paths(readonly=[*cache, str(shadows), *([str(Path(problem).resolve())] if problem else [])])
+        with _jailed_lock:
+            if jail not in _jailed_workers:
+                from cutegen.harness.worker import Worker
+
+                _jailed_workers[jail] = Worker(jail=jail)
+            return _jailed_workers[jail], ""
+
+    def _sandbox(self) -> tuple:
+        """(the sandbox's base jail, "") or (None, why not): cutegen.sandbox is off, or none can be made here."""
+        if self._base is None:
+            from cutegen.sandbox import Jail, availability
+
+            settings = getattr(self.builder, "settings", None)
+            key_env = getattr(settings, "llm_api_key_env", "OPENAI_API_KEY")
+            if getattr(settings, "sandbox", "required") == "off":
+                self._base = (None, UNSANDBOXED)
+            elif not (found := availability()).ok:
+                self._base = (None, f"no sandbox ({found.reason})")
+            else:
+                self._base = (Jail(found.bwrap, forbidden_env=(key_env,)), "")
+        return self._base
 
     def problem_for(self, kernel: Path) -> Path | None:
         p = find_problem(kernel, self.problem)
@@ -78,18 +132,31 @@ class Verifier:
 
     # -- the tiers ----------------------------------------------------------------------------
 
-    def candidate(self, kernel: Path, text: str, *, baseline: dict | None = None, timing: bool = False) -> Verification:
+    def candidate(self, kernel: Path, text: str, *, baseline: dict | None = None, timing: bool = False,
+                  original: str | None = None) -> Verification:
         """Verify `text` as the new content of `kernel`. With `baseline` (figures of the current
-        version: median_ms, spread) the candidate must also be faster beyond noise."""
+        version: median_ms, spread) the candidate must also be faster beyond noise. `original` is the
+        text it was derived from (default: the file on disk; none for a new file): the gate refuses
+        only what the candidate adds."""
         kernel = Path(kernel).resolve()
         figures: dict = {"gpu": self.gpu}
+        if original is None:
+            original = kernel.read_text(errors="replace") if kernel.is_file() else ""
+        refusal = gate.review(text, original, python=kernel.suffix == ".py")
+        if refusal is not None:
+            return Verification(False, "refused", refusal.reason, "refused: unsafe host code", feedback=refusal.reason,
+                                figures=figures)
         try:
-            return self._candidate(kernel, text, figures, baseline, timing or baseline is not None)
+            v = self._candidate(kernel, text, figures, baseline, timing or baseline is not None)
         except Cancelled:
             return Verification(False, "cancelled", "cancelled", "cancelled", figures=figures)
+        if figures.get("sandbox") == "off":  # never silently: the label, the title and the transcript say it
+            v.label += f" · {UNSANDBOXED}"
+            v.short += " (unsandboxed)"
+        return v
 
     def _candidate(self, kernel, text, figures, baseline, timing) -> Verification:
-        check = self._build(Tier.CHECK, self.builder, kernel, text, figures, "check_s")
+        check = self._build(Tier.CHECK, self._check_builder(), kernel, text, figures, "check_s")
         if not check.ok:
             return _failed("check-failed", "does not compile", check, kernel, kernel, figures, [])
         shadow, builder = self.shadow(kernel, text)
@@ -105,6 +172,11 @@ class Verifier:
         if not self.gpu:
             return Verification(True, "verified", "compiled and built · not run: no GPU on this machine",
                                 "compiled, not run", figures=figures, tiers=tiers)
+        runner, note = self.candidate_worker(problem)
+        figures["sandbox"] = "off" if note == UNSANDBOXED else "jailed" if runner is not None else "unavailable"
+        if runner is None:
+            return Verification(True, "verified", f"compiled and built · not run: {note}",
+                                "compiled, not run: no sandbox", figures=figures, tiers=tiers)
         record = self._harness(shadow, builder, problem, figures, "test_s", timing=False)
         if record["verdict"] != "pass":
             return Verification(False, record["verdict"], f"{record['verdict']}: {record['message']}", record["verdict"],
@@ -153,7 +225,7 @@ class Verifier:
             raise Cancelled
         self.on_stage("time" if timing else "test")
         started = time.perf_counter()
-        record = verify_kernel(shadow, builder, self.worker, problem=problem, trials=trials or self.trials,
+        record = verify_kernel(shadow, builder, self.candidate_worker(problem)[0], problem=problem, trials=trials or self.trials,
                                timing=timing, state_dir=self.state_dir)
         figures[key] = round(time.perf_counter() - started, 3)
         if self.cancel_event.is_set():
@@ -175,7 +247,24 @@ class Verifier:
             return path, self.builder  # a stand-in builder (tests) serves the shadow too
         s = self.builder.settings
         settings = replace(s, include_dirs=[*s.include_dirs, str(kernel.parent)])
-        return path, Builder(self.builder.toolchain, settings, self.builder.cache.root.parent)
+        builder = Builder(self.builder.toolchain, settings, self.builder.cache.root.parent)
+        builder.jail = self.build_jail()
+        return path, builder
+
+    def build_jail(self):
+        """The jail nvcc runs in on candidate text, or None when the sandbox is off or cannot be made (then
+        the gate alone stands between the text and the compiler, and nothing built is run)."""
+        return self._sandbox()[0]
+
+    def _check_builder(self):
+        """The check tier on candidate text: jailed, sharing the user's build cache (so the result is there
+        when the user applies the patch and saves)."""
+        if not isinstance(self.builder, Builder) or self.build_jail() is None:
+            return self.builder
+        if self._jailed_checker is None:
+            self._jailed_checker = Builder(self.builder.toolchain, self.builder.settings, self.builder.cache.root.parent)
+            self._jailed_checker.jail = self.build_jail()
+        return self._jailed_checker
 
     def clean_shadows(self, keep: int = 50) -> None:
         """Shadow copies are build inputs only; keep the newest few for inspection."""
