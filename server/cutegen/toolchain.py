@@ -167,18 +167,8 @@ def find_arch(setting: str | None) -> tuple[str, str]:
 
 @lru_cache(maxsize=1)
 def local_gpu_arch() -> str | None:
-    """The first GPU's arch via nvidia-smi (no CUDA context); Hopper gets the 'a' variant for wgmma."""
-    smi = shutil.which("nvidia-smi")
-    if not smi:
-        return None
-    try:
-        out = subprocess.run(
-            [smi, "--query-gpu=compute_cap", "--format=csv,noheader"], capture_output=True, text=True, timeout=10
-        ).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    m = re.match(r"\s*(\d+)\.(\d+)", out)
-    if not m:
-        return None
-    cc = f"{m.group(1)}{m.group(2)}"
-    return f"sm_{cc}a" if cc in ("90", "100", "103") else f"sm_{cc}"
+    """The first GPU's arch (hardware.local: nvidia-smi, no CUDA context); Hopper gets the 'a' variant for wgmma."""
+    from cutegen.hardware import local
+
+    gpu = local()
+    return gpu.arch if gpu else None

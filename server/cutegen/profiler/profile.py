@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable
 
-from cutegen import records
+from cutegen import hardware, records
 from cutegen.build import Builder, Tier
 from cutegen.harness.problem import find_problem, load_problem
 from cutegen.profiler.classify import summarize
@@ -99,7 +99,8 @@ def profile_kernel(kernel: Path, builder: Builder, worker=None, *, problem: str 
         return finish("kernel-not-found", "ncu profiled no kernel inside the call (does cutegen_forward launch any?)")
     loaded = load_problem(problem_path)
     dtype = _output_dtype(loaded)
-    result = summarize(kernels, flops=loaded.flops(), dtype=dtype, spills=spills, wgmma_serialized=serialized)
+    gpu = hardware.present() or hardware.H200  # a card not in the table is read against the one measured here
+    result = summarize(kernels, gpu=gpu, flops=loaded.flops(), dtype=dtype, spills=spills, wgmma_serialized=serialized)
     return finish("profiled", result["summary"], report=str(report), classification=result,
                   signals=result.pop("signals"), ncu_rule=ncu_sol_rule(details), metrics=_curated(kernels))
 
