@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from cutegen.settings import Settings
+from cutegen.settings import Settings, editor_key
 
 DEFAULT_ARCH = "sm_90a"
 ABI_INCLUDE = Path(__file__).parent / "include"
@@ -61,6 +61,16 @@ class Toolchain:
 
 def discover(settings: Settings | None = None) -> Toolchain:
     settings = settings or Settings()
+    try:
+        return _discover(settings)
+    except ToolchainError as e:  # name the settings as the user's interface does (CLI flags or cutegen.*)
+        text = str(e)
+        for name in ("nvcc", "cutlass_path", "arch"):
+            text = text.replace(editor_key(name), settings.name_of(name))
+        raise ToolchainError(text) from None
+
+
+def _discover(settings: Settings) -> Toolchain:
     nvcc = find_nvcc(settings.nvcc)
     include = find_cutlass_include(settings.cutlass_path)
     arch, source = find_arch(settings.arch)

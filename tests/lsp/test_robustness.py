@@ -38,7 +38,7 @@ async def test_bad_settings_warn_once_and_are_pulled_again(client, workspace):
     client.set_configuration({"cutegen": {"checkTimeout": -1}})
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
     await until(lambda: len(_shown(client, types.MessageType.Warning)) == 2, 10, "a warning for the new value")
-    assert "cutegen.check_timeout" in _shown(client, types.MessageType.Warning)[1]
+    assert "cutegen.checkTimeout" in _shown(client, types.MessageType.Warning)[1]
 
 
 @pytest.mark.cutegen_settings({"nvcc": "/nonexistent/bin/nvcc"})

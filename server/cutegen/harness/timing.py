@@ -4,24 +4,12 @@ a median with its spread, and baselines (eager, torch.compile) measured the same
 from __future__ import annotations
 
 import statistics
-from dataclasses import asdict, dataclass
 from typing import Callable
 
 import torch
 
 from cutegen import hardware
-
-
-@dataclass
-class Timing:
-    median_ms: float
-    p10_ms: float
-    p90_ms: float
-    spread: float  # (p90 - p10) / median
-    trials: int
-
-    def to_json(self) -> dict:
-        return asdict(self)
+from cutegen.records import Timing  # the record's type: what is measured is what is stored
 
 
 def time_cuda(fn: Callable[[], object], **kwargs) -> Timing:

@@ -7,6 +7,7 @@ that only read records import this module cheaply.
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
 from enum import Enum
 
 
@@ -59,6 +60,29 @@ class MismatchPattern(str, Enum):
     DTYPE = "dtype"
     TYPE = "type"
     DEVICE = "device"
+
+
+@dataclass
+class Mismatch:
+    """What compare() found wrong in one output: a report a person can act on."""
+
+    message: str  # one line: what is wrong, how much, where
+    pattern: str  # a MismatchPattern value
+    bad: int = 0
+    total: int = 0
+    max_abs: float = 0.0
+    max_rel: float = 0.0
+    first_bad_index: list[int] | None = None
+    expected: float | None = None  # at the first bad index
+    got: float | None = None
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Mismatch":
+        known = {k: d[k] for k in cls.__dataclass_fields__ if k in d}
+        return cls(**known)
 
 
 def parse(name: object) -> Verdict | None:

@@ -35,7 +35,7 @@ def _run_lenses(ls, a: kernels.Anchor, uri: str, path) -> list[types.CodeLens]:
     out = []
     for kind, record in runs.latest(ls.session.state_dir(path), str(path)).items():
         if kind in ("test", "bench"):
-            out.append(_lens(a, f"{kind}: {runs.summary(record)}", "cutegen.server.test", [uri]))
+            out.append(_lens(a, f"{kind}: {record.summary()}", "cutegen.server.test", [uri]))
     out += [_lens(a, title, command, [uri]) for title, command in ACTIONS]
     return out
 

@@ -19,7 +19,7 @@ from cutegen import __version__
 from cutegen.lsp import code_actions, code_lens, commands, config, diagnostics, hover
 from cutegen.lsp.documents import path_of
 from cutegen.lsp.protocol import CuteGenProtocol
-from cutegen.lsp.session import Session
+from cutegen.session import Session
 from cutegen.lsp.store import Published
 
 SETTINGS_WAIT_S = 10.0  # a check waits this long for the first settings before using defaults

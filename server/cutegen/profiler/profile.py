@@ -59,7 +59,7 @@ def profile_kernel(kernel: Path, builder: Builder, worker=None, *, problem: str 
     ncu = find_ncu(builder.settings.ncu, builder.toolchain.cuda_root)
     if ncu is None:
         return finish("ncu-missing", "Nsight Compute (ncu) was not found: install it with the CUDA toolkit, put it on "
-                                     "PATH or set cutegen.ncu")
+                                     f"PATH or set {builder.settings.name_of('ncu')}")
     spills, serialized, target = 0, False, ["--reference"]
     if not reference:
         stage("build")
@@ -77,7 +77,8 @@ def profile_kernel(kernel: Path, builder: Builder, worker=None, *, problem: str 
     report = folder / ("reference.ncu-rep" if reference else "kernel.ncu-rep")
     stage("ncu")
     started = time.perf_counter()
-    outcome = _run_ncu(ncu, report, problem_path, target, builder.settings.profile_timeout)
+    outcome = _run_ncu(ncu, report, problem_path, target, builder.settings.profile_timeout,
+                       builder.settings.name_of("profile_timeout"))
     record["stage_seconds"] = {"ncu": round(time.perf_counter() - started, 2)}
     if outcome is not None:
         verdict, message = outcome
@@ -105,7 +106,8 @@ def profile_kernel(kernel: Path, builder: Builder, worker=None, *, problem: str 
                   signals=result.pop("signals"), ncu_rule=ncu_sol_rule(details), metrics=_curated(kernels))
 
 
-def _run_ncu(ncu: str, report: Path, problem: Path, target: list[str], timeout: float) -> tuple[str, str] | None:
+def _run_ncu(ncu: str, report: Path, problem: Path, target: list[str], timeout: float,
+             timeout_name: str) -> tuple[str, str] | None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[2]),
                                                         os.environ.get("PYTHONPATH", "")])}
     base = [ncu, "--clock-control", "none", "--nvtx", "--nvtx-include", f"{RANGE}/", "-f", "-o", str(report.with_suffix(""))]
@@ -116,7 +118,7 @@ def _run_ncu(ncu: str, report: Path, problem: Path, target: list[str], timeout: 
             proc = subprocess.run([*base, *sections, *extra, *program], capture_output=True, text=True,
                                   timeout=timeout, env=env)
         except subprocess.TimeoutExpired:
-            return "ncu-timeout", f"ncu did not finish within {timeout:.0f} s (setting cutegen.profileTimeout)"
+            return "ncu-timeout", f"ncu did not finish within {timeout:.0f} s (setting {timeout_name})"
         out = proc.stdout + proc.stderr
         if "ERR_NVGPUCTRPERM" in out:
             return "no-counter-permission", PERMISSION_HELP
