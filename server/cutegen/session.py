@@ -93,7 +93,7 @@ class Session:
     def test(self, path: Path, *, timing: bool = False, trials: int = 5, seed: int = 0,
              on_stage: Stage | None = None) -> dict:
         """Build, run in the worker, judge; `timing` also times the kernel against eager and torch.compile."""
-        from cutegen.harness.verify import verify_kernel
+        from cutegen.harness.run import verify_kernel
 
         builder = self.builder(path)
         return verify_kernel(path, builder, self.worker(), problem=self.settings.problem, trials=trials, seed=seed,

@@ -70,7 +70,7 @@ async def test_check_and_test_commands(client, tmp_path):
     # recorded next to the file and the kernel's hover shows it.
     reply = await client.workspace_execute_command_async(_execute("cutegen.server.test", path.as_uri()))
     assert reply["ok"] is False
-    if not _importable("cutegen.harness.verify"):
+    if not _importable("cutegen.harness.run"):
         assert "not available in this build" in reply["message"]
         return
     assert reply["verdict"] == "no-problem" and Path(reply["record"]).is_relative_to(outside / ".cutegen")

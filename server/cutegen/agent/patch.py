@@ -49,7 +49,7 @@ def apply_reply(reply: str, original: str, name: str, *, finish_reason: str = ""
     if truncated:
         return Patch(False, raw=diff or "", error="the reply ends inside an unclosed code block: it was cut off")
     if diff is None:
-        code = _whole_file(text) if whole_file_ok else None
+        code = whole_file(text) if whole_file_ok else None
         if code is not None and len(code.splitlines()) < 0.5 * len(original.splitlines()):
             code = None  # a snippet, not the file: taking it as the file would delete the rest
         if code is None:
@@ -142,7 +142,7 @@ def _looks_like_diff(body: str) -> bool:
     return bool(re.search(r"^@@", body, re.M)) or bool(re.search(r"^--- .*\n\+\+\+ ", body, re.M))
 
 
-def _whole_file(text: str) -> str | None:
+def whole_file(text: str) -> str | None:
     blocks = [m for m in _FENCE.finditer(text) if m.group("lang").lower() in _CODE_LANGS]
     return blocks[0].group("body") if len(blocks) == 1 else None
 

@@ -153,7 +153,7 @@ def _measure(kernel, text, verifier, result, shadows, current, stage) -> TuneRes
         why = f"no problem paired with {kernel.name}" if problem is None else "no GPU on this machine"
         result.message = f"built {len(built)} of {len(vs)} variants; not run: {why}, so no fastest one can be named"
         return result
-    from cutegen.harness.verify import verify_kernel
+    from cutegen.harness.run import verify_kernel
 
     for v, (shadow, builder) in zip(vs, shadows):
         if not v.built or verifier.cancel_event.is_set():

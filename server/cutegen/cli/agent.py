@@ -163,7 +163,7 @@ def _diagnose(args, agent):
 
 def _fix(args, agent):
     from cutegen.agent.loop import Outcome
-    from cutegen.harness.verify import verify_kernel
+    from cutegen.harness.run import verify_kernel
 
     path, text = _read(args)
     diagnostic = _first_error(agent, path, text)

@@ -18,6 +18,7 @@ from cutegen.harness.problem import find_problem, load_problem
 from cutegen.profiler.classify import summarize
 from cutegen.profiler.driver import RANGE
 from cutegen.profiler.ncu_csv import parse_raw_csv
+from cutegen.state import StateDir
 from cutegen.toolchain import local_gpu_arch
 
 SECTIONS = ["SpeedOfLight", "LaunchStats", "Occupancy", "WarpStateStats", "MemoryWorkloadAnalysis",
@@ -72,7 +73,7 @@ def profile_kernel(kernel: Path, builder: Builder, worker=None, *, problem: str 
     if local_gpu_arch() is None:
         return finish("not-run", "no NVIDIA GPU on this machine: nothing to profile")
 
-    folder = Path(state_dir).resolve() / "profiles" / f"{kernel.stem}-{time.strftime('%Y%m%dT%H%M%S')}"
+    folder = StateDir(state_dir).profile_folder(kernel)
     folder.mkdir(parents=True, exist_ok=True)
     report = folder / ("reference.ncu-rep" if reference else "kernel.ncu-rep")
     stage("ncu")
@@ -83,7 +84,7 @@ def profile_kernel(kernel: Path, builder: Builder, worker=None, *, problem: str 
     if outcome is not None:
         verdict, message = outcome
         if verdict == "no-counter-permission" and worker is not None:
-            from cutegen.harness.verify import verify_kernel
+            from cutegen.harness.run import verify_kernel
 
             timing = verify_kernel(kernel, builder, worker, problem=problem, timing=True, state_dir=state_dir)
             return finish(verdict, message, timing=timing.get("timing"), throughput=timing.get("throughput"))

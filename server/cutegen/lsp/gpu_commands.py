@@ -1,4 +1,5 @@
-"""Test and profile commands: the harness (build → GPU worker → verdict → run record) and the profiler.
+"""The test and profile commands: the engine session's harness run (build → GPU worker → verdict → run
+record) and its profiler.
 
 Both are optional parts of a build; without them the command says so plainly. They block, so they
 run in a worker thread; cancelling kills the build's nvcc and the GPU worker process.
@@ -38,7 +39,7 @@ def _finished(ls, path: Path, record: dict) -> dict:
 
 async def test(ls, uri: str) -> dict:
     try:
-        import cutegen.harness.verify  # noqa: F401  (torch and the harness are optional parts of a build)
+        import cutegen.harness.run  # noqa: F401  (torch and the harness are optional parts of a build)
     except ImportError as e:
         return say(ls, reply(False, f"Testing is not available in this build ({e.name} is missing)."))
     path = path_of(uri)
