@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from enum import Enum
 from pathlib import Path
 
+from cutegen.hardware import H200
 from cutegen.harness.verdicts import Mismatch, Verdict
 from cutegen.model import CheckResult
 from cutegen.profiler.signals import ProfileVerdict
@@ -67,12 +68,25 @@ class Throughput:
     tflop_per_s: float | None = None
     compute_share: float | None = None
     compute_ceiling: float | None = None
+    math: str | None = None  # the output dtype whose matrix-product peak `compute_share` is of
 
     def peak_share(self) -> tuple[float, str] | None:
-        """The larger of the two shares and what it is of: (0.96, "HBM peak") or (0.71, "compute peak")."""
-        shares = [(s, what) for s, what in ((self.bandwidth_share, "HBM peak"), (self.compute_share, "compute peak"))
+        """The larger of the two shares and what it is of: (0.96, "HBM peak") or (0.59, "bf16 peak")."""
+        compute = f"{MATH_NAMES.get(self.math or '', 'compute')} peak"
+        shares = [(s, what) for s, what in ((self.bandwidth_share, "HBM peak"), (self.compute_share, compute))
                   if isinstance(s, (int, float))]
         return max(shares) if shares else None
+
+    @classmethod
+    def from_schema1(cls, d: dict) -> "Throughput":
+        """Schema 1 divided by the H200's measured ceilings, typed into timing.py then, without saying so."""
+        t = cls(**d)
+        if t.bandwidth_share is not None and t.gpu is None:
+            t.gpu, t.ceiling_source, t.bandwidth_ceiling = H200.name, H200.source, H200.copy_bandwidth
+        return t
+
+
+MATH_NAMES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "tf32": "tf32"}
 
 
 @dataclass
@@ -199,7 +213,7 @@ class RunRecord:
         for key in ("speedup_vs_eager", "speedup_vs_compile"):  # derived from the timings
             rest.pop(key, None)
         if rest.get("throughput"):
-            record.throughput = Throughput(**rest.pop("throughput"))
+            record.throughput = Throughput.from_schema1(rest.pop("throughput"))
         if rest.get("mismatch"):
             record.mismatch = Mismatch.from_json(rest.pop("mismatch"))
         if rest.get("classification"):

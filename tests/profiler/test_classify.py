@@ -73,3 +73,23 @@ def test_small_grid_is_latency_bound_with_its_evidence():
     assert "under-one-wave" in names and "latency-bound" in names
     details = (Path(__file__).parent / "recorded" / "softsign_tail" / "details.txt").read_text()
     assert ncu_sol_rule(details) == "latency"
+
+
+def test_roofline_uses_the_gpu_that_ran_it():
+    """The same H200 softsign export read against the B200's datasheet ceiling: the share and the text change."""
+    from cutegen.hardware import by_name
+
+    b200 = by_name("NVIDIA B200")
+    kernels = parse_raw_csv((Path(__file__).parent / "recorded" / "softsign" / "raw.csv").read_text())
+    h, b = summarize(kernels, gpu=H200, flops=None, dtype="float32"), summarize(kernels, gpu=b200, flops=None, dtype="float32")
+    assert h["share_of_peak"] / b["share_of_peak"] == pytest.approx(8.0 / 4.30)
+    assert "of 8.00 TB/s (B200, datasheet)" in b["summary"] and "of 4.30 TB/s (H200, measured)" in h["summary"]
+
+
+def test_profile_metrics_are_in_base_units():
+    """ncu prints each metric in its own unit (here ms and Gbyte); the record's `time_ns`/`*_bytes` are base units."""
+    from cutegen.profiler.profile import curated
+
+    (row,) = curated(parse_raw_csv((Path(__file__).parent / "recorded" / "softsign" / "raw.csv").read_text()))
+    assert 2.5e6 < row["time_ns"] < 4e6  # softsign on 3.2 G floats: about 3.1 ms
+    assert 6e9 < row["dram_read_bytes"] < 7e9 and 6e9 < row["dram_write_bytes"] < 7e9

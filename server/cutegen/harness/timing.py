@@ -60,7 +60,7 @@ def throughput(seconds: float, nbytes: int, flops: int | None, dtype: str, gpu: 
         out.update(gpu=gpu.name, ceiling_source=gpu.source, bandwidth_ceiling=gpu.copy_bandwidth,
                    bandwidth_share=nbytes / seconds / gpu.copy_bandwidth)
     if flops:
-        out.update(flops=flops, tflop_per_s=flops / seconds / 1e12)
+        out.update(flops=flops, tflop_per_s=flops / seconds / 1e12, math=dtype)
         if gpu is not None:
             out.update(compute_ceiling=gpu.matmul_peak(dtype), compute_share=flops / seconds / gpu.matmul_peak(dtype))
     return out

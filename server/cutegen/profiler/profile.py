@@ -17,7 +17,7 @@ from cutegen.build import Builder, Tier
 from cutegen.harness.problem import find_problem, load_problem
 from cutegen.profiler.classify import summarize
 from cutegen.profiler.driver import RANGE
-from cutegen.profiler.ncu_csv import parse_raw_csv
+from cutegen.profiler.ncu_csv import byte_count, parse_raw_csv, seconds
 from cutegen.state import StateDir
 from cutegen.toolchain import local_gpu_arch
 
@@ -104,7 +104,7 @@ def profile_kernel(kernel: Path, builder: Builder, worker=None, *, problem: str 
     gpu = hardware.present() or hardware.H200  # a card not in the table is read against the one measured here
     result = summarize(kernels, gpu=gpu, flops=loaded.flops(), dtype=dtype, spills=spills, wgmma_serialized=serialized)
     return finish("profiled", result["summary"], report=str(report), classification=result,
-                  signals=result.pop("signals"), ncu_rule=ncu_sol_rule(details), metrics=_curated(kernels))
+                  signals=result.pop("signals"), ncu_rule=ncu_sol_rule(details), metrics=curated(kernels))
 
 
 def _run_ncu(ncu: str, report: Path, problem: Path, target: list[str], timeout: float,
@@ -184,12 +184,18 @@ CURATED = {
 }
 
 
-def _curated(kernels: list[dict]) -> list[dict]:
+def curated(kernels: list[dict]) -> list[dict]:
     out = []
     for k in kernels:
         row = {"kernel": k.get("Kernel Name")}
         for key, metric in CURATED.items():
             row[key] = k.get(metric)
+        # ncu prints each metric in its own unit (ms, Gbyte): the record holds base units, as its names say.
+        time_s = seconds(k)
+        row["time_ns"] = time_s * 1e9 if time_s is not None else None
+        for key in ("dram_read_bytes", "dram_write_bytes"):
+            if isinstance(row[key], (int, float)):
+                row[key] = byte_count(k, CURATED[key])
         row["occupancy_limits"] = {n.removeprefix("launch__occupancy_limit_"): v for n, v in k.items()
                                    if n.startswith("launch__occupancy_limit_")}
         row["stalls"] = {n.split("stalled_")[1].split("_per_issue")[0]: v for n, v in k.items()
