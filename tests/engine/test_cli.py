@@ -131,3 +131,35 @@ def test_diagnose_prints_its_answer_once(tmp_path):
     assert p.returncode == 0 and p.stdout.strip(), p.stderr
     first_line = p.stdout.strip().splitlines()[0]
     assert first_line not in p.stderr and "diagnosis from the knowledge base" in p.stderr
+
+
+H200_RECORDS = ROOT / "tests" / "records" / "h200"
+
+
+def _present(kind: str, fixture: str, capsys) -> tuple[str, str]:
+    """What the CLI prints for a record captured on the H200 (as `cutegen bench/test/profile` would after the run)."""
+    from rich.console import Console
+
+    from cutegen.cli import present
+
+    payload = {**json.loads((H200_RECORDS / fixture).read_text()), "record": "latest.json"}
+    (present.profile if kind == "profile" else present.verdict)(payload, Console(stderr=True, width=80))
+    captured = capsys.readouterr()
+    return captured.out, captured.err
+
+
+def test_cli_prints_the_summary_the_editor_shows(capsys):
+    out, _ = _present("bench", "softsign-bench.json", capsys)
+    assert out.splitlines()[0] == ("$WORK/examples/softsign/softsign.cu: pass · 3.17 ms · 3.32× eager · "
+                                   "1.04× torch.compile · 95 % of HBM peak")
+    assert "4070 GB/s = 95% of 4.30 TB/s (H200, measured)" in out and "eager: 10.5183 ms → 3.32×" in out
+    out, err = _present("test", "tail_bug-test.json", capsys)
+    assert out.splitlines()[0].endswith(": mismatch · tail (296 of 3,146,024 wrong)") and "mismatch" in err
+
+
+def test_cli_profile_puts_the_kernel_name_on_its_own_line(capsys):
+    out, _ = _present("profile", "softsign-profile.json", capsys)
+    lines = out.splitlines()
+    assert lines[0].endswith(": profiled · memory-bound at 97% of achievable DRAM bandwidth (4.15 of 4.30 TB/s)")
+    assert "#1 void elementwise_kernel<1>(const float *, float *, long)" in out
+    assert "long-scoreboard-stalls" in out

@@ -58,16 +58,25 @@ def profile(payload: dict, err) -> None:
         print(f"  {r.message}")
         return
     out = Console(soft_wrap=True)
-    table = Table("kernel", "time", "SM %", "mem %", "DRAM %", "occupancy %", "regs", "waves", "tensor %")
-    for m in r.details.get("metrics", []):
-        table.add_row(str(m["kernel"])[:48], f"{(m['time_ns'] or 0) / 1e3:.1f} µs", _pct(m["sm_pct"]),
-                      _pct(m["memory_pct"]), _pct(m["dram_pct"]), _pct(m["achieved_occupancy_pct"]),
-                      str(m["registers_per_thread"]), _pct(m["waves_per_sm"]), _pct(m["tensor_pipe_pct"]))
+    metrics = r.details.get("metrics", [])
+    for i, m in enumerate(metrics, 1):  # names of instantiations are long: each on its own line, numbered
+        out.print(f"[bold]#{i}[/] {m['kernel']}", highlight=False)
+    table = Table("#", "time", "SM %", "mem %", "DRAM %", "occup. %", "regs", "waves", "tensor %")
+    for i, m in enumerate(metrics, 1):
+        table.add_row(str(i), _time(m["time_ns"]), _pct(m["sm_pct"]), _pct(m["memory_pct"]), _pct(m["dram_pct"]),
+                      _pct(m["achieved_occupancy_pct"]), str(m["registers_per_thread"]), _pct(m["waves_per_sm"]),
+                      _pct(m["tensor_pipe_pct"]))
     out.print(table)
     out.print(f"Speed of Light: {payload['classification']['sol']}")
     for s in payload["signals"]:
         out.print(f"  • [bold]{s['name']}[/]: {s['evidence']}")
     err.print(f"report (opens in Nsight Compute): {payload['report']}")
+
+
+def _time(ns) -> str:
+    if not isinstance(ns, (int, float)):
+        return "–"
+    return f"{ns / 1e6:.3f} ms" if ns >= 1e6 else f"{ns / 1e3:.1f} µs"
 
 
 def _pct(v) -> str:
