@@ -51,3 +51,13 @@ def test_the_knowledge_schema_uses_the_producers_names():
     assert set(schema.VERDICTS) == {v.value for v in Verdict}
     assert set(schema.SIGNALS) == {s.value for s in Signal}
     assert set(schema.MISMATCH_PATTERNS) == {p.value for p in MismatchPattern}
+
+
+@pytest.mark.gpu
+def test_the_gpu_present_has_a_row():
+    """On the device: nvidia-smi's name finds its row, and the build's arch is that row's."""
+    from cutegen.toolchain import local_gpu_arch
+
+    local = hardware.local()
+    assert local is not None and hardware.present() is not None, local
+    assert local_gpu_arch() == hardware.present().arch

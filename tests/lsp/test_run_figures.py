@@ -75,3 +75,28 @@ async def test_a_record_of_another_schema_is_a_note_not_a_crash(client, workspac
     assert any(t.startswith("bench: record written by another cutegen version") for t in titles), titles
     hover = await _hover_on(client, uri, kernel.read_text(), "cutegen_forward")
     assert f"schema {SCHEMA_VERSION + 7}" in hover and "unreadable test record" in hover
+
+
+@pytest.mark.gpu
+async def test_a_fresh_bench_on_the_gpu_shows_its_figures_in_the_editor(client, workspace):
+    """On the H200: `cutegen bench` from a terminal, then the editor's CodeLens and hover show the same line."""
+    import re
+    import subprocess
+    import sys
+
+    from cutegen import records
+
+    kernel = _softsign(workspace)
+    (workspace / "softsign.py").write_text((ROOT / "examples" / "softsign" / "softsign.py").read_text())
+    env = {"PYTHONPATH": str(ROOT / "server"), "PATH": __import__("os").environ["PATH"]}
+    done = subprocess.run([sys.executable, "-m", "cutegen", "bench", str(kernel)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=600)
+    record = records.latest(workspace / ".cutegen", str(kernel), "bench")  # the workspace root, not the cwd
+    assert record is not None and record.verdict == "pass", done.stdout + done.stderr
+    summary = record.summary()
+    assert re.fullmatch(r"pass · [\d.]+ ms · [\d.]+× eager · [\d.]+× torch\.compile · \d+ % of HBM peak", summary)
+    assert record.throughput.gpu == "H200" and record.throughput.ceiling_source == "measured"
+    assert done.stdout.splitlines()[0].endswith(summary)  # the CLI printed the same line
+    uri = open_file(client, kernel)
+    assert f"bench: {summary}" in await _lens_titles(client, uri)
+    assert f"**bench**: {summary}" in await _hover_on(client, uri, kernel.read_text(), "cutegen_forward")
