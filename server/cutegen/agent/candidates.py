@@ -219,7 +219,7 @@ class Verifier:
 
     def _harness(self, shadow: Path, builder: Builder, problem: Path, figures: dict, key: str, *, timing: bool,
                  trials: int | None = None) -> dict:
-        from cutegen.harness.verify import verify_kernel
+        from cutegen.harness.run import verify_kernel
 
         if self.cancel_event.is_set():
             raise Cancelled

@@ -68,9 +68,10 @@ class Reply:
 def configured(settings: Settings) -> str | None:
     """None when an endpoint is configured, else the plain reason it is not."""
     if not settings.llm_base_url:
-        return "no LLM endpoint is configured (set cutegen.llmBaseUrl and cutegen.llmModel)"
+        return (f"no LLM endpoint is configured (set {settings.name_of('llm_base_url')} and "
+                f"{settings.name_of('llm_model')})")
     if not settings.llm_model:
-        return "no LLM model is configured (set cutegen.llmModel)"
+        return f"no LLM model is configured (set {settings.name_of('llm_model')})"
     return None
 
 
@@ -91,6 +92,21 @@ class LLMClient:
 
     def secrets(self) -> list[str]:
         return [self._key] if self._key else []
+
+    def reach(self, timeout: float = 10.0) -> None:
+        """One cheap request (the model list) so that an unreachable endpoint or a refused key is said before
+        any build or measurement. An endpoint that answers at all, even 404 for the list, is reachable."""
+        o, s = self._openai, self.settings
+        try:
+            self._client.with_options(timeout=min(timeout, s.llm_timeout)).models.list()
+        except o.APIConnectionError:  # APITimeoutError is one
+            raise LLMError("connection", f"cannot reach the LLM endpoint at {s.llm_base_url} (setting "
+                                         f"{s.name_of('llm_base_url')})") from None
+        except o.AuthenticationError:
+            raise LLMError("auth", f"the LLM endpoint refused the key (HTTP 401): check the environment "
+                                   f"variable {s.llm_api_key_env} (setting {s.name_of('llm_api_key_env')})") from None
+        except (o.APIStatusError, o.APIResponseValidationError, ValueError, TypeError):
+            pass  # it answered
 
     def chat(self, messages: list[dict], *, cancel: threading.Event | None = None, tools: list[dict] | None = None) -> Reply:
         """One completion; with `tools` (OpenAI function specs) the reply may hold tool calls instead
@@ -134,14 +150,14 @@ class LLMClient:
                                                      temperature=s.temperature, max_tokens=s.max_tokens, **extra)
         except o.APITimeoutError:
             raise LLMError("timeout", f"the LLM endpoint did not answer within {s.llm_timeout:.0f} s "
-                                      "(setting cutegen.llmTimeout)") from None
+                                      f"(setting {s.name_of('llm_timeout')})") from None
         except o.RateLimitError as e:
             err = LLMError("rate-limit", "the LLM endpoint is rate-limiting requests (HTTP 429)")
             err.retry_after = _retry_after(e.response)
             raise err from None
         except o.AuthenticationError:
             raise LLMError("auth", f"the LLM endpoint refused the key (HTTP 401): check the environment "
-                                   f"variable {s.llm_api_key_env} (setting cutegen.llmApiKeyEnv)") from None
+                                   f"variable {s.llm_api_key_env} (setting {s.name_of('llm_api_key_env')})") from None
         except o.APIStatusError as e:
             if tools and e.status_code in (400, 404, 422, 501) and "tool" in _brief(e).lower():
                 raise LLMError("no-tools", f"the LLM endpoint does not take tool calls (HTTP {e.status_code}: "

@@ -25,7 +25,7 @@ from cutegen.agent.budget import Budget
 from cutegen.agent.history import History, text_id
 from cutegen.agent.knowledge import Knowledge, classify_workload, hit_text, menu_text, profile
 from cutegen.agent.llm import LLMClient, LLMError, Usage, configured
-from cutegen.agent.patch import _whole_file, apply_reply, unified
+from cutegen.agent.patch import apply_reply, unified, whole_file
 from cutegen.agent.transcript import Transcript
 from cutegen.agent.candidates import Verifier
 from cutegen.model import Diagnostic
@@ -322,7 +322,7 @@ class Agent:
         except LLMError as e:
             out.message = f"No kernel generated: {e.message}."
             return self._end(t, out)
-        code = _whole_file(reply.text.replace("\r\n", "\n")) or ""
+        code = whole_file(reply.text.replace("\r\n", "\n")) or ""
         if "cutegen_forward" not in code:
             out.message = "The reply holds no kernel file (one ```cuda block defining cutegen_forward)."
             return self._end(t, out)

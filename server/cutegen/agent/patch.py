@@ -151,7 +151,7 @@ def _looks_like_diff(body: str) -> bool:
     return bool(re.search(r"^@@", body, re.M)) or bool(re.search(r"^--- .*\n\+\+\+ ", body, re.M))
 
 
-def _whole_file(text: str) -> str | None:
+def whole_file(text: str) -> str | None:
     blocks = [m for m in _FENCE.finditer(text) if m.group("lang").lower() in _CODE_LANGS]
     return blocks[0].group("body") if len(blocks) == 1 else None
 

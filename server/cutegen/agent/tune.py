@@ -153,7 +153,7 @@ def _measure(kernel, text, verifier, result, shadows, current, stage) -> TuneRes
         why = f"no problem paired with {kernel.name}" if problem is None else "no GPU on this machine"
         result.message = f"built {len(built)} of {len(vs)} variants; not run: {why}, so no fastest one can be named"
         return result
-    from cutegen.harness.verify import verify_kernel
+    from cutegen.harness.run import verify_kernel
 
     worker, note = verifier.candidate_worker(problem)  # variants are candidates: they run jailed
     if worker is None:

@@ -28,6 +28,7 @@ from cutegen.diagnostics.resources import (
 )
 from cutegen.model import CheckResult, Diagnostic, KernelResources, Severity
 from cutegen.settings import Settings
+from cutegen.state import StateDir
 from cutegen.toolchain import ABI_INCLUDE, Toolchain
 
 
@@ -69,7 +70,7 @@ class Builder:
     def __init__(self, toolchain: Toolchain, settings: Settings, state_dir: Path):
         self.toolchain = toolchain
         self.settings = settings
-        self.cache = BuildCache(Path(state_dir) / "cache")
+        self.cache = BuildCache(StateDir(state_dir).build_cache)
         self._jobs: dict[str, _Job] = {}
         self._lock = threading.Lock()
         self.jail = None  # a cutegen.sandbox.Jail: the compiler runs inside it (model-written candidates)
@@ -104,7 +105,7 @@ class Builder:
         entry.mkdir(parents=True, exist_ok=True)
         copy = entry / path.name
         copy.write_bytes(data)
-        job_key = job or f"{tier.value}:{path}"
+        job_key = job or self.job_key(tier, path)
         handle = self._start_job(job_key)
         try:
             outcome = self._compile(tier, path, copy, flags, handle, on_stage)
@@ -113,6 +114,11 @@ class Builder:
         if not outcome.cancelled and not outcome.timed_out:
             self.cache.put(key, asdict(outcome))
         return self._result(tier, path, source, outcome, cached=False)
+
+    @staticmethod
+    def job_key(tier: Tier, path: str | Path) -> str:
+        """The default `job` of run(): cancel(job_key(tier, path)) stops a run started without one."""
+        return f"{tier.value}:{path}"
 
     def cancel(self, job: str) -> None:
         with self._lock:
@@ -163,8 +169,8 @@ class Builder:
         ptx = Path(o.artifact) if tier is Tier.CHECK and o.artifact else None
         diagnostics, resources = self._diagnose(o.log, path, source, ptx)
         if o.timed_out:
-            diagnostics.insert(0, _file_level(path, f"nvcc did not finish within {o.timeout:.0f} s "
-                                                     f"(setting cutegen.{tier.value}Timeout)", "timeout"))
+            diagnostics.insert(0, _file_level(path, f"nvcc did not finish within {o.timeout:g} s "
+                                                     f"(setting {self.settings.name_of(tier.value + '_timeout')})", "timeout"))
         elif o.returncode != 0 and not o.cancelled and not any(d.severity is Severity.ERROR for d in diagnostics):
             tail = "\n".join(o.log.strip().splitlines()[-3:]) or f"exit code {o.returncode}"
             diagnostics.insert(0, _file_level(path, f"nvcc failed: {tail}", "nvcc-failed"))

@@ -12,8 +12,9 @@ from pathlib import Path
 import torch
 
 from cutegen.diagnostics import parse_log
-from cutegen.harness.gpu_checks import Verdict
+from cutegen.harness.gpu_checks import Failed
 from cutegen.harness.problem import Problem
+from cutegen.harness.verdicts import Verdict
 from cutegen.model import Diagnostic, Severity
 
 
@@ -39,13 +40,13 @@ class ModelNewAdapter:
         result = self.model(*inputs)
         results = list(result) if isinstance(result, (tuple, list)) else [result]
         if len(results) != len(outputs):
-            raise Verdict("mismatch", f"ModelNew returned {len(results)} outputs, the reference {len(outputs)}")
+            raise Failed(Verdict.MISMATCH, f"ModelNew returned {len(results)} outputs, the reference {len(outputs)}")
         for r, o in zip(results, outputs):
             if not isinstance(r, torch.Tensor):
-                raise Verdict("mismatch", f"ModelNew returned a {type(r).__name__}, not a tensor")
+                raise Failed(Verdict.MISMATCH, f"ModelNew returned a {type(r).__name__}, not a tensor")
             for x in inputs:
                 if _shares_memory(r, x):
-                    raise Verdict("output-aliases-input", "ModelNew returned (a view of) its input as the output: "
+                    raise Failed(Verdict.OUTPUT_ALIASES_INPUT, "ModelNew returned (a view of) its input as the output: "
                                                           "the result must be written to new memory")
             o.copy_(r)
         return 0

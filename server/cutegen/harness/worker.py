@@ -112,7 +112,7 @@ def _handle(request: dict) -> dict:
     import torch
 
     from cutegen.harness.abi import KernelLibrary
-    from cutegen.harness.gpu_checks import Verdict, verify
+    from cutegen.harness.gpu_checks import Failed, judge
     from cutegen.harness.problem import ProblemError, load_problem
 
     from cutegen.harness.modelnew import BuildFailed, ModelNewAdapter
@@ -123,10 +123,10 @@ def _handle(request: dict) -> dict:
             lib = ModelNewAdapter(request["modelnew"], problem, request.get("seed", 0))
         else:
             lib = KernelLibrary(request["library"])
-        return verify(problem, lib, trials=request.get("trials", 5), seed=request.get("seed", 0),
+        return judge(problem, lib, trials=request.get("trials", 5), seed=request.get("seed", 0),
                       timing=request.get("timing", False), baselines=request.get("baselines", []))
-    except Verdict as v:
-        return {"verdict": v.name, "message": v.message, **v.details}
+    except Failed as f:
+        return f.to_json()
     except BuildFailed as b:
         return {"verdict": "build-failed", "message": f"load_inline failed: {b}", "build": {
             "ok": False, "log": b.log, "diagnostics": [d.to_json() for d in b.diagnostics]}}

@@ -1,4 +1,5 @@
-"""One verify: pair → build → run in the worker → verdict → run record. Used by the CLI and the LSP alike."""
+"""Run a kernel against its problem: pair → build → run in the worker → verdict → run record.
+Used by the engine session (CLI and language server alike) and the agent."""
 
 from __future__ import annotations
 

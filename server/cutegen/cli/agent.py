@@ -1,5 +1,4 @@
-"""The agent's command-line subcommands (wired into `cutegen` by cli.py): diagnose, fix, optimize,
-tune, restore-best, generate. They print the verified diff and what was verified; `--apply` writes
+"""The agent's command-line subcommands: diagnose, fix, optimize, tune, restore-best, generate. They print the verified diff and what was verified; `--apply` writes
 it (only when the file still holds the text the patch was verified against)."""
 
 from __future__ import annotations
@@ -7,13 +6,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 from pathlib import Path
 
+from cutegen.cli.options import command, console, session, settings, toolchain_options
+from cutegen.settings import Settings
+
+DEFAULTS = Settings()
 LLM_ENV = {"llm_base_url": "CUTEGEN_LLM_BASE_URL", "llm_model": "CUTEGEN_LLM_MODEL"}
 
 
-def add_parsers(sub, toolchain_options) -> None:
+NEEDS_LLM = ("fix", "optimize", "generate")  # diagnose falls back to the knowledge base; tune and restore need none
+
+
+def add_parsers(sub) -> None:
     specs = [
         ("diagnose", "explain the file's first error (LLM, else the knowledge base)", _diagnose),
         ("fix", "propose a verified patch for the first error (or the failing test)", _fix),
@@ -22,74 +27,86 @@ def add_parsers(sub, toolchain_options) -> None:
         ("restore-best", "propose going back to the fastest measured version", _restore),
     ]
     for name, help_text, run in specs:
-        p = sub.add_parser(name, help=help_text)
-        p.add_argument("file", type=Path)
-        _common(p, toolchain_options)
+        p = command(sub, name, help_text)
+        p.add_argument("file", type=Path, help="the kernel")
+        p.add_argument("--problem", help="the reference problem (default: the `// cutegen: problem=` comment, then "
+                                         "a sibling .py)")
+        _common(p, llm=name not in ("tune", "restore-best"))
         if name != "diagnose":
             p.add_argument("--apply", action="store_true", help="write the verified patch into the file")
-        p.set_defaults(run=lambda args, run=run: _main(args, run))
-    g = sub.add_parser("generate", help="write a first kernel for a KernelBench problem, then fix it until it verifies")
-    g.add_argument("problem", type=Path)
+        p.set_defaults(run=lambda args, run=run, name=name: _main(args, run, name))
+    g = command(sub, "generate", "write a first kernel for a KernelBench problem, then fix it until it verifies")
+    g.add_argument("problem", type=Path, help="the KernelBench problem (.py with Model, get_inputs)")
     g.add_argument("-o", "--output", type=Path, required=True, help="the .cu file to write (must not exist)")
-    _common(g, toolchain_options)
-    g.set_defaults(run=lambda args: _main(args, _generate))
+    _common(g, llm=True)
+    g.set_defaults(run=lambda args: _main(args, _generate, "generate"))
 
 
-def _common(p: argparse.ArgumentParser, toolchain_options) -> None:
+def _common(p: argparse.ArgumentParser, *, llm: bool) -> None:
     toolchain_options(p)
-    p.add_argument("--problem", help="the reference problem (default: directive comment, then sibling .py)")
-    p.add_argument("--trials", type=int, default=5)
+    p.add_argument("--trials", type=int, default=5, help="correctness trials per verification")
     p.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    if not llm:
+        return
     p.add_argument("--llm-base-url", help=f"OpenAI-compatible endpoint (default: ${LLM_ENV['llm_base_url']})")
     p.add_argument("--llm-model", help=f"model name (default: ${LLM_ENV['llm_model']})")
-    p.add_argument("--llm-api-key-env", default="OPENAI_API_KEY", help="the NAME of the variable holding the key")
-    p.add_argument("--temperature", type=float, default=0.2)
-    p.add_argument("--max-tokens", type=int, default=4096)
-    p.add_argument("--llm-timeout", type=float, default=120.0)
-    p.add_argument("--llm-retries", type=int, default=3)
-    p.add_argument("--max-rounds", type=int, default=3)
+    p.add_argument("--llm-api-key-env", default=DEFAULTS.llm_api_key_env,
+                   help="the NAME of the environment variable holding the key (never the key)")
+    p.add_argument("--temperature", type=float, default=DEFAULTS.temperature, help="sampling temperature (0: greedy)")
+    p.add_argument("--max-tokens", type=int, default=DEFAULTS.max_tokens, help="tokens per reply")
+    p.add_argument("--llm-timeout", type=float, default=DEFAULTS.llm_timeout, help="seconds for one request")
+    p.add_argument("--llm-retries", type=int, default=DEFAULTS.llm_retries,
+                   help="retries after a timeout, 429, 5xx or a malformed reply")
+    p.add_argument("--max-rounds", type=int, default=DEFAULTS.max_rounds,
+                   help="agent rounds (diagnose → patch → verify) before giving up")
 
 
 def _settings(args):
-    from cutegen.settings import Settings
-
-    s = Settings(nvcc=args.nvcc, arch=args.arch, cutlass_path=args.cutlass_path, include_dirs=args.include_dirs,
-                 problem=args.problem, llm_api_key_env=args.llm_api_key_env, temperature=args.temperature,
-                 max_tokens=args.max_tokens, llm_timeout=args.llm_timeout, llm_retries=args.llm_retries,
-                 max_rounds=args.max_rounds)
-    for field, env in LLM_ENV.items():
-        setattr(s, field, getattr(args, field) or os.environ.get(env) or None)
+    problem = None if isinstance(getattr(args, "problem", None), Path) else getattr(args, "problem", None)
+    s = settings(args, problem=problem)
+    for name in ("llm_api_key_env", "temperature", "max_tokens", "llm_timeout", "llm_retries", "max_rounds"):
+        if hasattr(args, name):
+            setattr(s, name, getattr(args, name))
+    for name, env in LLM_ENV.items():
+        setattr(s, name, getattr(args, name, None) or os.environ.get(env) or None)
     return s
 
 
-def _main(args, run) -> int:
-    from rich.console import Console
-
+def _main(args, run, name: str) -> int:
     from cutegen.agent.loop import Agent
-    from cutegen.build import Builder
-    from cutegen.harness.worker import Worker
-    from cutegen.toolchain import ToolchainError, discover
 
-    err = Console(stderr=True, soft_wrap=True)
-    source = getattr(args, "file", None) or args.problem
-    if not Path(source).is_file():
-        err.print(f"[red]error:[/] {source}: no such file")
+    err = console()
+    source = Path(getattr(args, "file", None) or args.problem)
+    s = _settings(args)
+    if name in NEEDS_LLM:
+        why = _unreachable(s)  # before any build or measurement: say it in a second, not after 21 s
+        if why:
+            err.print(f"[red]error:[/] {why}")
+            return 2
+    engine = session(args, err, s, source)
+    if engine is None:
         return 2
-    settings = _settings(args)
-    try:
-        builder = Builder(discover(settings), settings, args.state_dir)
-    except ToolchainError as e:
-        err.print(f"[red]error:[/] {e}")
-        return 2
-    worker = Worker()
+    path = source.resolve()
     try:
         with err.status("starting") as status:
-            agent = Agent(settings, builder, worker, state_dir=args.state_dir, problem=args.problem, trials=args.trials,
-                          on_stage=lambda s: status.update(s))
+            agent = Agent(s, engine.builder(path), engine.worker(), state_dir=engine.state_dir(path),
+                          problem=getattr(args, "problem", None), trials=args.trials,
+                          on_stage=lambda st: status.update(st))
             outcome = run(args, agent)
     finally:
-        worker.stop()
+        engine.close()
     return _report(args, outcome, err)
+
+
+def _unreachable(s) -> str | None:
+    """Why the LLM endpoint cannot be used (not configured, unreachable, key refused), or None."""
+    from cutegen.agent.llm import LLMClient, LLMError
+
+    try:
+        LLMClient(s).reach()
+    except LLMError as e:
+        return e.message
+    return None
 
 
 def _report(args, outcome, err) -> int:
@@ -98,11 +115,14 @@ def _report(args, outcome, err) -> int:
         data = outcome.to_json() if hasattr(outcome, "to_json") else {"ok": outcome.ok, "message": outcome.message}
         print(json.dumps(data, indent=1, default=str))
     else:
+        message = outcome.message
         if proposal is not None:
             print(proposal.diff, end="")
         elif getattr(outcome, "diagnosis", None):
-            print(outcome.diagnosis)
-        err.print(("[green]" if outcome.ok else "[yellow]") + outcome.message.replace("[", r"\[") + "[/]")
+            print(outcome.diagnosis)  # the answer, once, on stdout; stderr says only where it came from
+            source = {"llm": "the LLM", "knowledge": "the knowledge base"}.get(outcome.diagnosis_source, "")
+            message = message.replace(outcome.diagnosis, "").strip() or f"diagnosis from {source}"
+        err.print(("[green]" if outcome.ok else "[yellow]") + message.replace("[", r"\[") + "[/]")
         if getattr(outcome, "usage", None) and outcome.usage.calls:
             u = outcome.usage
             err.print(f"[dim]LLM: {u.calls} calls, {u.prompt_tokens} prompt + {u.completion_tokens} completion tokens, "
@@ -143,7 +163,7 @@ def _diagnose(args, agent):
 
 def _fix(args, agent):
     from cutegen.agent.loop import Outcome
-    from cutegen.harness.verify import verify_kernel
+    from cutegen.harness.run import verify_kernel
 
     path, text = _read(args)
     diagnostic = _first_error(agent, path, text)
@@ -152,7 +172,7 @@ def _fix(args, agent):
     v = agent.verifier
     if v.problem_for(path) is None or not v.gpu:
         return Outcome(False, f"{path.name} compiles; without a paired problem and a GPU there is no failing test to fix")
-    record = verify_kernel(path, v.builder, v.worker, problem=args.problem, trials=args.trials, state_dir=args.state_dir)
+    record = verify_kernel(path, v.builder, v.worker, problem=args.problem, trials=args.trials, state_dir=agent.state_dir)
     if record["verdict"] == "pass":
         return Outcome(True, f"{path.name} passes its test: nothing to fix")
     return agent.fix(path, text, record=record)
@@ -183,6 +203,3 @@ def _generate(args, agent):
         outcome.message += f" · written to {args.output}"
     return outcome
 
-
-if __name__ == "__main__":
-    sys.exit("use `cutegen <command>`")
