@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 from cutegen.agent import prompts
-from cutegen.cli_patch import main
+from cutegen.cli.patch import main
 from tests.agent.replay_corpus import REPLAYS, load
 
 BASES = Path(__file__).resolve().parent / "diffs" / "base"

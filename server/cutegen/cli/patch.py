@@ -4,8 +4,6 @@ Prints the unified diff the agent would apply, or why it refuses; changes nothin
 is the reply as text, or a transcript step (`.cutegen/agent/.../NN-roundR-patch.json`), whose
 finish_reason is honoured and whose prompt gives the text the model saw (what JSON line numbers
 refer to) unless --shown names it. Exit status: 0 placed, 1 refused, 2 unusable arguments.
-
-Wired into cli.py with one line: `cli_patch.add_parser(sub)`.
 """
 
 from __future__ import annotations
@@ -19,7 +17,9 @@ from cutegen.agent.edit_formats import CHOICES
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    p = subparsers.add_parser("patch", help="print the diff an LLM reply would apply to a file (changes nothing)")
+    from cutegen.cli.options import command
+
+    p = command(subparsers, "patch", "print the diff an LLM reply would apply to a file (changes nothing)")
     p.add_argument("file", type=Path, help="the kernel the reply is for")
     p.add_argument("--reply", type=Path, required=True,
                    help="the reply: a text file, a transcript step .json, or - for stdin")
@@ -75,7 +75,7 @@ def _transcript_step(raw: str) -> dict | None:
 
 
 def main(argv: list[str] | None = None, out=None, err=None) -> int:
-    """`python -m cutegen.cli_patch FILE --reply REPLY` (the same as `cutegen patch` once wired)."""
+    """`python -m cutegen.cli.patch FILE --reply REPLY` (the same as `cutegen patch` once wired)."""
     parser = argparse.ArgumentParser(prog="cutegen")
     sub = parser.add_subparsers(dest="command", required=True)
     add_parser(sub)
