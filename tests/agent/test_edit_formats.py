@@ -82,7 +82,7 @@ def test_the_setting_its_manifest_entry_and_the_parser_agree():
     assert tuple(prop["enum"]) == CHOICES["llm_edit_format"] == edit_formats.CHOICES
     assert prop["default"] == Settings().llm_edit_format == "auto"
     s, problems = Settings.from_dict({"llmEditFormat": "xml"})
-    assert s.llm_edit_format == "auto" and "cutegen.llm_edit_format must be one of" in problems[0]
+    assert s.llm_edit_format == "auto" and "cutegen.llmEditFormat must be one of" in problems[0]
     assert Settings.from_dict({"llmEditFormat": "json"})[0].llm_edit_format == "json"
     mode = manifest["contributes"]["configuration"]["properties"]["cutegen.llmMode"]
     assert tuple(mode["enum"]) == CHOICES["llm_mode"] and mode["default"] == Settings().llm_mode == "pipeline"
