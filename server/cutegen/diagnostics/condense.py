@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 from cutegen.diagnostics.cute_types import cute_notation, template_bindings
-from cutegen.diagnostics.nvcc_log import Frame, RawMessage
+from cutegen.diagnostics.nvcc_log import INCLUDE, Frame, RawMessage
 from cutegen.model import Diagnostic, Location, Severity
 
 SourceLines = Callable[[str], list[str]]  # file path → its lines (empty list when unreadable)
@@ -22,6 +22,12 @@ _CASCADE_MARKERS = ("<error-type>", "<error-constant>", "<unknown-type>", "canno
                     "cannot deduce the return type")
 _ASSERT_WITH_TEXT = re.compile(r'^static assertion failed with "(?P<text>.*)"$')
 _MAX_MESSAGE = 240
+# Failures whose words do not say what to do.
+_HINTS = {
+    "c10/cuda/impl/cuda_cmake_macros.h": "this PyTorch has no CUDA headers (a CPU-only build): check with a CUDA "
+                                         "build of torch, or drop the c10/cuda includes",
+    "Unsupported gpu architecture": "this nvcc cannot build for it: choose another target arch",
+}
 
 
 @dataclass
@@ -116,15 +122,18 @@ def _is_cascade(m: RawMessage) -> bool:
 def _diagnostic(a: _Anchored, members: list[_Anchored], is_user, lines: SourceLines) -> Diagnostic:
     m = a.msg
     root, comment = _root_text(m, lines)
-    api = _api_name(a.via.what) if a.via else ""
-    bindings = _layout_bindings(a.via.what) if a.via else {}
+    included = a.via is not None and a.via.what == INCLUDE
+    api = _api_name(a.via.what) if a.via and not included else ""
+    bindings = _layout_bindings(a.via.what) if a.via and not included else {}
     message = root
     if api:
         message += f" — in {api}"
     if bindings:
         message += " [" + ", ".join(f"{k} = {v}" for k, v in list(bindings.items())[:3]) + "]"
-    if a.file != m.file and not a.via and m.file:
+    if a.file != m.file and (not a.via or included) and m.file:
         message = f"{_short_path(m.file)}:{m.line}: {message}"
+    if m.tool == "nvcc":  # nvcc's own refusal (unknown arch, unknown input): its words, said to be nvcc's
+        message = f"nvcc {m.severity}: {message}"
     if len(message) > _MAX_MESSAGE:
         message = message[: _MAX_MESSAGE - 1] + "…"
 
@@ -161,7 +170,8 @@ def _root_text(m: RawMessage, lines: SourceLines) -> tuple[str, str]:
     if m.text.startswith("static assertion failed"):
         expr = _asserted_expression(m.source_line)
         return f"static assertion failed: {expr}" if expr else "static assertion failed", _comment_above(m, lines)
-    return cute_notation(m.text), ""
+    hints = [h for key, h in _HINTS.items() if key in m.text]
+    return cute_notation(m.text) + "".join(f" ({h})" for h in hints), ""
 
 
 def _asserted_expression(source_line: str) -> str:
@@ -239,9 +249,10 @@ def _header_ref(m: RawMessage, is_user) -> str:
 def _short_path(path: str) -> str:
     """'/…/include/cute/algorithm/copy.hpp' → 'cute/algorithm/copy.hpp'."""
     parts = Path(path).parts
-    for anchor in ("cute", "cutlass", "cutegen"):
+    for anchor in ("cute", "cutlass", "cutegen", "c10", "ATen", "pybind11", "torch"):
         if anchor in parts:
-            return "/".join(parts[parts.index(anchor):])
+            last = len(parts) - 1 - parts[::-1].index(anchor)  # torch/include/torch/...: the inner one
+            return "/".join(parts[last:])
     return Path(path).name
 
 
@@ -253,8 +264,9 @@ def _explanation(root, comment, a: _Anchored, members, api, bindings) -> str:
         md.append(f"Raised inside `{api}`, called on this line.")
     for k, v in bindings.items():
         md.append(f"- `{k}` = `{v}`")
-    if a.msg.file:
-        md.append(f"Asserted at `{_short_path(a.msg.file)}:{a.msg.line}`.")
+    if a.msg.file and (a.msg.file, a.msg.line) != (a.file, a.line):
+        verb = "Asserted" if "static assertion" in a.msg.text else "Reported"
+        md.append(f"{verb} at `{_short_path(a.msg.file)}:{a.msg.line}`.")
     others = [x.msg for x in members if x is not a]
     if others:
         md.append(f"{len(others)} more error(s) on this line follow from the same cause:")

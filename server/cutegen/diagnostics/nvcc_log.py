@@ -42,6 +42,9 @@ _NVLINK = re.compile(r"^nvlink (?P<sev>error|warning|fatal)\s*: (?P<text>.*)$")
 _NVCC_FATAL = re.compile(r"^nvcc (?:fatal|error)\s*: (?P<text>.*)$")
 _FRAME = re.compile(r'instantiation of (?:class |function |template )?(?P<what>".*") at line (?P<line>\d+)(?: of (?P<file>.+?))?\s*$')
 _DETAIL_PREFIXES = ("argument types are", "object type is", "function ", "operand types are")
+INCLUDE = "#include"  # Frame.what of an include-chain frame
+# The host compiler's include chain above a message in a header: "In file included from a.h:4," / "    from x.cu:3:"
+_INCLUDED = re.compile(r"^(?:In file included|\s+) from (?P<file>.+?):(?P<line>\d+)[:,]$")
 _COUNT = re.compile(r"^\d+ errors? detected in the compilation of")
 
 
@@ -49,8 +52,14 @@ def parse_log(log: str) -> list[RawMessage]:
     messages: list[RawMessage] = []
     current: RawMessage | None = None
     in_note = False  # a note's echoed source must not overwrite its error's; its chain is the error's
+    included: list[Frame] = []  # innermost first, as gcc prints them
     for raw in log.splitlines():
         line = raw.rstrip()
+        inc = _INCLUDED.match(line)
+        if inc:
+            included.append(Frame(INCLUDE, inc["file"], int(inc["line"])))
+            current = None
+            continue
         m = _EDG.match(line)
         if m and m["sev"] == "note" and current is not None:
             current.notes.append(m["text"])
@@ -71,14 +80,15 @@ def parse_log(log: str) -> list[RawMessage]:
             m = pattern.match(line)
             if m:
                 d = m.groupdict()
-                sev = {"fatal error": "fatal"}.get(d["sev"], d.get("sev") or "error")
+                sev = {"fatal error": "fatal", None: "fatal"}.get(d.get("sev"), d.get("sev"))
                 messages.append(
                     RawMessage(
                         tool, sev, d["text"], d.get("file"), int(d["line"]) if d.get("line") else None,
-                        int(d["col"]) if d.get("col") else None, d.get("code") or "",
+                        int(d["col"]) if d.get("col") else None, d.get("code") or "", frames=included,
                     )
                 )
                 break
+        included = []
     return messages
 
 
