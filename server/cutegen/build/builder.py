@@ -26,7 +26,7 @@ from cutegen.diagnostics import condense, parse_log
 from cutegen.diagnostics.nvcc_log import RawMessage
 from cutegen.diagnostics.ptx import cp_async_local_diagnostics, trap_diagnostics
 from cutegen.diagnostics.resources import (
-    demangle, kernel_line, parse_ptxas_verbose, resource_diagnostics, short_kernel_name,
+    demangle, kernel_instantiation, kernel_line, parse_ptxas_verbose, resource_diagnostics, short_kernel_name,
 )
 from cutegen.harness.problem import find_problem
 from cutegen.model import CheckResult, Diagnostic, KernelResources, Severity
@@ -203,6 +203,7 @@ class Builder:
         readable = demangle([k.mangled for k in resources], self.toolchain.tool("cu++filt") or self.toolchain.tool("c++filt"))
         for k in resources:
             k.name = short_kernel_name(readable.get(k.mangled, k.mangled))
+            k.instantiation = kernel_instantiation(readable.get(k.mangled, k.mangled))
             k.line = kernel_line(source, k.name)
         diagnostics += _ptxas_messages(messages, path, source, readable)
         diagnostics += resource_diagnostics(resources, str(path))

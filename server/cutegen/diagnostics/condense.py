@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from cutegen.diagnostics.cute_types import cute_notation, template_bindings
+from cutegen.diagnostics.cute_types import compact_type, cute_notation, drop_strides, template_bindings
 from cutegen.diagnostics.nvcc_log import INCLUDE, Frame, RawMessage
+from cutegen.diagnostics.text import ELLIPSIS, fit, top_level_items
 from cutegen.model import Diagnostic, Location, Severity
 
 SourceLines = Callable[[str], list[str]]  # file path → its lines (empty list when unreadable)
@@ -124,18 +125,13 @@ def _diagnostic(a: _Anchored, members: list[_Anchored], is_user, lines: SourceLi
     root, comment = _root_text(m, lines)
     included = a.via is not None and a.via.what == INCLUDE
     api = _api_name(a.via.what) if a.via and not included else ""
-    bindings = _layout_bindings(a.via.what) if a.via and not included else {}
-    message = root
-    if api:
-        message += f" — in {api}"
-    if bindings:
-        message += " [" + ", ".join(f"{k} = {v}" for k, v in list(bindings.items())[:3]) + "]"
+    bindings = _bindings(a.via.what) if a.via and not included else {}
+    prefix = ""
     if a.file != m.file and (not a.via or included) and m.file:
-        message = f"{_short_path(m.file)}:{m.line}: {message}"
+        prefix = f"{_short_path(m.file)}:{m.line}: "
     if m.tool == "nvcc":  # nvcc's own refusal (unknown arch, unknown input): its words, said to be nvcc's
-        message = f"nvcc {m.severity}: {message}"
-    if len(message) > _MAX_MESSAGE:
-        message = message[: _MAX_MESSAGE - 1] + "…"
+        prefix = f"nvcc {m.severity}: "
+    message = _compose(prefix, root, api, bindings, _decisive_notes(m))
 
     text = lines(a.file)
     src = text[a.line - 1] if 0 < a.line <= len(text) else ""
@@ -217,14 +213,60 @@ def _api_name(what: str) -> str:
     return words[-1] if words else ""
 
 
-def _layout_bindings(what: str) -> dict[str, str]:
-    """Template arguments of the user's call that are CuTe layouts/tensors/tuples, in CuTe notation."""
+def _bindings(what: str) -> dict[str, str]:
+    """Template arguments of the user's call in CuTe notation, whole: the decisive one may be a layout, a bare
+    copy op where a Copy_Atom was needed, or a raw array (`Iterator = float [4]`). Empty packs are left out."""
     out = {}
     for k, v in template_bindings(what).items():
-        if "cute::" in v and ("Layout" in v or "tuple" in v or "Tensor" in v):
-            pretty = cute_notation(v)
-            out[k] = pretty if len(pretty) <= 90 else pretty[:89] + "…"
+        if v not in ("<>", "") and not k.startswith("<"):
+            out[k] = compact_type(cute_notation(v))
     return out
+
+
+def _compose(prefix: str, root: str, api: str, bindings: dict[str, str], notes: list[str]) -> str:
+    """One line of at most _MAX_MESSAGE characters. Long parts shrink in order of how little they say (strides,
+    then whole bindings); a cut never falls inside a type, and every cut is marked with an ellipsis."""
+    head, _, args = root.partition("; argument types are: ")
+    message = prefix + head + "".join(f" ({n})" for n in notes)
+    if api and api not in head:
+        message += f" — in {api}"
+    if args:  # an overload that does not match: the argument types are the bindings that decide
+        items = [compact_type(x) for x in top_level_items(args)]
+        shapes = [drop_strides(x) for x in items]
+        forms = (items, shapes, [_ENGINE.sub("Tensor<", x) for x in shapes])
+        for n in range(len(items), 0, -1):  # all arguments in a shorter form before fewer arguments
+            for form in forms:
+                full = message + "; argument types are: (" + ", ".join(form[:n]) + (", …)" if n < len(items) else ")")
+                if len(full) <= _MAX_MESSAGE:
+                    return full
+        return fit(message, _MAX_MESSAGE)
+    if bindings:
+        ranked = dict(sorted(bindings.items(), key=lambda kv: _binding_rank(*kv)))
+        for form in (ranked, {k: drop_strides(v) for k, v in ranked.items()}):
+            shown = [f"{k} = {v}" for k, v in form.items()]
+            while shown and len(message) + len(", ".join(shown)) + 6 > _MAX_MESSAGE:
+                shown.pop()
+            if len(shown) == len(form):
+                return message + " [" + ", ".join(shown) + "]"
+        if shown:
+            return message + " [" + ", ".join(shown) + ", " + ELLIPSIS + "]"
+    return fit(message, _MAX_MESSAGE)
+
+
+_ENGINE = re.compile(r"Tensor<(?:rmem|smem|gmem) [^,<>]*, ")
+_LAYOUTISH = re.compile(r"^\(|^Tensor<|:|^_\d")
+
+
+def _binding_rank(name: str, value: str) -> int:
+    """Layouts, tensors and tuples first (what CuTe asserts compare), then other types; engines last."""
+    if name.endswith("Engine") or value.startswith(("ArrayEngine", "ViewEngine")) or name in ("TV", "Tiler"):
+        return 2
+    return 0 if _LAYOUTISH.search(value) else 1
+
+
+def _decisive_notes(m: RawMessage) -> list[str]:
+    """EDG notes that say why a candidate was rejected (which argument, which parameter), not only that it was."""
+    return [n for n in m.notes if "because" in n or "does not match parameter" in n][:2]
 
 
 def _outermost_user_frame(m: RawMessage, is_user) -> Frame | None:
@@ -270,5 +312,5 @@ def _explanation(root, comment, a: _Anchored, members, api, bindings) -> str:
     others = [x.msg for x in members if x is not a]
     if others:
         md.append(f"{len(others)} more error(s) on this line follow from the same cause:")
-        md += [f"- {cute_notation(o.text)[:160]}" for o in others[:5]]
+        md += [f"- {fit(cute_notation(o.text), 200)}" for o in others[:5]]
     return "\n\n".join(md)
