@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Callable
 
 from cutegen.diagnostics.cute_types import compact_type, cute_notation, drop_strides, template_bindings
+from cutegen.diagnostics.macros import macro_position
 from cutegen.diagnostics.nvcc_log import INCLUDE, Frame, RawMessage
+from cutegen.diagnostics.structure import localise
 from cutegen.diagnostics.text import ELLIPSIS, fit, top_level_items
 from cutegen.model import Diagnostic, Location, Severity
 
@@ -23,6 +25,7 @@ _CASCADE_MARKERS = ("<error-type>", "<error-constant>", "<unknown-type>", "canno
                     "cannot deduce the return type")
 _ASSERT_WITH_TEXT = re.compile(r'^static assertion failed with "(?P<text>.*)"$')
 _MAX_MESSAGE = 240
+_PARSING_RESTARTS = "12-D"  # "warning #12-D: parsing restarts here after previous syntax error": noise
 # Failures whose words do not say what to do.
 _HINTS = {
     "c10/cuda/impl/cuda_cmake_macros.h": "this PyTorch has no CUDA headers (a CPU-only build): check with a CUDA "
@@ -38,12 +41,13 @@ class _Anchored:
     line: int
     col: int | None
     via: Frame | None  # the user frame that located it, or None when the message is in user code itself
+    macro_line: int | None = None  # the macro invocation the error was reported at, when moved inside it
 
 
 def condense(messages: list[RawMessage], main_file: str, is_user: Callable[[str], bool], lines: SourceLines) -> list[Diagnostic]:
     groups: dict[tuple[str, int], list[_Anchored]] = {}
     for msg in messages:
-        if msg.tool not in ("edg", "host", "nvcc") or msg.severity == "remark":
+        if msg.tool not in ("edg", "host", "nvcc") or msg.severity == "remark" or msg.code == _PARSING_RESTARTS:
             continue
         anchored = _anchor(msg, main_file, is_user, lines)
         groups.setdefault((anchored.file, anchored.line), []).append(anchored)
@@ -65,7 +69,7 @@ def condense(messages: list[RawMessage], main_file: str, is_user: Callable[[str]
             first.related.append(Location(diagnostic.file, diagnostic.line, diagnostic.col, "same error here"))
             continue
         out.append(diagnostic)
-    return out
+    return localise(out, main_file, lines(main_file))
 
 
 def _same_cause(earlier: list[Diagnostic], d: Diagnostic) -> Diagnostic | None:
@@ -77,6 +81,9 @@ def _same_cause(earlier: list[Diagnostic], d: Diagnostic) -> Diagnostic | None:
 
 def _anchor(msg: RawMessage, main_file: str, is_user: Callable[[str], bool], lines: SourceLines) -> _Anchored:
     if msg.file and is_user(msg.file):
+        inside = macro_position(lines(msg.file), msg.line or 0, msg.echo, msg.col)
+        if inside:  # in a macro's argument: where the code is, not the invocation's first line
+            return _Anchored(msg, msg.file, inside[0], inside[1], None, macro_line=msg.line)
         return _Anchored(msg, msg.file, msg.line or 1, msg.col, None)
     for frame in msg.frames:  # innermost first
         if is_user(frame.file):
@@ -141,6 +148,9 @@ def _diagnostic(a: _Anchored, members: list[_Anchored], is_user, lines: SourceLi
     related = []
     if m.file and not is_user(m.file) and m.line:
         related.append(Location(m.file, m.line, 1, "root cause: " + ("static_assert" if "static assertion" in m.text else "error") + " here"))
+    related += [r for r in _note_locations(m, is_user) if (r.file, r.line) != (a.file, a.line)]
+    if a.macro_line:
+        related.append(Location(a.file, a.macro_line, 1, "inside the macro invocation nvcc reports (at its first line)"))
     outer = _outermost_user_frame(m, is_user)
     if outer and (outer.file, outer.line) != (a.file, a.line):
         related.append(Location(outer.file, outer.line, 1, "instantiated from here"))
@@ -264,9 +274,45 @@ def _binding_rank(name: str, value: str) -> int:
     return 0 if _LAYOUTISH.search(value) else 1
 
 
+_ARG_MISMATCH = re.compile(r'"(?P<name>[^"]+)" does not match because argument #(?P<n>\d+) does not match parameter')
+
+
 def _decisive_notes(m: RawMessage) -> list[str]:
-    """EDG notes that say why a candidate was rejected (which argument, which parameter), not only that it was."""
-    return [n for n in m.notes if "because" in n or "does not match parameter" in n][:2]
+    """EDG notes that say why a candidate was rejected (which argument, which parameter), not only that it was;
+    the argument's type and the parameter's declaration spelled out."""
+    out = []
+    for note in m.note_places:
+        found = _ARG_MISMATCH.search(note.what)
+        if found:
+            k = int(found["n"])
+            args = top_level_items(m.text.partition("; argument types are: ")[2])
+            params = _parameters(note.echo, found["name"])
+            arg = f" ({args[k - 1]})" if 0 < k <= len(args) else ""
+            param = f" `{params[k - 1]}`" if 0 < k <= len(params) else ""
+            out.append(f"argument #{k}{arg} does not match parameter #{k}{param} of {found['name']}")
+        elif "because" in note.what:
+            out.append(note.what)
+    return out[:2]
+
+
+def _parameters(declaration: str, name: str) -> list[str]:
+    """'void gemm_device(const float* A, const float* B)' → ['const float* A', 'const float* B']."""
+    at = declaration.find(name + "(")
+    if at < 0:
+        return []
+    rest = declaration[at + len(name):]
+    depth = 0
+    for i, c in enumerate(rest):
+        depth += c in "(<["
+        depth -= c in ")>]"
+        if depth == 0:
+            return top_level_items(rest[: i + 1])
+    return []
+
+
+def _note_locations(m: RawMessage, is_user) -> list[Location]:
+    """Notes in the user's own code (the template whose parameter does not match, the brace to match)."""
+    return [Location(n.file, n.line, 1, "note: " + n.what) for n in m.note_places if is_user(n.file)][:3]
 
 
 def _outermost_user_frame(m: RawMessage, is_user) -> Frame | None:

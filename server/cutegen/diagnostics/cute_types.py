@@ -152,13 +152,15 @@ def template_bindings(what: str) -> dict[str, str]:
     return out
 
 
-_NOISE = re.compile(r"\bconst |\b(?:cute|cutlass)::|(?<=\d)UL?\b|(?<=\d)L\b")
+_NOISE = re.compile(r"\b(?:cute|cutlass)::|(?<=\d)UL?\b|(?<=\d)L\b")
+_CONST_CUTE = re.compile(r"\bconst (?=(?:cute|cutlass)::)")
 
 
 def compact_type(text: str) -> str:
-    """Qualifiers, namespaces and integer suffixes dropped: 'const cute::Tensor<rmem cutlass::half_t[64UL], …>'
-    → 'Tensor<rmem half_t[64], …>'. For messages only; the explanation keeps nvcc's spelling."""
-    return _NOISE.sub("", text).replace(" &", "&").strip()
+    """CuTe/CUTLASS namespaces (and the const on such objects) and integer suffixes dropped: 'const
+    cute::Tensor<rmem cutlass::half_t[64UL], …>' → 'Tensor<rmem half_t[64], …>'; `const float *` stays (it can
+    be what mismatches). For messages only; the explanation keeps nvcc's spelling."""
+    return _NOISE.sub("", _CONST_CUTE.sub("", text)).replace(" &", "&").strip()
 
 
 def drop_strides(text: str) -> str:

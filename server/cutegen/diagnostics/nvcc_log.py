@@ -17,6 +17,7 @@ class Frame:
     what: str
     file: str
     line: int
+    echo: str = ""  # for a note: the source line EDG echoes under it (e.g. the template's declaration)
 
 
 @dataclass
@@ -31,11 +32,15 @@ class RawMessage:
     source_line: str = ""  # the echoed code line under an EDG message
     frames: list[Frame] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # EDG's "note #3322-D: ..." lines under this message
+    note_places: list[Frame] = field(default_factory=list)  # the same notes with their locations (what = text)
+    echo: str = ""  # the echoed line as printed (indentation kept): `col` counts in it; a macro's expansion
 
 
 # /path/file.hpp(370): error: static assertion failed with "..."   (also "error #20011-D:")
 _EDG = re.compile(r"^(?P<file>.+?)\((?P<line>\d+)\): (?P<sev>error|warning|remark|note|catastrophic error)(?: #(?P<code>[\w-]+))?: (?P<text>.*)$")
 # file.cu:12:5: error: ...   (host compiler on the cudafe-generated code, with #line mapping)
+# At end of source: error: expected a "}"      (its location is the note after it: 'to match this "{"')
+_END_OF_SOURCE = re.compile(r"^At end of source: (?P<sev>error|warning|catastrophic error)(?: #(?P<code>[\w-]+))?: (?P<text>.*)$")
 _GCC = re.compile(r"^(?P<file>[^:\s][^:]*):(?P<line>\d+):(?:(?P<col>\d+):)? (?P<sev>error|warning|fatal error): (?P<text>.*)$")
 _PTXAS = re.compile(r"^ptxas (?P<sev>error|warning|fatal)\s*: (?:\((?P<code>C\d+)\) )?(?P<text>.*)$")
 _NVLINK = re.compile(r"^nvlink (?P<sev>error|warning|fatal)\s*: (?P<text>.*)$")
@@ -63,7 +68,18 @@ def parse_log(log: str) -> list[RawMessage]:
         m = _EDG.match(line)
         if m and m["sev"] == "note" and current is not None:
             current.notes.append(m["text"])
+            current.note_places.append(Frame(m["text"], m["file"], int(m["line"])))
+            if current.file is None:  # 'At end of source': the note says which brace is unmatched
+                current.file, current.line = m["file"], int(m["line"])
+                current.text += f" at end of source (to match the one at line {m['line']})"
             in_note = True
+            continue
+        end = _END_OF_SOURCE.match(line)
+        if end:
+            in_note = False
+            sev = "fatal" if end["sev"] == "catastrophic error" else end["sev"]
+            current = RawMessage("edg", sev, end["text"], None, None, None, end["code"] or "")
+            messages.append(current)
             continue
         if m:
             in_note = False
@@ -74,6 +90,8 @@ def parse_log(log: str) -> list[RawMessage]:
         if current is not None and current.tool == "edg" and line.startswith(" "):
             if not in_note or _FRAME.search(line):
                 _continue_edg(current, line)
+            elif current.note_places and not current.note_places[-1].echo and line.strip() != "^":
+                current.note_places[-1].echo = line.strip()
             continue
         current = None
         for tool, pattern in (("host", _GCC), ("ptxas", _PTXAS), ("nvlink", _NVLINK), ("nvcc", _NVCC_FATAL)):
@@ -107,6 +125,7 @@ def _continue_edg(msg: RawMessage, line: str) -> None:
         msg.text += "; " + stripped
     elif not msg.source_line and not msg.frames:
         msg.source_line = stripped
+        msg.echo = line[2:]
     elif not msg.frames and not stripped.startswith("("):
         # EDG wraps long messages onto indented continuation lines before the echo.
         msg.text += " " + stripped
