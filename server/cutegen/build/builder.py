@@ -130,7 +130,7 @@ class Builder:
 
     # -- compiling ----------------------------------------------------------------------------
 
-    def _flags(self, tier: Tier, path: Path, torch: bool) -> list[str]:
+    def _flags(self, tier: Tier, path: Path, torch: bool = False) -> list[str]:
         tc, s = self.toolchain, self.settings
         flags = ["-std=c++17", *tc.gencode, "-lineinfo", f"-I{tc.cutlass_include}", f"-I{ABI_INCLUDE}", f"-I{path.parent}"]
         flags += [f"-I{d}" for d in s.include_dirs]

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from cutegen.diagnostics.arguments import argument_position
 from cutegen.diagnostics.cute_types import compact_type, cute_notation, drop_strides, template_bindings
 from cutegen.diagnostics.macros import macro_position
 from cutegen.diagnostics.nvcc_log import INCLUDE, Frame, RawMessage
@@ -81,14 +82,25 @@ def _same_cause(earlier: list[Diagnostic], d: Diagnostic) -> Diagnostic | None:
 
 def _anchor(msg: RawMessage, main_file: str, is_user: Callable[[str], bool], lines: SourceLines) -> _Anchored:
     if msg.file and is_user(msg.file):
-        inside = macro_position(lines(msg.file), msg.line or 0, msg.echo, msg.col)
-        if inside:  # in a macro's argument: where the code is, not the invocation's first line
-            return _Anchored(msg, msg.file, inside[0], inside[1], None, macro_line=msg.line)
-        return _Anchored(msg, msg.file, msg.line or 1, msg.col, None)
+        source = lines(msg.file)
+        inside = macro_position(source, msg.line or 0, msg.echo, msg.col)
+        line, col = inside or (msg.line or 1, msg.col)
+        argument = _mismatched_argument(msg)
+        if argument:  # "argument #k does not match": the argument, which may be lines below the call
+            line, col = argument_position(source, line, col, argument) or (line, col)
+        return _Anchored(msg, msg.file, line, col, None, macro_line=msg.line if inside else None)
     for frame in msg.frames:  # innermost first
         if is_user(frame.file):
             return _Anchored(msg, frame.file, frame.line, None, frame)
     return _Anchored(msg, main_file, _named_user_symbol_line(msg.text, lines(main_file)), None, None)
+
+
+def _mismatched_argument(msg: RawMessage) -> int | None:
+    for note in msg.note_places:
+        found = _ARG_MISMATCH.search(note.what)
+        if found:
+            return int(found["n"])
+    return None
 
 
 def _named_user_symbol_line(text: str, source: list[str]) -> int:
@@ -138,7 +150,7 @@ def _diagnostic(a: _Anchored, members: list[_Anchored], is_user, lines: SourceLi
         prefix = f"{_short_path(m.file)}:{m.line}: "
     if m.tool == "nvcc":  # nvcc's own refusal (unknown arch, unknown input): its words, said to be nvcc's
         prefix = f"nvcc {m.severity}: "
-    message = _compose(prefix, root, api, bindings, _decisive_notes(m))
+    message = _compose(prefix, root, api, bindings, _decisive_notes(m, bool(m.file) and is_user(m.file)), m.source_line)
 
     text = lines(a.file)
     src = text[a.line - 1] if 0 < a.line <= len(text) else ""
@@ -233,7 +245,7 @@ def _bindings(what: str) -> dict[str, str]:
     return out
 
 
-def _compose(prefix: str, root: str, api: str, bindings: dict[str, str], notes: list[str]) -> str:
+def _compose(prefix: str, root: str, api: str, bindings: dict[str, str], notes: list[str], asserted: str = "") -> str:
     """One line of at most _MAX_MESSAGE characters. Long parts shrink in order of how little they say (strides,
     then whole bindings); a cut never falls inside a type, and every cut is marked with an ellipsis."""
     head, _, args = root.partition("; argument types are: ")
@@ -251,7 +263,8 @@ def _compose(prefix: str, root: str, api: str, bindings: dict[str, str], notes: 
                     return full
         return fit(message, _MAX_MESSAGE)
     if bindings:
-        ranked = dict(sorted(bindings.items(), key=lambda kv: _binding_rank(*kv)))
+        named = set(re.findall(r"\w+", asserted))  # the parameters the failing line itself names decide
+        ranked = dict(sorted(bindings.items(), key=lambda kv: -1 if kv[0] in named else _binding_rank(*kv)))
         for form in (ranked, {k: drop_strides(v) for k, v in ranked.items()}):
             shown = [f"{k} = {v}" for k, v in form.items()]
             while shown and len(message) + len(", ".join(shown)) + 6 > _MAX_MESSAGE:
@@ -277,7 +290,7 @@ def _binding_rank(name: str, value: str) -> int:
 _ARG_MISMATCH = re.compile(r'"(?P<name>[^"]+)" does not match because argument #(?P<n>\d+) does not match parameter')
 
 
-def _decisive_notes(m: RawMessage) -> list[str]:
+def _decisive_notes(m: RawMessage, users_call: bool) -> list[str]:
     """EDG notes that say why a candidate was rejected (which argument, which parameter), not only that it was;
     the argument's type and the parameter's declaration spelled out."""
     out = []
@@ -292,7 +305,32 @@ def _decisive_notes(m: RawMessage) -> list[str]:
             out.append(f"argument #{k}{arg} does not match parameter #{k}{param} of {found['name']}")
         elif "because" in note.what:
             out.append(note.what)
-    return out[:2]
+    deduction = [n.what for n in m.note_places if "failed deduction" in n.what]
+    if not out and len(deduction) == 1 and len(m.note_places) == 1:  # the one candidate: why is in the arguments
+        out.append(deduction[0])
+    # Parameter counts only for the user's own call: inside a library, EDG lists just some of the candidates.
+    return out[:2] or (_parameter_counts(m) if users_call else [])
+
+
+_PARAM_COUNT = re.compile(r'number of parameters of function template "(?P<decl>[^"]+)" does not match the call')
+
+
+def _parameter_counts(m: RawMessage) -> list[str]:
+    """'no instance matches' when the call has the wrong number of arguments: the closest candidate's signature."""
+    given = len(top_level_items(m.text.partition("; argument types are: ")[2]))
+    candidates = []
+    for note in m.note_places:
+        found = _PARAM_COUNT.search(note.what)
+        if found:
+            name, _, params = found["decl"].partition("(")
+            candidates.append((name, top_level_items("(" + params)))
+    if not given or not candidates:
+        return []
+    name, params = min(candidates, key=lambda c: abs(len(c[1]) - given))
+    if len(params) == given:
+        return []
+    signature = f"{compact_type(name)}({', '.join(compact_type(p) for p in params)})"
+    return [f"{given} arguments given; the closest candidate takes {len(params)}: {signature}"]
 
 
 def _parameters(declaration: str, name: str) -> list[str]:
@@ -307,7 +345,7 @@ def _parameters(declaration: str, name: str) -> list[str]:
         depth -= c in ")>]"
         if depth == 0:
             return top_level_items(rest[: i + 1])
-    return []
+    return top_level_items(rest.rstrip(",") + ")")[:-1] if "," in rest else []  # a declaration that goes on
 
 
 def _note_locations(m: RawMessage, is_user) -> list[Location]:

@@ -20,8 +20,11 @@ def macro_position(source: list[str], line: int, echo: str, col: int | None) -> 
     expansion and its text around the caret occurs after `line`; None when the echo is the line itself."""
     if col is None or not 0 < line <= len(source) or not echo.strip():
         return None
-    if echo.rstrip() == source[line - 1].rstrip() or col - 1 >= len(echo):
+    if col - 1 >= len(echo):
         return None
+    token = _TOKEN.match(echo, col - 1)
+    if token is None or source[line - 1][col - 1 :].startswith(token.group(0)):
+        return None  # the caret is on the line as written: no macro in between
     text, places = _normalised(source, line)
     caret_text, caret_at = _collapse(echo, col - 1)
     token = _TOKEN.match(caret_text, caret_at)

@@ -70,7 +70,7 @@ def find_defects(text: str) -> list[Defect]:
             scan.defects.append(Defect(o.line, o.col, "unclosed-paren", "this `(` is never closed"))
     if scan.stack and scan.stack[-1].char == "{" and not any(d.kind == "unclosed" for d in scan.defects):
         o = _innermost_misindented(scan) or scan.stack[-1]
-        scan.defects.append(Defect(o.line, o.col, "unclosed", f"the `{{` of this {o.label} is never closed"))
+        scan.defects.append(_unclosed(scan, o, "the file ends first"))
     for line in scan.ifs:
         scan.defects.append(Defect(line, 1, "unterminated-if", "this #if has no #endif"))
     # Indentation only explains a brace count that is off, and only in the direction it is off: balanced
@@ -78,6 +78,36 @@ def find_defects(text: str) -> list[Defect]:
     net = scan.opened - scan.closed
     keep = {"unclosed": net > 0, "stray": net < 0}
     return sorted((d for d in scan.defects if keep.get(d.kind, True)), key=lambda d: d.line)
+
+
+def _unclosed(scan: _Scan, o: _Open, why: str, related=None) -> Defect:
+    """An unclosed `{`, reported where the `}` belongs (by indentation, its block's last line) when that is a few
+    lines on, else at the brace itself; a line pasted twice is named as such."""
+    lines = scan.lines
+    if o.line < len(lines) and _code(lines[o.line]) == _code(lines[o.line - 1]):
+        return Defect(o.line, o.col, "unclosed", f"this line is repeated on the next line, and the `{{` it opens is "
+                      f"never closed ({why}): delete one of the two", [(o.line + 1, "the same line again")])
+    end = _block_end(lines, o)
+    related = list(related or [])
+    if end - o.line > 3:
+        return Defect(end, _indent(lines[end - 1]) + 1, "unclosed",
+                      f"missing `}}` after this line: the {o.label} opened at line {o.line} is never closed ({why}); "
+                      "by its indentation its block ends here", [(o.line, f"the {o.label}'s `{{`"), *related])
+    return Defect(o.line, o.col, "unclosed", f"the `{{` of this {o.label} is never closed ({why}); by its "
+                  f"indentation its block ends after line {end}", [(end, "the block ends here"), *related])
+
+
+def _block_end(lines: list[str], o: _Open) -> int:
+    """The last line indented deeper than the opener's statement (blank lines and comments do not end it)."""
+    end = o.line
+    for n in range(o.line + 1, len(lines) + 1):
+        text = lines[n - 1]
+        if not text.strip() or text.strip().startswith(("//", "#")):
+            continue
+        if _indent(text) <= o.indent:
+            break
+        end = n
+    return end
 
 
 def _innermost_misindented(scan: _Scan) -> _Open | None:
@@ -257,10 +287,8 @@ def _check_indent(scan: _Scan, opener: _Open, n: int, indent: int) -> None:
         return
     if indent < opener.indent and any(o.char == "{" and o.indent == indent for o in scan.stack):
         outer = next(o for o in reversed(scan.stack) if o.char == "{" and o.indent == indent)
-        scan.defects.append(Defect(
-            opener.line, opener.col, "unclosed",
-            f"the `{{` of this {opener.label} is never closed: the `}}` at line {n}, indented as the {outer.label} "
-            f"of line {outer.line}, closes it instead",
+        scan.defects.append(_unclosed(
+            scan, opener, f"the `}}` at line {n}, indented as the {outer.label} of line {outer.line}, closes it instead",
             [(n, f"closes the {opener.label}, by its indentation the {outer.label}'s brace")]))
     elif indent > opener.indent and scan.last_popped is not None and scan.last_popped.indent == indent:
         scan.defects.append(Defect(
@@ -279,7 +307,8 @@ _PARSE_ERROR = re.compile(
     r'^(?:expected (?:a|an) |At end of source|this declaration has no storage class|identifier "[^"]+" is undefined'
     r'|a function-definition is not allowed|unrecognized token|extra text after|function "[^"]+" has already been '
     r'defined|"[^"]+" has already been declared|local function definitions|a return statement|this #\w+ directive'
-    r'|the #if for this directive|#endif without #if|#else without #if|missing closing)')
+    r'|the #if for this directive|#endif without #if|#else without #if|missing closing'
+    r'|linkage specification is not allowed|a template declaration is not allowed|a namespace definition)')
 
 
 def is_parse_error(text: str) -> bool:
@@ -294,7 +323,8 @@ def localise(diagnostics: list, main_file: str, source: list[str]) -> list:
     mine = [d for d in diagnostics if d.severity is Severity.ERROR and d.file == main_file]
     if not mine or not is_parse_error(mine[0].root):
         return diagnostics
-    last = max(d.line for d in mine)
+    at_end = any("at end of source" in d.root for d in mine)  # then the defect may lie anywhere
+    last = len(source) if at_end else max(d.line for d in mine)
     defect = next((x for x in find_defects("\n".join(source)) if x.line <= last), None)
     if defect is None:
         return diagnostics
@@ -316,3 +346,7 @@ def _explain(defect: Defect, follow: list) -> str:
           "nvcc stops where the broken structure makes the parse fail, usually below the cause:"]
     md += [f"- line {d.line}: {d.message}" for d in follow[:5]]
     return "\n\n".join(md)
+
+
+def _code(line: str) -> str:
+    return line.split("//")[0].strip()
