@@ -42,7 +42,7 @@ def test_first_error_is_on_the_fix_line_with_its_root_cause(case):
 def test_structural_error_keeps_nvccs_place_as_related():
     (case,) = [c for c in CASES if c.path.stem == "unclosed_for_softmax"]
     first = _condensed(case)[0][0]
-    assert first.code == "structure-unclosed" and "ends after line 19" in first.message
+    assert first.code == "structure-unclosed" and "a `}` is missing after line 19" in first.message
     nvcc_says = [r for r in first.related if r.message.startswith("nvcc reports")]
     assert {r.line for r in nvcc_says} >= {26, 6}  # the linkage error and 'At end of source' (to match line 6)
 

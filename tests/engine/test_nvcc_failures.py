@@ -58,3 +58,12 @@ def test_a_python_file_without_load_inline_is_a_plain_error(builder, tmp_path):
     (d,) = result.errors
     assert d.code == "no-cuda-sources" and "load_inline" in d.message
     assert Path(d.file) == script.resolve()
+
+
+def test_check_timeout_is_the_setting_and_named(toolchain, tmp_path):
+    kernel = tmp_path / "slow.cu"
+    kernel.write_text("#include <cute/tensor.hpp>\n" + KERNEL)
+    result = Builder(toolchain, Settings(check_timeout=0.3), tmp_path / "state").run(Tier.CHECK, kernel)
+    (d,) = result.errors
+    assert d.code == "timeout" and "0 s" not in d.message
+    assert "within 0.3 s" in d.message and "check timeout" in d.message and "checkTimeout" in d.message

@@ -88,11 +88,28 @@ def _anchor(msg: RawMessage, main_file: str, is_user: Callable[[str], bool], lin
         argument = _mismatched_argument(msg)
         if argument:  # "argument #k does not match": the argument, which may be lines below the call
             line, col = argument_position(source, line, col, argument) or (line, col)
+        if msg.text == 'expected a ";"':
+            line, col = _end_of_previous_statement(source, line, col)
         return _Anchored(msg, msg.file, line, col, None, macro_line=msg.line if inside else None)
     for frame in msg.frames:  # innermost first
         if is_user(frame.file):
             return _Anchored(msg, frame.file, frame.line, None, frame)
     return _Anchored(msg, main_file, _named_user_symbol_line(msg.text, lines(main_file)), None, None)
+
+
+def _end_of_previous_statement(source: list[str], line: int, col: int | None) -> tuple[int, int | None]:
+    """EDG puts a missing `;` at the next token; when that token starts its line, the `;` belongs at the end of
+    the code line before (where a fixer types it)."""
+    if not 0 < line <= len(source) or col is None:
+        return line, col
+    text = source[line - 1]
+    if text[: col - 1].strip():
+        return line, col
+    for n in range(line - 1, 0, -1):
+        code = source[n - 1].split("//")[0].rstrip()
+        if code.strip():
+            return n, len(code) + 1
+    return line, col
 
 
 def _mismatched_argument(msg: RawMessage) -> int | None:

@@ -85,16 +85,16 @@ def _unclosed(scan: _Scan, o: _Open, why: str, related=None) -> Defect:
     lines on, else at the brace itself; a line pasted twice is named as such."""
     lines = scan.lines
     if o.line < len(lines) and _code(lines[o.line]) == _code(lines[o.line - 1]):
-        return Defect(o.line, o.col, "unclosed", f"this line is repeated on the next line, and the `{{` it opens is "
-                      f"never closed ({why}): delete one of the two", [(o.line + 1, "the same line again")])
+        return Defect(o.line, o.col, "unclosed", "line repeated on the next line; the `{` it opens is never closed: "
+                      "delete one of the two", [(o.line + 1, "the same line again"), *(related or [])])
     end = _block_end(lines, o)
     related = list(related or [])
     if end - o.line > 3:
         return Defect(end, _indent(lines[end - 1]) + 1, "unclosed",
-                      f"missing `}}` after this line: the {o.label} opened at line {o.line} is never closed ({why}); "
-                      "by its indentation its block ends here", [(o.line, f"the {o.label}'s `{{`"), *related])
-    return Defect(o.line, o.col, "unclosed", f"the `{{` of this {o.label} is never closed ({why}); by its "
-                  f"indentation its block ends after line {end}", [(end, "the block ends here"), *related])
+                      f"missing `}}` after this line: the {o.label} of line {o.line} is never closed",
+                      [(o.line, f"the {o.label}'s `{{` ({why})"), *related])
+    return Defect(o.line, o.col, "unclosed", f"the `{{` of this {o.label} is never closed: by indentation, a `}}` "
+                  f"is missing after line {end}", [(end, f"the block ends here ({why})"), *related])
 
 
 def _block_end(lines: list[str], o: _Open) -> int:
@@ -221,8 +221,7 @@ def _word(scan: _Scan, n: int, word: str) -> None:
         first = scan.last_popped
         scan.defects.append(Defect(
             n, _indent(scan.lines[n - 1]) + 1, "duplicate-else",
-            f"a second `else` for one `if`: the `else` at line {first.line} already has its block "
-            f"(lines {first.line}–{n}); delete one of them",
+            f"a second `else` for one `if` (the first at line {first.line}): delete one",
             [(first.line, "the first else")]))
     scan.prev = word
 
@@ -293,8 +292,7 @@ def _check_indent(scan: _Scan, opener: _Open, n: int, indent: int) -> None:
     elif indent > opener.indent and scan.last_popped is not None and scan.last_popped.indent == indent:
         scan.defects.append(Defect(
             n, indent + 1, "stray",
-            f"extra `}}`: the block it is indented for (line {scan.last_popped.line}) is already closed at line "
-            f"{scan.last_popped_line}, so this one closes the {opener.label} of line {opener.line}",
+            f"extra `}}`: the block of line {scan.last_popped.line} is already closed at line {scan.last_popped_line}",
             [(scan.last_popped_line, "the block is closed here"), (opener.line, f"the {opener.label} it closes")]))
 
 
@@ -308,7 +306,8 @@ _PARSE_ERROR = re.compile(
     r'|a function-definition is not allowed|unrecognized token|extra text after|function "[^"]+" has already been '
     r'defined|"[^"]+" has already been declared|local function definitions|a return statement|this #\w+ directive'
     r'|the #if for this directive|#endif without #if|#else without #if|missing closing'
-    r'|linkage specification is not allowed|a template declaration is not allowed|a namespace definition)')
+    r'|linkage specification is not allowed|a template declaration is not allowed|a namespace definition'
+    r'|A __global__ function or function template cannot be a member function)')
 
 
 def is_parse_error(text: str) -> bool:
@@ -332,8 +331,10 @@ def localise(diagnostics: list, main_file: str, source: list[str]) -> list:
     text = source[defect.line - 1] if 0 < defect.line <= len(source) else ""
     related = [Location(main_file, line, 1, what) for line, what in defect.related]
     related += [Location(main_file, d.line, d.col, f"nvcc reports: {d.message}") for d in follow]
+    same = next((d for d in follow if d.line == defect.line), None)  # nvcc's words where it found the place too
+    message = f"{same.message}: {defect.message}" if same else defect.message
     found = Diagnostic(file=main_file, line=defect.line, col=defect.col, end_col=max(defect.col + 1, len(text) + 1),
-                       severity=Severity.ERROR, message=defect.message, code=f"structure-{defect.kind}",
+                       severity=Severity.ERROR, message=message, code=f"structure-{defect.kind}",
                        root=defect.message, related=related,
                        explanation=_explain(defect, follow),
                        data={"nvcc": [d.format() for d in follow]})
