@@ -269,6 +269,8 @@ def _compose(prefix: str, root: str, api: str, bindings: dict[str, str], notes: 
     message = prefix + head + "".join(f" ({n})" for n in notes)
     if api and api not in head:
         message += f" — in {api}"
+    if args and any(n.startswith("argument #") for n in notes):
+        return fit(message, _MAX_MESSAGE)  # the note names the argument and its type: the full list adds nothing
     if args:  # an overload that does not match: the argument types are the bindings that decide
         items = [compact_type(x) for x in top_level_items(args)]
         shapes = [drop_strides(x) for x in items]
