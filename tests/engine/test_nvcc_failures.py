@@ -67,3 +67,8 @@ def test_check_timeout_is_the_setting_and_named(toolchain, tmp_path):
     (d,) = result.errors
     assert d.code == "timeout" and "0 s" not in d.message
     assert "within 0.3 s" in d.message and "check timeout" in d.message and "checkTimeout" in d.message
+
+
+def test_host_compiler_refusing_a_flag_is_an_error_line():
+    (d,) = _condense("gcc: error: unrecognized command-line option \u2018-fbogus\u2019\n", "k.cu")
+    assert d.line == 1 and d.message == "host compiler error: unrecognized command-line option \u2018-fbogus\u2019"

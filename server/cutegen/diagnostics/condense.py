@@ -167,6 +167,8 @@ def _diagnostic(a: _Anchored, members: list[_Anchored], is_user, lines: SourceLi
         prefix = f"{_short_path(m.file)}:{m.line}: "
     if m.tool == "nvcc":  # nvcc's own refusal (unknown arch, unknown input): its words, said to be nvcc's
         prefix = f"nvcc {m.severity}: "
+    elif m.tool == "host" and not m.file:  # the host compiler refusing a flag: say it is the host compiler
+        prefix = f"host compiler {m.severity}: "
     message = _compose(prefix, root, api, bindings, _decisive_notes(m, bool(m.file) and is_user(m.file)), m.source_line)
 
     text = lines(a.file)

@@ -42,6 +42,8 @@ _EDG = re.compile(r"^(?P<file>.+?)\((?P<line>\d+)\): (?P<sev>error|warning|remar
 # At end of source: error: expected a "}"      (its location is the note after it: 'to match this "{"')
 _END_OF_SOURCE = re.compile(r"^At end of source: (?P<sev>error|warning|catastrophic error)(?: #(?P<code>[\w-]+))?: (?P<text>.*)$")
 _GCC = re.compile(r"^(?P<file>[^:\s][^:]*):(?P<line>\d+):(?:(?P<col>\d+):)? (?P<sev>error|warning|fatal error): (?P<text>.*)$")
+# gcc: error: unrecognized command-line option '-fbogus'   (a tool's own refusal, no file)
+_TOOL = re.compile(r"^(?:gcc|g\+\+|cc1plus|clang\+\+|clang|cudafe\+\+|cicc|fatbinary): (?P<sev>error|fatal error|warning): (?P<text>.*)$")
 _PTXAS = re.compile(r"^ptxas (?P<sev>error|warning|fatal)\s*: (?:\((?P<code>C\d+)\) )?(?P<text>.*)$")
 _NVLINK = re.compile(r"^nvlink (?P<sev>error|warning|fatal)\s*: (?P<text>.*)$")
 _NVCC_FATAL = re.compile(r"^nvcc (?:fatal|error)\s*: (?P<text>.*)$")
@@ -94,7 +96,8 @@ def parse_log(log: str) -> list[RawMessage]:
                 current.note_places[-1].echo = line.strip()
             continue
         current = None
-        for tool, pattern in (("host", _GCC), ("ptxas", _PTXAS), ("nvlink", _NVLINK), ("nvcc", _NVCC_FATAL)):
+        for tool, pattern in (("host", _GCC), ("host", _TOOL), ("ptxas", _PTXAS), ("nvlink", _NVLINK),
+                              ("nvcc", _NVCC_FATAL)):
             m = pattern.match(line)
             if m:
                 d = m.groupdict()
