@@ -72,3 +72,19 @@ def test_check_timeout_is_the_setting_and_named(toolchain, tmp_path):
 def test_host_compiler_refusing_a_flag_is_an_error_line():
     (d,) = _condense("gcc: error: unrecognized command-line option \u2018-fbogus\u2019\n", "k.cu")
     assert d.line == 1 and d.message == "host compiler error: unrecognized command-line option \u2018-fbogus\u2019"
+
+
+def test_warnings_from_torch_and_isystem_headers_are_dropped(toolchain, tmp_path):
+    """A warning EDG prints from a system header (torch's, an -isystem directory's) is not the user's."""
+    from cutegen.toolchain import torch_include_dirs
+
+    vendor = tmp_path / "vendor"
+    vendor.mkdir()
+    log = (f"{vendor}/lib.h(3): warning #177-D: variable \"unused\" was declared but never referenced\n"
+           "    int unused;\n        ^\n\n")
+    if torch_include_dirs():
+        log += (f"{torch_include_dirs()[0]}/c10/util/Half.h(5): warning #20012-D: __host__ annotation is ignored\n"
+                "  x\n  ^\n\n")
+    builder = Builder(toolchain, Settings(extra_flags=["-isystem", str(vendor)]), tmp_path / "state")
+    diagnostics, _ = builder._diagnose(log, tmp_path / "k.cu", KERNEL, None)
+    assert diagnostics == []

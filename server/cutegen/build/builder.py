@@ -79,6 +79,9 @@ class Builder:
         self._system = tuple(os.path.realpath(s) + os.sep for s in (
             toolchain.cutlass_include, str(ABI_INCLUDE), toolchain.cuda_root, "/usr/include", "/usr/lib",
             "/usr/local/include", *torch_include_dirs(), *_isystem_dirs(settings.extra_flags)))
+        # Headers whose warnings are never the user's business (CuTe's are: a dropped host functor warns there).
+        self._quiet = tuple(os.path.realpath(s) + os.sep for s in (
+            *torch_include_dirs(), *_isystem_dirs(settings.extra_flags), "/usr/include"))
 
     # -- public API ---------------------------------------------------------------------------
 
@@ -196,7 +199,7 @@ class Builder:
                            command=[], seconds=0.0)
 
     def _diagnose(self, log: str, path: Path, source: str, ptx: Path | None) -> tuple[list[Diagnostic], list[KernelResources]]:
-        messages = parse_log(log)
+        messages = [m for m in parse_log(log) if not (m.severity == "warning" and m.file and self._is_quiet(m.file))]
         lines = _LineCache(path, source)
         diagnostics = condense(messages, str(path), self._is_user, lines)
         resources = parse_ptxas_verbose(log)
@@ -212,6 +215,9 @@ class Builder:
             diagnostics += trap_diagnostics(text, source, str(path), self.toolchain.arch)
             diagnostics += cp_async_local_diagnostics(text, source, str(path), max((k.stack_bytes for k in resources), default=0))
         return diagnostics, resources
+
+    def _is_quiet(self, file: str) -> bool:
+        return os.path.realpath(file).startswith(self._quiet)
 
     def _is_user(self, file: str) -> bool:
         return not os.path.realpath(file).startswith(self._system)
