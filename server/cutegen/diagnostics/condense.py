@@ -90,11 +90,16 @@ def _anchor(msg: RawMessage, main_file: str, is_user: Callable[[str], bool], lin
             line, col = argument_position(source, line, col, argument) or (line, col)
         if msg.text == 'expected a ";"':
             line, col = _end_of_previous_statement(source, line, col)
-        return _Anchored(msg, msg.file, line, col, None, macro_line=msg.line if inside else None)
+        moved = inside is not None and inside[0] != msg.line
+        return _Anchored(msg, msg.file, line, col, None, macro_line=msg.line if moved else None)
     for frame in msg.frames:  # innermost first
         if is_user(frame.file):
             return _Anchored(msg, frame.file, frame.line, None, frame)
     return _Anchored(msg, main_file, _named_user_symbol_line(msg.text, lines(main_file)), None, None)
+
+
+# Nothing but declaration specifiers before the caret: the next declaration starts there.
+_SPECIFIERS_ONLY = re.compile(r'^\s*(?:(?:__\w+__|static|inline|constexpr|extern\s+"C"|CUTEGEN_EXPORT|CUTE_\w+)\s*)*$')
 
 
 def _end_of_previous_statement(source: list[str], line: int, col: int | None) -> tuple[int, int | None]:
@@ -103,7 +108,7 @@ def _end_of_previous_statement(source: list[str], line: int, col: int | None) ->
     if not 0 < line <= len(source) or col is None:
         return line, col
     text = source[line - 1]
-    if text[: col - 1].strip():
+    if not _SPECIFIERS_ONLY.match(text[: col - 1]):
         return line, col
     for n in range(line - 1, 0, -1):
         code = source[n - 1].split("//")[0].rstrip()

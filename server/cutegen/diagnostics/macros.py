@@ -35,6 +35,11 @@ def macro_position(source: list[str], line: int, echo: str, col: int | None) -> 
         found = text.find(needle)
         if found >= 0 and (width == _WINDOWS[-1] or text.find(needle, found + 1) < 0):
             return places[found + caret_at - start]
+    for width in _WINDOWS:  # text before the caret rewritten (`__global__` echoes as `__attribute__((global))`)
+        needle = caret_text[caret_at : caret_at + width]
+        found = text.find(needle)
+        if found >= 0 and text.find(needle, found + 1) < 0:
+            return places[found]
     return None
 
 

@@ -76,7 +76,7 @@ def find_defects(text: str) -> list[Defect]:
     # Indentation only explains a brace count that is off, and only in the direction it is off: balanced
     # code with unusual indentation (macros, #if branches) is not broken.
     net = scan.opened - scan.closed
-    keep = {"unclosed": net > 0, "stray": net < 0}
+    keep = {"unclosed": net > 0, "stray": net < 0, "missing-open": net < 0}
     return sorted((d for d in scan.defects if keep.get(d.kind, True)), key=lambda d: d.line)
 
 
@@ -289,11 +289,31 @@ def _check_indent(scan: _Scan, opener: _Open, n: int, indent: int) -> None:
         scan.defects.append(_unclosed(
             scan, opener, f"the `}}` at line {n}, indented as the {outer.label} of line {outer.line}, closes it instead",
             [(n, f"closes the {opener.label}, by its indentation the {outer.label}'s brace")]))
+    elif indent > opener.indent and (header := _braceless_header(scan.lines, opener.line, n, indent)):
+        scan.defects.append(Defect(
+            header, indent + 1, "missing-open",
+            f"missing `{{` at the end of this line: the `}}` at line {n}, indented for its block, closes the "
+            f"{opener.label} of line {opener.line} instead", [(n, "the `}` meant for this block")]))
     elif indent > opener.indent and scan.last_popped is not None and scan.last_popped.indent == indent:
         scan.defects.append(Defect(
             n, indent + 1, "stray",
             f"extra `}}`: the block of line {scan.last_popped.line} is already closed at line {scan.last_popped_line}",
             [(scan.last_popped_line, "the block is closed here"), (opener.line, f"the {opener.label} it closes")]))
+
+
+def _braceless_header(lines: list[str], start: int, n: int, indent: int) -> int | None:
+    """The nearest `if (...)` / `for (...)` / `else` line above n, indented like the `}` at n, that opens no
+    block (its `{` was deleted)."""
+    for k in range(n - 1, start, -1):
+        code = _code(lines[k - 1])
+        if not code:
+            continue
+        if _indent(lines[k - 1]) < indent:
+            return None
+        if _indent(lines[k - 1]) == indent:
+            head = re.match(r"(?:\}\s*)?(?:else\b|(?:if|for|while|switch)\s*\()", code)
+            return k if head and not code.endswith(("{", ";")) else None
+    return None
 
 
 def _indent(line: str) -> int:
@@ -326,6 +346,11 @@ def localise(diagnostics: list, main_file: str, source: list[str]) -> list:
     last = len(source) if at_end else max(d.line for d in mine)
     defect = next((x for x in find_defects("\n".join(source)) if x.line <= last), None)
     if defect is None:
+        return diagnostics
+    if defect.kind == "unclosed-paren" and mine[0].root == 'expected a ")"':
+        # nvcc is right where the `)` goes; the `(` it would close is the useful extra fact.
+        if defect.line != mine[0].line:
+            mine[0].related.append(Location(main_file, defect.line, defect.col, "the `(` that is never closed"))
         return diagnostics
     follow = [d for d in mine if is_parse_error(d.root) and (d.line >= defect.line or "at end of source" in d.root)]
     text = source[defect.line - 1] if 0 < defect.line <= len(source) else ""
