@@ -70,3 +70,17 @@ def test_check_maps_an_error_to_the_python_line(builder, tmp_path):
     assert d.col == MODELNEW.splitlines()[9].index("x[j]") + 3
     # torch's headers are system headers: none of their warnings reach the user.
     assert not [w for w in result.diagnostics if w.severity.value == "warning"]
+
+
+def test_concatenated_sources_keep_their_own_lines():
+    text = 'head = """\n#include <torch/extension.h>\n"""\nbody = """\n__global__ void k() {}\n"""\n' \
+           'm = load_inline(name="m", cpp_sources="", cuda_sources=head + body)\n'
+    first, second = cuda_sources(text)
+    assert (first.line, second.line) == (1, 4) and "__global__" in second.text
+
+
+def test_a_python_syntax_error_is_reported_at_its_line(builder, tmp_path):
+    py = tmp_path / "broken_modelnew.py"
+    py.write_text("import torch\nclass ModelNew(torch.nn.Module:\n    pass\n")
+    (d,) = builder.run(Tier.CHECK, py).errors
+    assert d.line == 2 and d.code == "python-syntax" and "load_inline sources cannot be read" in d.message

@@ -20,7 +20,7 @@ from typing import Callable
 
 from cutegen.build.cache import BuildCache, cache_key
 from cutegen.build.includes import user_headers
-from cutegen.build.inline_sources import as_cuda_file, cuda_sources
+from cutegen.build.inline_sources import as_cuda_file, cuda_sources, syntax_error
 from cutegen.build.launcher import missing_launcher
 from cutegen.diagnostics import condense, parse_log
 from cutegen.diagnostics.nvcc_log import RawMessage
@@ -195,6 +195,11 @@ class Builder:
         message = ("no CUDA to check: cutegen checks .cu kernels and ModelNew files whose CUDA sources are passed "
                    "to load_inline(cuda_sources=...) as string literals or names bound to them")
         d = _file_level(path, message, "no-cuda-sources")
+        broken = syntax_error(source)
+        if broken:  # the strings cannot be found in a file Python cannot read: say that, where
+            d = _file_level(path, f"Python syntax error: {broken[1]} (the load_inline sources cannot be read)",
+                            "python-syntax")
+            d.line = broken[0]
         return CheckResult(file=str(path), tier=tier.value, ok=False, diagnostics=[d], resources=[], raw_log="",
                            command=[], seconds=0.0)
 

@@ -45,6 +45,15 @@ def cuda_sources(py_text: str) -> list[InlineSource]:
     return out
 
 
+def syntax_error(py_text: str) -> tuple[int, str] | None:
+    """(line, message) when the Python file does not parse (then its CUDA strings cannot be found)."""
+    try:
+        ast.parse(py_text)
+    except SyntaxError as e:
+        return e.lineno or 1, f"{e.msg}"
+    return None
+
+
 def as_cuda_file(py_file: Path, sources: list[InlineSource]) -> str:
     """One .cu text that nvcc reports against the Python file's own lines (#line), as load_inline builds it."""
     quoted = str(py_file).replace("\\", "\\\\").replace('"', '\\"')
@@ -74,6 +83,8 @@ def _strings(node: ast.expr, names: dict[str, ast.expr], py_text: str, depth: in
         return _strings(names[node.id], names, py_text, depth + 1)
     if isinstance(node, (ast.List, ast.Tuple)):
         return [s for e in node.elts for s in _strings(e, names, py_text, depth + 1)]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):  # header + kernel: each at its own lines
+        return _strings(node.left, names, py_text, depth + 1) + _strings(node.right, names, py_text, depth + 1)
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         segment = ast.get_source_segment(py_text, node) or ""
         exact = segment.count("\n") == node.value.count("\n")
