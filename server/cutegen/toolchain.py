@@ -182,3 +182,31 @@ def local_gpu_arch() -> str | None:
 
     gpu = local()
     return gpu.arch if gpu else None
+
+
+_TORCH_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"](?:torch|ATen|c10|pybind11)/', re.M)
+
+
+def includes_torch(source: str) -> bool:
+    return _TORCH_INCLUDE.search(source) is not None
+
+
+@lru_cache(maxsize=1)
+def torch_include_dirs() -> tuple[str, ...]:
+    """PyTorch's and Python's include directories, found without importing torch (which takes seconds):
+    what torch.utils.cpp_extension passes, for checking kernels that include <torch/extension.h>."""
+    import importlib.util
+    import sysconfig
+
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        return ()
+    include = Path(list(spec.submodule_search_locations)[0]) / "include"
+    dirs = [include, include / "torch" / "csrc" / "api" / "include", Path(sysconfig.get_paths()["include"])]
+    return tuple(str(d) for d in dirs if d.is_dir())
+
+
+# torch.utils.cpp_extension's own nvcc flags (COMMON_NVCC_FLAGS), so a check sees what load_inline compiles.
+TORCH_NVCC_FLAGS = ("-D__CUDA_NO_HALF_OPERATORS__", "-D__CUDA_NO_HALF_CONVERSIONS__",
+                    "-D__CUDA_NO_BFLOAT16_CONVERSIONS__", "-D__CUDA_NO_HALF2_OPERATORS__", "--expt-relaxed-constexpr",
+                    "-DTORCH_API_INCLUDE_EXTENSION_H", "-DTORCH_EXTENSION_NAME=cutegen_check")
