@@ -170,6 +170,8 @@ export class Server implements vscode.Disposable {
       documentSelector: [
         { scheme: "file", language: "cuda-cpp" },
         { scheme: "file", pattern: "**/*.{cu,cuh}" },
+        // KernelBench ModelNew files: the server checks their load_inline CUDA strings and ignores other Python.
+        { scheme: "file", language: "python" },
       ],
       synchronize: { configurationSection: SECTION },
       outputChannel: this.log,

@@ -7,6 +7,8 @@ from pathlib import Path
 
 from pygls.uris import from_fs_path, to_fs_path
 
+from cutegen.build.inline_sources import is_modelnew
+
 MAX_BYTES = 2 * 1024 * 1024  # larger files are generated code or data, not kernels being edited
 CHECKED_SUFFIXES = (".cu",)  # headers are checked through the .cu files that include them
 _WORD = re.compile(r"[A-Za-z_]\w*")
@@ -25,7 +27,10 @@ def uri_of(path: str | Path) -> str:
 
 
 def is_checked(path: Path | None) -> bool:
-    return path is not None and path.suffix in CHECKED_SUFFIXES
+    """`.cu` files, and KernelBench `ModelNew` files (their load_inline CUDA strings; other Python is not ours)."""
+    if path is None:
+        return False
+    return path.suffix in CHECKED_SUFFIXES or (path.suffix == ".py" and path.is_file() and is_modelnew(path))
 
 
 def unfit(path: Path, text: str | None) -> str | None:
