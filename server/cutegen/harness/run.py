@@ -16,8 +16,10 @@ from cutegen.toolchain import local_gpu_arch
 
 def verify_kernel(kernel: Path, builder: Builder, worker: Worker, *, problem: str | Path | None = None,
                   trials: int = 5, seed: int = 0, timing: bool = False, baselines: tuple[str, ...] = (),
-                  state_dir: Path = Path(".cutegen"), on_stage: Callable[[str], None] | None = None) -> dict:
-    """Returns the run record (also written under `state_dir`)."""
+                  state_dir: Path = Path(".cutegen"), on_stage: Callable[[str], None] | None = None,
+                  gpu: bool | None = None) -> dict:
+    """Returns the run record (also written under `state_dir`). `gpu`: whether `worker` runs on a GPU (default:
+    this machine has one); `cutegen suite` says so for workers that live elsewhere (a Ray cluster)."""
     kernel = Path(kernel).resolve()
     stage = on_stage or (lambda s: None)
     kind = "bench" if timing else "test"
@@ -31,7 +33,8 @@ def verify_kernel(kernel: Path, builder: Builder, worker: Worker, *, problem: st
                       f"or a sibling {kernel.stem}.py" + (f" ({problem_path} does not exist)" if problem_path else ""))
     record["problem"] = str(problem_path)
     if kernel.suffix == ".py":
-        return _verify_modelnew(kernel, problem_path, builder, worker, trials, seed, timing, baselines, finish, stage)
+        return _verify_modelnew(kernel, problem_path, builder, worker, trials, seed, timing, baselines, finish, stage,
+                                gpu)
     stage("build")
     build = builder.run(Tier.BUILD, kernel)
     record["build"] = {"ok": build.ok, "seconds": build.seconds, "cached": build.cached, "log": build.raw_log,
@@ -40,7 +43,7 @@ def verify_kernel(kernel: Path, builder: Builder, worker: Worker, *, problem: st
     if not build.ok:
         first = build.errors[0].format() if build.errors else "see the build log"
         return finish("build-failed", f"the kernel does not build: {first}")
-    if local_gpu_arch() is None:
+    if not (local_gpu_arch() is not None if gpu is None else gpu):
         return finish("not-run", "built, not run: no NVIDIA GPU on this machine")
     stage("bench" if timing else "test")
     reply = worker.call({"problem": str(problem_path), "library": build.artifact, "trials": trials, "seed": seed,
@@ -49,13 +52,13 @@ def verify_kernel(kernel: Path, builder: Builder, worker: Worker, *, problem: st
     return finish(verdict, message, **reply)
 
 
-def _verify_modelnew(kernel, problem_path, builder, worker, trials, seed, timing, baselines, finish, stage) -> dict:
+def _verify_modelnew(kernel, problem_path, builder, worker, trials, seed, timing, baselines, finish, stage, gpu) -> dict:
     """KernelBench `ModelNew` files: built by load_inline inside the worker (torch headers: slow)."""
     from cutegen.harness.modelnew import is_modelnew
 
     if not is_modelnew(kernel):
         return finish("problem-error", f"{kernel.name} defines no `class ModelNew`")
-    if local_gpu_arch() is None:
+    if not (local_gpu_arch() is not None if gpu is None else gpu):
         return finish("not-run", "not run: ModelNew files build and run only on a machine with an NVIDIA GPU")
     stage("build + test (load_inline)")
     reply = worker.call({"problem": str(problem_path), "modelnew": str(kernel), "trials": trials, "seed": seed,

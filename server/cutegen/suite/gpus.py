@@ -1,0 +1,201 @@
+"""The local backend: one worker process per GPU (CUDA_VISIBLE_DEVICES), one job at a time on each.
+
+A GPU job is a request of the harness's worker protocol (harness/worker.py: problem, library or modelnew, trials,
+timing, ...), or a profile request. The process that owns a GPU is the harness's own Worker, started with that GPU
+visible: a hang is killed at the timeout and becomes the verdict, a poisoned CUDA context gets a fresh process,
+and a process that dies under a job is replaced and the job retried once (a second death is the verdict).
+
+`handler` names the function that serves requests inside the worker ("module:function"), so tests can run the
+harness's real checks on the CPU with host-code kernel libraries (no GPU) through the very same scheduling."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from typing import Callable
+
+from cutegen.harness.worker import Worker
+from cutegen.suite import rows
+
+DEFAULT_HANDLER = "cutegen.suite.gpus:handle"
+
+
+def local_gpus() -> list[str]:
+    """The GPUs this machine offers: CUDA_VISIBLE_DEVICES if set, else every GPU nvidia-smi lists."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        return [g.strip() for g in visible.split(",") if g.strip() and g.strip() != "-1"]
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return []
+    try:
+        out = subprocess.run([smi, "--query-gpu=index", "--format=csv,noheader"], capture_output=True, text=True,
+                             timeout=10).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return [line.strip() for line in out.splitlines() if line.strip().isdigit()]
+
+
+def resolve(spec: str) -> Callable[[dict], dict]:
+    module, _, name = spec.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def handle(request: dict) -> dict:
+    """The default job handler inside a GPU worker: the harness's run, or a profile of a built kernel."""
+    if "profile" in request:
+        return _profile(request["profile"])
+    from cutegen.harness.worker import _handle
+
+    return _handle(request)
+
+
+def _profile(job: dict) -> dict:
+    from pathlib import Path
+
+    from cutegen.build import Builder
+    from cutegen.profiler import profile_kernel
+    from cutegen.settings import Settings
+    from cutegen.toolchain import discover
+
+    settings = Settings(**job["settings"])
+    builder = Builder(discover(settings), settings, Path(job["state_dir"]))
+    return {"profile_record": profile_kernel(Path(job["kernel"]), builder, None, problem=job["problem"],
+                                             state_dir=Path(job["state_dir"]))}
+
+
+class Backend:
+    """What the suite needs from a backend: `call(request, timeout, label)` on some free GPU, one job per GPU."""
+
+    name = "backend"
+
+    def __init__(self, slots: list, on_event: Callable | None = None):
+        self.gpus = [s.gpu for s in slots]
+        self.on_event = on_event or (lambda *a: None)
+        self._free: queue.Queue = queue.Queue()
+        for s in slots:
+            self._free.put(s)
+        self._all = list(slots)
+        self._lock = threading.Lock()
+        self.closed = threading.Event()
+
+    @property
+    def has_gpu(self) -> bool:
+        return bool(self.gpus)
+
+    def call(self, request: dict, timeout: float, label: str = "") -> dict:
+        asked = time.perf_counter()
+        slot = self._free.get()
+        waited = time.perf_counter() - asked
+        try:
+            self.on_event("gpu-busy", slot.gpu, label)
+            started = time.perf_counter()
+            reply = self._run(slot, request, timeout)
+            if rows.worker_died(reply) and not self.closed.is_set():
+                slot = self._replace(slot)  # a fresh process, and the job once more
+                reply = self._run(slot, request, timeout)
+                reply["retried"] = True
+            reply.setdefault("gpu", slot.gpu)
+            reply["gpu_seconds"] = time.perf_counter() - started
+            reply["queue_seconds"] = waited
+            return reply
+        finally:
+            self.on_event("gpu-idle", slot.gpu, label)
+            self._free.put(slot)
+
+    def worker(self, label: str) -> "GpuWorker":
+        return GpuWorker(self, label)
+
+    def _run(self, slot, request: dict, timeout: float) -> dict:
+        raise NotImplementedError
+
+    def _replace(self, slot):
+        return slot
+
+    def close(self) -> None:
+        self.closed.set()
+
+
+class GpuWorker:
+    """Stands where the engine expects a harness Worker (verify_kernel, the agent's Verifier): each call runs on
+    whichever GPU of the backend is free."""
+
+    def __init__(self, backend: Backend, label: str):
+        self.backend, self.label = backend, label
+
+    def call(self, request: dict, timeout: float) -> dict:
+        return self.backend.call(request, timeout, self.label)
+
+    def stop(self) -> None:
+        pass  # the GPU processes belong to the backend; a cancelled job's result is dropped by the runner
+
+
+class GpuSlot(Worker):
+    """The harness Worker, bound to one GPU and serving with `handler`."""
+
+    def __init__(self, gpu: str, handler: str = DEFAULT_HANDLER):
+        super().__init__()
+        self.gpu, self.handler = gpu, handler
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None and self._proc.is_alive() else None
+
+    def _ensure(self) -> None:
+        if self._proc is not None and self._proc.is_alive():
+            return
+        parent, child = self._ctx.Pipe()
+        self._proc = self._ctx.Process(target=_serve, args=(child, self.gpu, self.handler), daemon=True,
+                                       name=f"cutegen-gpu{self.gpu}")
+        self._proc.start()
+        child.close()
+        self._conn = parent
+
+
+def _serve(conn, gpu: str, handler: str) -> None:
+    os.environ["CUDA_VISIBLE_DEVICES"] = gpu  # before anything initializes CUDA in this process
+    os.environ["CUTEGEN_SUITE_GPU"] = gpu
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the suite's to handle: it stops workers in order
+    serve = resolve(handler)
+    try:
+        import torch  # noqa: F401  (imported now, while the first kernels compile, not inside a timed-out call)
+    except ImportError:
+        pass
+    while True:
+        try:
+            request = conn.recv()
+        except EOFError:
+            return
+        reply = serve(request)
+        reply["gpu"] = gpu
+        conn.send(reply)
+
+
+class LocalBackend(Backend):
+    name = "local"
+
+    def __init__(self, gpus: list[str], handler: str = DEFAULT_HANDLER, on_event: Callable | None = None):
+        super().__init__([GpuSlot(g, handler) for g in gpus], on_event)
+        for s in self._all:
+            s._ensure()  # start every GPU's process now, so its imports overlap the first compiles
+
+    def _run(self, slot: GpuSlot, request: dict, timeout: float) -> dict:
+        return slot.call(request, timeout)
+
+    def _replace(self, slot: GpuSlot) -> GpuSlot:
+        slot.stop()  # the harness Worker starts a fresh process on the next call
+        return slot
+
+    def slots(self) -> list[GpuSlot]:
+        return list(self._all)
+
+    def close(self) -> None:
+        super().close()
+        for s in self._all:
+            s.stop()

@@ -1,0 +1,174 @@
+"""One problem of a suite run, end to end: judge an existing kernel, or run the agent's pipeline and judge what
+it kept. Runs in one of the runner's threads; the GPU parts go to the backend (one job per GPU at a time)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Callable
+
+from cutegen.build import Builder, Tier
+from cutegen.settings import Settings
+from cutegen.suite import rows
+from cutegen.suite.gpus import Backend
+from cutegen.suite.problems import Entry
+
+
+@dataclass
+class Budget:
+    """Per problem, for --agent: rounds per step (generate's repairs, optimize's tries), LLM calls, wall time,
+    and how many optimize steps are attempted after a correct kernel."""
+
+    rounds: int = 3
+    llm_calls: int = 20
+    wall_s: float = 1800.0
+    optimize_steps: int = 2
+
+
+@dataclass
+class Context:
+    backend: Backend
+    builder: Builder
+    settings: Settings
+    out: Path
+    state_dir: Path
+    stop: threading.Event
+    compile_slots: threading.Semaphore
+    llm_slots: threading.Semaphore
+    budget: Budget = field(default_factory=Budget)
+    trials: int = 5
+    profile: bool = False
+    use_agent: bool = False
+    kernels: Path | None = None
+    llm_price: tuple[float, float] | None = None  # USD per million prompt / completion tokens
+    on_stage: Callable[[str, str], None] = lambda name, stage: None
+    cancellers: set = field(default_factory=set)
+
+
+def judge(entry: Entry, ctx: Context) -> dict:
+    """Verdict, timing against eager and torch.compile, share of the ceilings and (with --profile) the
+    bottleneck of `entry.kernel`."""
+    if entry.kernel is None:
+        where = f" under {ctx.kernels}" if ctx.kernels else ""
+        return rows.placeholder(entry.name, str(entry.problem), "no-kernel",
+                                f"no {entry.name}.cu or ModelNew {entry.name}.py{where}")
+    build_s = wait_s = 0.0
+    if entry.kernel.suffix == ".cu":  # compile here, on a CPU slot; the verify below finds it in the cache
+        ctx.on_stage(entry.name, "build")
+        asked = time.perf_counter()
+        with ctx.compile_slots:
+            started = time.perf_counter()
+            wait_s = started - asked
+            ctx.builder.run(Tier.BUILD, entry.kernel)
+            build_s = time.perf_counter() - started
+    from cutegen.harness.verify import verify_kernel
+
+    record = verify_kernel(entry.kernel, ctx.builder, ctx.backend.worker(entry.name), problem=entry.problem,
+                           trials=ctx.trials, timing=True, baselines=("eager", "compile"), state_dir=ctx.state_dir,
+                           on_stage=lambda s: ctx.on_stage(entry.name, s), gpu=ctx.backend.has_gpu)
+    profile = reply = None
+    row = rows.from_record(entry.name, record)
+    if ctx.profile and row["correct"]:
+        ctx.on_stage(entry.name, "profile")
+        reply = ctx.backend.call({"profile": {"kernel": str(entry.kernel), "problem": str(entry.problem),
+                                              "state_dir": str(ctx.state_dir), "settings": asdict(ctx.settings)}},
+                                 ctx.settings.profile_timeout + 60, entry.name)
+        profile = rows.profile_record(reply)
+        row = rows.from_record(entry.name, record, profile)
+    row["build_seconds"] = round(build_s, 3)
+    # the job's own time (compile + GPU worker) and the time it waited for a free CPU or GPU slot: the rest of
+    # the problem's wall time is the suite's overhead (bench/suite_overhead.py)
+    row["own_seconds"] = round(build_s + rows.gpu_seconds(record) + (rows.gpu_seconds(reply) if profile else 0.0), 3)
+    row["queue_seconds"] = round(wait_s + rows.queue_seconds(record) + (rows.queue_seconds(reply) if profile else 0.0), 3)
+    return row
+
+
+def agent(entry: Entry, ctx: Context) -> dict:
+    """generate → compile/test → diagnose → localized patch (until correct, within the budget) → optimize one
+    step at a time → the last verified version, judged like any kernel."""
+    from cutegen.agent.loop import Agent
+
+    budget = ctx.budget
+    kernel = (ctx.out / "kernels" / f"{entry.name}.cu").resolve()
+    kernel.parent.mkdir(parents=True, exist_ok=True)
+    settings = replace(ctx.settings, max_rounds=budget.rounds)
+    llm = _limited_llm(settings, ctx.llm_slots, budget.llm_calls)
+    a = Agent(settings, ctx.builder, ctx.backend.worker(entry.name), state_dir=ctx.state_dir, problem=entry.problem,
+              trials=ctx.trials, on_stage=lambda s: ctx.on_stage(entry.name, s), gpu=ctx.backend.has_gpu, llm=llm)
+    deadline = time.monotonic() + budget.wall_s
+    timer = threading.Timer(budget.wall_s, a.cancel)  # the wall-time budget cuts a step short
+    timer.daemon = True
+    timer.start()
+    ctx.cancellers.add(a.cancel)  # Ctrl-C cancels the step in flight
+    outcomes: list = []
+    text = None
+    try:
+        out = a.generate(entry.problem, kernel)
+        outcomes.append(("generate", out))
+        if out.ok and out.proposal:
+            text = out.proposal.new_text
+            kernel.write_text(text)
+        for _ in range(budget.optimize_steps if text else 0):
+            if time.monotonic() > deadline or ctx.stop.is_set() or (llm and llm.spent()):
+                break
+            step = a.optimize(kernel, text)
+            outcomes.append(("optimize", step))
+            if not (step.ok and step.proposal):
+                break
+            text = step.proposal.new_text
+            kernel.write_text(text)  # only a verified, faster version replaces the kept one
+    finally:
+        timer.cancel()
+        ctx.cancellers.discard(a.cancel)
+    if text is not None and not ctx.stop.is_set():
+        row = judge(Entry(entry.name, entry.problem, kernel), ctx)
+    else:
+        verdict, message = rows.last_agent_verdict(outcomes)
+        row = rows.placeholder(entry.name, str(entry.problem), verdict, message)
+    row.update(rows.agent_fields(outcomes, text is not None))
+    row["llm_cost_usd"] = _cost(row, ctx.llm_price)
+    row["budget"] = asdict(budget)
+    row["stopped_by_wall_budget"] = time.monotonic() > deadline
+    return row
+
+
+def _cost(row: dict, price: tuple[float, float] | None) -> float | None:
+    if not price:
+        return None
+    return round((row["prompt_tokens"] * price[0] + row["completion_tokens"] * price[1]) / 1e6, 6)
+
+
+class LimitedLLM:
+    """The agent's LLM client under the suite's limits: a concurrency limit shared by all problems, and this
+    problem's LLM-call budget (a call past it fails as an LLM error, which ends the step cleanly)."""
+
+    def __init__(self, client, slots: threading.Semaphore, calls: int):
+        self.client, self.slots, self.budget, self.calls = client, slots, calls, 0
+
+    def spent(self) -> bool:
+        return self.calls >= self.budget
+
+    def chat(self, messages, **kw):
+        from cutegen.agent.llm import LLMError
+
+        if self.spent():
+            raise LLMError("budget", f"the problem's budget of {self.budget} LLM calls is spent")
+        self.calls += 1
+        with self.slots:
+            return self.client.chat(messages, **kw)
+
+    def secrets(self) -> list[str]:
+        return self.client.secrets()
+
+
+def _limited_llm(settings: Settings, slots: threading.Semaphore, calls: int) -> LimitedLLM | None:
+    from cutegen.agent.llm import LLMClient, LLMError, configured
+
+    if configured(settings) is not None:
+        return None  # the Agent then says plainly that no endpoint is configured
+    try:
+        return LimitedLLM(LLMClient(settings), slots, calls)
+    except LLMError:
+        return None
