@@ -90,7 +90,9 @@ def markdown(runs: list[Run], plots: dict[str, str]) -> str:
     lines = [f"# CuTeGen suite: {' vs '.join(r.label for r in runs)}", ""]
     for r in runs:
         lines.append(f"- **{r.label}**: {_describe(r)}")
-    lines += ["", "## Summary", "", *_md_table(*_summary_table(runs)), "", "## Problems", "",
+    lines += ["", "## Summary", "", *_md_table(*_summary_table(runs)), "",
+              "fast_p (KernelBench): the share of all problems that are correct and more than p× faster.", "",
+              *_md_table(*_fast_p_table(runs)), "", "## Problems", "",
               *_md_table(*_problem_table(runs)), ""]
     for name, title in (("speedups", "Speedup per problem"), ("fast_p", "fast_p")):
         if name in plots:
@@ -119,10 +121,17 @@ def _summary_table(runs: list[Run]) -> tuple[list[str], list[list[str]]]:
             ["compile failures", *[f"{s['compile_failures']}/{s['problems']} ({s['compile_failure_rate']:.0%})"
                                    for s in sums]],
             ["not run (no GPU) / no kernel", *[str(s["not_run"]) for s in sums]]]
+    return head, body
+
+
+def _fast_p_table(runs: list[Run]) -> tuple[list[str], list[list[str]]]:
+    head = ["baseline", *[f"fast_{p:g}" for p in P_VALUES], "geomean speedup (correct ones)"]
+    body = []
     for key, base in BASELINES:
-        body.append([f"geomean speedup vs {base} (correct ones)", *[_x(s[f"geomean_{key}"]) for s in sums]])
-        for p in P_VALUES:
-            body.append([f"fast_{p:g} vs {base}", *[f"{s[f'fast_p_{key}'][p]:.0%}" for s in sums]])
+        for run in runs:
+            s = summary(run)
+            label = base + (f" ({run.label})" if len(runs) > 1 else "")
+            body.append([label, *[f"{s[f'fast_p_{key}'][p]:.0%}" for p in P_VALUES], _x(s[f"geomean_{key}"])])
     return head, body
 
 
@@ -175,7 +184,9 @@ def html_page(runs: list[Run], plots: dict[str, bytes | None]) -> str:
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
              f"<style>{_CSS}</style></head><body><h1>{html.escape(title)}</h1><ul>"]
     parts += [f"<li><b>{html.escape(r.label)}</b>: {html.escape(_describe(r))}</li>" for r in runs]
-    parts += ["</ul><h2>Summary</h2>", _html_table(*_summary_table(runs))]
+    parts += ["</ul><h2>Summary</h2>", _html_table(*_summary_table(runs)),
+              "<p>fast_p (KernelBench): the share of all problems that are correct and more than p× faster.</p>",
+              _html_table(*_fast_p_table(runs))]
     for name, title_ in (("speedups", "Speedup per problem"), ("fast_p", "fast_p")):
         if plots.get(name):
             data = base64.b64encode(plots[name]).decode()
@@ -225,9 +236,14 @@ def _speedup_plot(runs: list[Run]) -> bytes | None:
         by = {r["name"]: r for r in run.rows}
         vals = [by.get(n, {}).get(key) or 0 for n in names]
         xs = [j + (i - (len(series) - 1) / 2) * width for j in range(len(names))]
-        ax.bar(xs, [v if v > 0 else float("nan") for v in vals], width,
+        # bars grow from 1× (up: faster, down: slower)
+        ax.bar(xs, [v - 1 if v > 0 else float("nan") for v in vals], width, bottom=1.0,
                label=f"vs {base}" + (f" ({run.label})" if len(runs) > 1 else ""))
     ax.set_yscale("log")
+    from matplotlib.ticker import FuncFormatter
+
+    for axis in (ax.yaxis.set_major_formatter, ax.yaxis.set_minor_formatter):
+        axis(FuncFormatter(lambda y, _: f"{y:g}×"))
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.set_xticks(range(len(names)), names, rotation=45, ha="right")
     ax.set_ylabel("speedup (log scale)")

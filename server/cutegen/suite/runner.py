@@ -60,6 +60,7 @@ class SuiteConfig:
     budget: Budget = field(default_factory=Budget)
     trials: int = 5
     llm_price: tuple[float, float] | None = None
+    state_dir: Path | None = None  # build cache and run records; default OUT/.cutegen
 
 
 @dataclass
@@ -75,8 +76,9 @@ class Summary:
 
 
 def run_suite(problems: list[Path], config: SuiteConfig, on_event: Callable[[Event], None] | None = None,
-              stop: threading.Event | None = None) -> Summary:
-    """Run every problem of `problems` (files or folders) not yet in `config.out`; returns the summary."""
+              stop: threading.Event | None = None, backend: Backend | None = None) -> Summary:
+    """Run every problem of `problems` (files or folders) not yet in `config.out`; returns the summary.
+    `stop` ends the run like Ctrl-C; `backend` replaces the one the config names (it is closed at the end)."""
     started = time.perf_counter()
     emit_to = on_event or (lambda e: None)
     entries = discover(problems)
@@ -87,7 +89,8 @@ def run_suite(problems: list[Path], config: SuiteConfig, on_event: Callable[[Eve
     todo = [e for e in entries if e.name not in finished]
     _write_manifest(config, problems, len(entries))
     state = _State(total=len(entries), skipped=len(entries) - len(todo), emit_to=emit_to)
-    backend = make_backend(config, lambda kind, gpu, name: state.emit(kind, gpu=gpu, name=name))
+    backend = backend or make_backend(config, None)
+    backend.on_event = lambda kind, gpu, name: state.emit(kind, gpu=gpu, name=name)
     state.gpus = tuple(backend.gpus)
     ctx = _context(config, backend, stop or threading.Event(), state)
     state.emit("started")
@@ -125,7 +128,7 @@ def _context(config: SuiteConfig, backend: Backend, stop: threading.Event, state
     from cutegen.build import Builder
     from cutegen.toolchain import discover as toolchain
 
-    state_dir = (Path(config.out) / ".cutegen").resolve()
+    state_dir = Path(config.state_dir or Path(config.out) / ".cutegen").resolve()
     builder = Builder(toolchain(config.settings), config.settings, state_dir)
     return Context(backend=backend, builder=builder, settings=config.settings, out=Path(config.out).resolve(),
                    state_dir=state_dir, stop=stop, compile_slots=threading.Semaphore(max(1, config.compile_workers)),

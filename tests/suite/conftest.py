@@ -1,0 +1,48 @@
+"""Fixtures for the suite's tests. The GPU stage runs on the CPU: tests.suite.host_judge serves the GPU jobs with
+the harness's real checks, calling real nvcc-built host-code kernel libraries (host_kernels/, slow_kernels/)
+through the kernel ABI, in worker processes that the suite schedules exactly as it schedules GPUs.
+
+The kernels stay at fixed paths and the build cache is shared by the whole session, so each is compiled once."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+for p in (ROOT / "server", ROOT):
+    if str(p) not in sys.path:
+        sys.path.insert(0, str(p))
+
+HERE = Path(__file__).resolve().parent
+LEVEL1 = HERE / "level1"
+HOST_KERNELS = HERE / "host_kernels"
+SLOW_KERNELS = HERE / "slow_kernels"
+RECORDS = HERE / "records"
+HANDLER = "tests.suite.host_judge:handle"
+
+# what each host kernel does, as the suite must report it
+EXPECTED = {"19_ReLU": "mismatch", "21_Sigmoid": "timeout", "22_Tanh": "crashed", "30_Softsign": "pass",
+            "31_ELU": "no-kernel", "32_HardTanh": "build-failed"}
+
+
+@pytest.fixture(scope="session")
+def shared_state(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("suite-state")
+
+
+@pytest.fixture
+def make_config(tmp_path, shared_state):
+    from cutegen.settings import Settings
+    from cutegen.suite.runner import SuiteConfig
+
+    def make(**kw):
+        settings = kw.pop("settings", None) or Settings(test_timeout=kw.pop("timeout", 8.0))
+        base = dict(out=tmp_path / "out", kernels=HOST_KERNELS, settings=settings, gpus=["0", "1"], handler=HANDLER,
+                    compile_workers=2, state_dir=shared_state)
+        base.update(kw)
+        return SuiteConfig(**base)
+
+    return make
