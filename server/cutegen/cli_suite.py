@@ -21,6 +21,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     mode.add_argument("--kernels", type=Path, help="judge the kernels in DIR: NAME.cu (kernel ABI) or NAME.py (ModelNew)")
     mode.add_argument("--agent", action="store_true", help="generate, fix and optimize a kernel per problem (LLM)")
     run.add_argument("--out", type=Path, required=True, help="results folder (results.jsonl; a rerun resumes)")
+    run.add_argument("--state-dir", type=Path, help="build cache and run records (default: OUT/.cutegen)")
     run.add_argument("--profile", action="store_true", help="also profile each correct kernel (Nsight Compute)")
     run.add_argument("--gpus", help="GPU indices to use, e.g. 0,1 (default: every GPU of this machine)")
     run.add_argument("--ray", metavar="ADDRESS", help="run the GPU jobs on a Ray cluster (an address, or auto)")
@@ -75,7 +76,7 @@ def config_from_args(args):
     return SuiteConfig(out=args.out, kernels=args.kernels, agent=args.agent, profile=args.profile, settings=settings,
                        gpus=[g for g in args.gpus.split(",") if g] if args.gpus is not None else None, ray=args.ray,
                        handler=args.handler or DEFAULT_HANDLER, compile_workers=max(1, args.compile_workers),
-                       jobs=args.jobs, llm_concurrency=args.llm_concurrency, trials=args.trials, llm_price=price,
+                       jobs=args.jobs, state_dir=args.state_dir, llm_concurrency=args.llm_concurrency, trials=args.trials, llm_price=price,
                        budget=Budget(rounds=args.rounds, llm_calls=args.llm_calls, wall_s=args.wall_time,
                                      optimize_steps=args.optimize_steps))
 

@@ -24,6 +24,7 @@ from cutegen.harness.worker import Worker
 from cutegen.suite import rows
 
 DEFAULT_HANDLER = "cutegen.suite.gpus:handle"
+STARTUP_TIMEOUT_S = 300.0  # a fresh worker's imports (torch) on a loaded machine
 
 
 def local_gpus() -> list[str]:
@@ -142,6 +143,23 @@ class GpuSlot(Worker):
     def __init__(self, gpu: str, handler: str = DEFAULT_HANDLER):
         super().__init__()
         self.gpu, self.handler = gpu, handler
+        self._ready = False
+
+    def call(self, request: dict, timeout: float) -> dict:
+        """As the harness Worker's, but a fresh process's start (imports: seconds) is not charged to the job's
+        timeout: it says when it is ready to serve."""
+        self._ensure()
+        if not self._ready:
+            try:
+                if not self._conn.poll(STARTUP_TIMEOUT_S):
+                    raise EOFError
+                self._conn.recv()
+                self._ready = True
+            except (EOFError, OSError):
+                code = self._proc.exitcode if self._proc is not None else None
+                self.stop()
+                return {"verdict": "crashed", "message": f"the GPU worker process did not start (exit code {code})"}
+        return super().call(request, timeout)
 
     @property
     def pid(self) -> int | None:
@@ -155,7 +173,7 @@ class GpuSlot(Worker):
                                        name=f"cutegen-gpu{self.gpu}")
         self._proc.start()
         child.close()
-        self._conn = parent
+        self._conn, self._ready = parent, False
 
 
 def _serve(conn, gpu: str, handler: str) -> None:
@@ -167,6 +185,7 @@ def _serve(conn, gpu: str, handler: str) -> None:
         import torch  # noqa: F401  (imported now, while the first kernels compile, not inside a timed-out call)
     except ImportError:
         pass
+    conn.send({"ready": True})
     while True:
         try:
             request = conn.recv()

@@ -1,0 +1,90 @@
+"""The whole `--kernels` pipeline on the CPU: real nvcc builds, worker processes scheduled one per (logical) GPU,
+the harness's checks on host-code kernel libraries. Every way a problem can end is a verdict, and the run goes on;
+a rerun resumes; a worker killed under a job is replaced and the job retried once."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+from cutegen.suite.gpus import LocalBackend
+from cutegen.suite.runner import run_suite
+from cutegen.suite.store import load
+from tests.suite.conftest import EXPECTED, HANDLER, LEVEL1, ROOT, SLOW_KERNELS
+
+
+def test_every_outcome_is_a_verdict_and_the_run_goes_on(make_config):
+    events = []
+    config = make_config()
+    summary = run_suite([LEVEL1], config, on_event=events.append)
+    verdicts = {r["name"]: r["verdict"] for r in summary.rows}
+    assert verdicts == EXPECTED
+    by = {r["name"]: r for r in summary.rows}
+    assert by["22_Tanh"]["retried"] is True  # its worker died twice: once retried, then the verdict
+    assert by["30_Softsign"]["correct"] is True and by["30_Softsign"]["speedup_eager"] > 0  # CPU-timed here
+    assert by["32_HardTanh"]["compiled"] is False and "expected an expression" in by["32_HardTanh"]["message"]
+    # each GPU job ran in a worker that saw only its own GPU
+    for name in ("19_ReLU", "30_Softsign"):
+        rec = json.loads(open(by[name]["record"]).read())
+        assert rec["visible_devices"] == by[name]["gpu"] and by[name]["gpu"] in ("0", "1")
+    kinds = [e.kind for e in events]
+    assert kinds[0] == "started" and kinds[-1] == "finished" and kinds.count("problem-done") == 6
+    assert {e.gpu for e in events if e.kind == "gpu-busy"} <= {"0", "1"}
+    assert events[-1].done == 6 and events[-1].failed == 4 and events[-1].running == 0
+    # a rerun skips everything already done
+    again = run_suite([LEVEL1], config)
+    assert (again.skipped, again.done) == (6, 0)
+    assert len((config.out / "results.jsonl").read_text().splitlines()) == 6
+
+
+def test_without_a_gpu_kernels_are_built_and_reported_not_run(make_config):
+    summary = run_suite([LEVEL1 / "30_Softsign.py", LEVEL1 / "32_HardTanh.py"], make_config(gpus=[]))
+    by = {r["name"]: r for r in summary.rows}
+    assert by["30_Softsign"]["verdict"] == "not-run" and by["30_Softsign"]["correct"] is None
+    assert "no NVIDIA GPU" in by["30_Softsign"]["message"]
+    assert by["32_HardTanh"]["verdict"] == "build-failed"
+
+
+def test_a_worker_killed_mid_job_is_replaced_and_the_job_retried(make_config):
+    backend = LocalBackend(["0"], HANDLER)
+    killed = []
+
+    def on_event(e):
+        if e.kind == "gpu-busy" and not killed:
+            pid = backend.slots()[0].pid
+            killed.append(pid)
+            threading.Timer(0.6, os.kill, (pid, signal.SIGKILL)).start()  # mid-job: each call sleeps 0.3 s
+
+    config = make_config(kernels=SLOW_KERNELS)
+    summary = run_suite([LEVEL1 / "30_Softsign.py"], config, on_event=on_event, backend=backend)
+    (row,) = summary.rows
+    assert killed and row["verdict"] == "pass" and row["retried"] is True
+
+
+def test_ctrl_c_leaves_whole_lines_and_the_rerun_finishes(tmp_path, shared_state):
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "cutegen.cli_suite", "suite", "run", str(LEVEL1 / "30_Softsign.py"),
+           str(LEVEL1 / "22_Tanh.py"), "--kernels", str(SLOW_KERNELS), "--out", str(out), "--gpus", "0",
+           "--handler", HANDLER, "--no-progress", "--compile-workers", "2", "--timeout", "20", "--state-dir", str(shared_state)]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "server"), str(ROOT)])}
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and not load(out):
+        time.sleep(0.2)  # wait for the first problem to be written, then interrupt the second mid-job
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    first = load(out)
+    assert len(first) == 1 and "rerun the same command to resume" in err
+    assert all(json.loads(line) for line in (out / "results.jsonl").read_text().splitlines())
+    rerun = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=180)
+    assert rerun.returncode == 0, rerun.stderr
+    rows = load(out)
+    assert sorted(r["name"] for r in rows) == ["22_Tanh", "30_Softsign"]
+    assert len((out / "results.jsonl").read_text().splitlines()) == 2  # the first one was not redone
+    assert "1 done before" in rerun.stderr and (out / "report.html").is_file()
