@@ -48,6 +48,14 @@ def resolve(spec: str) -> Callable[[dict], dict]:
     return getattr(importlib.import_module(module), name)
 
 
+def warm_up() -> None:
+    """Import what every job needs (torch, the harness) when a worker starts, not inside a job's timeout."""
+    try:
+        import cutegen.harness.gpu_checks  # noqa: F401  (imports torch)
+    except ImportError:
+        pass
+
+
 def handle(request: dict) -> dict:
     """The default job handler inside a GPU worker: the harness's run, or a profile of a built kernel."""
     if "profile" in request:
@@ -181,10 +189,7 @@ def _serve(conn, gpu: str, handler: str) -> None:
     os.environ["CUTEGEN_SUITE_GPU"] = gpu
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the suite's to handle: it stops workers in order
     serve = resolve(handler)
-    try:
-        import torch  # noqa: F401  (imported now, while the first kernels compile, not inside a timed-out call)
-    except ImportError:
-        pass
+    warm_up()
     conn.send({"ready": True})
     while True:
         try:

@@ -21,9 +21,10 @@ class _Actor:
     def __init__(self, handler: str):
         import ray
 
-        from cutegen.suite.gpus import resolve
+        from cutegen.suite.gpus import resolve, warm_up
 
         self.serve = resolve(handler)
+        warm_up()  # before the actor reports ready (see RayBackend._new), so no job's timeout pays for it
         ids = ray.get_gpu_ids()
         self.gpu = f"{ray.get_runtime_context().get_node_id()[:8]}:{','.join(str(i) for i in ids)}"
 
@@ -50,7 +51,8 @@ class RayBackend(Backend):
         except ImportError:
             raise RuntimeError("--ray needs Ray: pip install 'cutegen[cluster]' (or pip install ray)") from None
         self.ray, self.handler = ray, handler
-        if not ray.is_initialized():
+        self._owns_ray = not ray.is_initialized()
+        if self._owns_ray:
             ray.init(address=None if address == "local" else address, log_to_driver=False,
                      runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}})
         count = gpus if gpus is not None else int(ray.cluster_resources().get("GPU", 0))
@@ -94,3 +96,5 @@ class RayBackend(Backend):
                 self.ray.kill(s.actor)
             except Exception:
                 pass
+        if self._owns_ray:
+            self.ray.shutdown()
