@@ -54,13 +54,22 @@ def kernels_run(args) -> dict:
     out = args.results / "kernels"
     before = {r["name"] for r in report.open_run(out).rows} if out.exists() else set()
     started = time.perf_counter()
+    first: list[float] = []
+
+    def on_event(e) -> None:
+        if e.kind == "problem-started" and not first:
+            first.append(time.perf_counter() - started)
+        _print(e)
+
     summary = run_suite(args.problems, SuiteConfig(out=out, kernels=args.kernels, profile=args.profile,
-                                                   settings=Settings(test_timeout=300)), on_event=_print)
+                                                   settings=Settings(test_timeout=300)), on_event=on_event)
     wall = time.perf_counter() - started
     md, page = report.write([out])
     print(md.read_text())
     rows = [r for r in summary.rows if r["name"] not in before]
-    return {**overhead(rows), "suite_wall_s": round(wall, 2), "report": str(page),
+    # startup: discovery, the GPU workers' start, torch's import, until the first problem begins (once per run)
+    return {**overhead(rows), "suite_wall_s": round(wall, 2), "startup_s": round(first[0], 2) if first else None,
+            "report": str(page),
             "summary": _jsonable(report.summary(report.open_run(out)))}
 
 

@@ -129,6 +129,10 @@ def _context(config: SuiteConfig, backend: Backend, stop: threading.Event, state
     from cutegen.toolchain import discover as toolchain
 
     state_dir = Path(config.state_dir or Path(config.out) / ".cutegen").resolve()
+    try:
+        import torch  # noqa: F401  (each run record names the torch version: import it once, up front)
+    except ImportError:
+        pass
     builder = Builder(toolchain(config.settings), config.settings, state_dir)
     return Context(backend=backend, builder=builder, settings=config.settings, out=Path(config.out).resolve(),
                    state_dir=state_dir, stop=stop, compile_slots=threading.Semaphore(max(1, config.compile_workers)),
