@@ -81,7 +81,8 @@ def overhead(rows: list[dict]) -> dict:
     extra = [max(0.0, r["wall_seconds"] - r["own_seconds"] - r.get("queue_seconds", 0.0)) for r in ran]
     own = sum(r["own_seconds"] for r in ran)
     return {"problems": len(ran), "own_s": round(own, 2), "overhead_s": round(sum(extra), 3),
-            "overhead_share": round(sum(extra) / own, 4), "overhead_per_problem_median_s": round(statistics.median(extra), 3),
+            "overhead_share": round(sum(extra) / own, 4),
+            "overhead_per_problem_median_s": round(statistics.median(extra), 3),
             "overhead_per_problem_max_s": round(max(extra), 3),
             "waiting_s": round(sum(r.get("queue_seconds", 0.0) for r in ran), 2),
             "per_problem": {r["name"]: {"own_s": r["own_seconds"], "wall_s": r["wall_seconds"],

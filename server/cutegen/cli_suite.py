@@ -18,7 +18,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run every problem (KernelBench files or folders) not yet done in --out")
     run.add_argument("problems", nargs="+", type=Path, help="problem files or folders (e.g. KernelBench/level1)")
     mode = run.add_mutually_exclusive_group(required=True)
-    mode.add_argument("--kernels", type=Path, help="judge the kernels in DIR: NAME.cu (kernel ABI) or NAME.py (ModelNew)")
+    mode.add_argument("--kernels", type=Path,
+                      help="judge the kernels in DIR: NAME.cu (kernel ABI) or NAME.py (ModelNew)")
     mode.add_argument("--agent", action="store_true", help="generate, fix and optimize a kernel per problem (LLM)")
     run.add_argument("--out", type=Path, required=True, help="results folder (results.jsonl; a rerun resumes)")
     run.add_argument("--state-dir", type=Path, help="build cache and run records (default: OUT/.cutegen)")
@@ -76,7 +77,8 @@ def config_from_args(args):
     return SuiteConfig(out=args.out, kernels=args.kernels, agent=args.agent, profile=args.profile, settings=settings,
                        gpus=[g for g in args.gpus.split(",") if g] if args.gpus is not None else None, ray=args.ray,
                        handler=args.handler or DEFAULT_HANDLER, compile_workers=max(1, args.compile_workers),
-                       jobs=args.jobs, state_dir=args.state_dir, llm_concurrency=args.llm_concurrency, trials=args.trials, llm_price=price,
+                       jobs=args.jobs, state_dir=args.state_dir, llm_concurrency=args.llm_concurrency,
+                       trials=args.trials, llm_price=price,
                        budget=Budget(rounds=args.rounds, llm_calls=args.llm_calls, wall_s=args.wall_time,
                                      optimize_steps=args.optimize_steps))
 
@@ -93,6 +95,12 @@ def cmd_run(args) -> int:
                                                               args.kernels.is_dir() else [])
     if missing:
         err.print(f"[red]error:[/] no such file or folder: {', '.join(map(str, missing))}")
+        return 2
+    from cutegen.suite.problems import discover
+
+    if not discover(args.problems):
+        err.print(f"[red]error:[/] no KernelBench problems (a .py with class Model, get_inputs and get_init_inputs) "
+                  f"in {', '.join(map(str, args.problems))}")
         return 2
     config = config_from_args(args)
     try:

@@ -33,7 +33,8 @@ CUTEGEN_EXPORT int cutegen_forward(const DLTensor* inputs, int num_inputs, DLTen
 SOFTSIGN = "  for (int64_t i = 0; i < n; ++i) y[i] = x[i] / (1.f + fabsf(x[i]));"
 RELU_WRONG = "  for (int64_t i = 0; i < n; ++i) y[i] = x[i];"
 HARDTANH_BROKEN = "  for (int64_t i = 0; i < n; ++i) y[i] = fminf(1.f, fmaxf(-1.f, x[i])) +;"
-SIGMOID_HANG = "  for (volatile int spin = 1; spin;) {}\n  for (int64_t i = 0; i < n; ++i) y[i] = 1.f / (1.f + expf(-x[i]));"
+SIGMOID_HANG = ("  for (volatile int spin = 1; spin;) {}\n"
+                "  for (int64_t i = 0; i < n; ++i) y[i] = 1.f / (1.f + expf(-x[i]));")
 
 
 def generated(body: str) -> str:

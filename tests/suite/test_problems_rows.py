@@ -31,7 +31,8 @@ def test_kernels_are_matched_by_name_cu_or_modelnew():
     entries = {e.name: e for e in match_kernels(discover([ROOT / "examples"]), ROOT / "examples")}
     assert entries["softsign"].kernel == (ROOT / "examples/softsign/softsign.cu").resolve()
     # the ModelNew convention: problem NAME_ref.py, kernel NAME.py with class ModelNew; the ModelNew file is no problem
-    assert entries["softsign_modelnew_ref"].kernel == (ROOT / "examples/softsign_modelnew/softsign_modelnew.py").resolve()
+    modelnew = (ROOT / "examples/softsign_modelnew/softsign_modelnew.py").resolve()
+    assert entries["softsign_modelnew_ref"].kernel == modelnew
     assert "softsign_modelnew" not in entries
     level = {e.name: e.kernel for e in match_kernels(discover([LEVEL1]), HOST_KERNELS)}
     assert level["31_ELU"] is None and level["30_Softsign"].name == "30_Softsign.cu"

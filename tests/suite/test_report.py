@@ -18,7 +18,8 @@ from tests.suite.conftest import RECORDS
 def h200_run(folder):
     rec = lambda n: json.loads((RECORDS / f"{n}.json").read_text())  # noqa: E731
     store = ResultStore(folder)
-    store.append({**rows.from_record("softsign", rec("softsign-bench"), rec("softsign-profile")), "rounds_to_correct": 1})
+    softsign = rows.from_record("softsign", rec("softsign-bench"), rec("softsign-profile"))
+    store.append({**softsign, "rounds_to_correct": 1})
     store.append(rows.from_record("gemm_bf16", rec("gemm_bf16-bench")))
     store.append(rows.from_record("tail_bug", rec("tail_bug-test")))
     store.append(rows.from_record("zero_output", rec("zero_output-test")))
@@ -40,10 +41,12 @@ def test_markdown_and_self_contained_html(tmp_path, capsys):
     run = h200_run(tmp_path / "a")
     assert main(["suite", "report", str(run)]) == 0
     md = (run / "report.md").read_text()
-    assert "| softsign | ✓ | 3.32× | 1.04× | 95% bandwidth | memory-bound (97% of peak); long-scoreboard-stalls | 1 |" in md
+    assert ("| softsign | ✓ | 3.32× | 1.04× | 95% bandwidth | memory-bound (97% of peak); long-scoreboard-stalls "
+            "| 1 |") in md
     assert "| gemm_bf16 | ✓ | 0.58× | 0.58× | 59% compute |" in md
     assert "| tail_bug | ✗ |" in md
-    assert "| eager | 40% | 20% | 20% | 20% | 1.39× |" in md and "| torch.compile | 40% | 20% | 0% | 0% | 0.78× |" in md
+    assert "| eager | 40% | 20% | 20% | 20% | 1.39× |" in md
+    assert "| torch.compile | 40% | 20% | 0% | 0% | 0.78× |" in md
     assert (run / "report-speedups.png").stat().st_size > 1000 and "![fast_p](report-fast_p.png)" in md
     page = (run / "report.html").read_text()
     images = re.findall(r"src='data:image/png;base64,([^']+)'", page)

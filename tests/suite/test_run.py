@@ -70,7 +70,8 @@ def test_ctrl_c_leaves_whole_lines_and_the_rerun_finishes(tmp_path, shared_state
     out = tmp_path / "out"
     cmd = [sys.executable, "-m", "cutegen.cli_suite", "suite", "run", str(LEVEL1 / "30_Softsign.py"),
            str(LEVEL1 / "22_Tanh.py"), "--kernels", str(SLOW_KERNELS), "--out", str(out), "--gpus", "0",
-           "--handler", HANDLER, "--no-progress", "--compile-workers", "2", "--timeout", "20", "--state-dir", str(shared_state)]
+           "--handler", HANDLER, "--no-progress", "--compile-workers", "2", "--timeout", "20",
+           "--state-dir", str(shared_state)]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "server"), str(ROOT)])}
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 120

@@ -99,6 +99,8 @@ class Backend:
         return bool(self.gpus)
 
     def call(self, request: dict, timeout: float, label: str = "") -> dict:
+        if self.closed.is_set():  # the run is stopping: start no GPU work (and no fresh worker) any more
+            return {"verdict": "cancelled", "message": "the suite run was stopped before this job ran"}
         asked = time.perf_counter()
         slot = self._free.get()
         waited = time.perf_counter() - asked

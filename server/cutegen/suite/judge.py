@@ -80,8 +80,9 @@ def judge(entry: Entry, ctx: Context) -> dict:
     row["build_seconds"] = round(build_s, 3)
     # the job's own time (compile + GPU worker) and the time it waited for a free CPU or GPU slot: the rest of
     # the problem's wall time is the suite's overhead (bench/suite_overhead.py)
-    row["own_seconds"] = round(build_s + rows.gpu_seconds(record) + (rows.gpu_seconds(reply) if profile else 0.0), 3)
-    row["queue_seconds"] = round(wait_s + rows.queue_seconds(record) + (rows.queue_seconds(reply) if profile else 0.0), 3)
+    profiled = reply if profile else None
+    row["own_seconds"] = round(build_s + rows.gpu_seconds(record) + rows.gpu_seconds(profiled), 3)
+    row["queue_seconds"] = round(wait_s + rows.queue_seconds(record) + rows.queue_seconds(profiled), 3)
     return row
 
 

@@ -53,7 +53,8 @@ def geomean(rows: list[dict], key: str) -> float | None:
 def summary(run: Run) -> dict:
     rows, n = run.rows, len(run.rows)
     count = lambda pred: sum(1 for r in rows if pred(r))  # noqa: E731
-    out = {"problems": n, "expected": run.manifest.get("total", n), "correct": count(lambda r: r.get("correct") is True),
+    out = {"problems": n, "expected": run.manifest.get("total", n),
+           "correct": count(lambda r: r.get("correct") is True),
            "incorrect": count(lambda r: r.get("correct") is False),
            "compile_failures": count(lambda r: r.get("compiled") is False),
            "not_run": count(lambda r: r.get("correct") is None)}

@@ -39,7 +39,8 @@ def profile_fields(profile: dict | None) -> dict:
     if not profile:
         return {"bottleneck": None}
     if profile.get("verdict") != "profiled":
-        return {"bottleneck": None, "profile_note": f"{profile.get('verdict')}: {_first_line(profile.get('message', ''))}",
+        note = f"{profile.get('verdict')}: {_first_line(profile.get('message', ''))}"
+        return {"bottleneck": None, "profile_note": note,
                 "profile_seconds": float(profile.get("seconds") or 0.0)}
     c = profile.get("classification") or {}
     signals = [s.get("name") for s in profile.get("signals") or [] if s.get("name")]
@@ -58,7 +59,9 @@ def agent_fields(outcomes: list, final_text_found: bool) -> dict:
     calls = prompt = completion = 0
     for step, out in outcomes:
         usage = out.usage
-        calls, prompt, completion = calls + usage.calls, prompt + usage.prompt_tokens, completion + usage.completion_tokens
+        calls += usage.calls
+        prompt += usage.prompt_tokens
+        completion += usage.completion_tokens
         if step == "generate":
             rounds += len(out.rounds)
             if out.ok:

@@ -137,7 +137,8 @@ def _context(config: SuiteConfig, backend: Backend, stop: threading.Event, state
     return Context(backend=backend, builder=builder, settings=config.settings, out=Path(config.out).resolve(),
                    state_dir=state_dir, stop=stop, compile_slots=threading.Semaphore(max(1, config.compile_workers)),
                    llm_slots=threading.Semaphore(max(1, config.llm_concurrency)), budget=config.budget,
-                   trials=config.trials, profile=config.profile, use_agent=config.agent, kernels=config.kernels, llm_price=config.llm_price,
+                   trials=config.trials, profile=config.profile, use_agent=config.agent, kernels=config.kernels,
+                   llm_price=config.llm_price,
                    on_stage=lambda name, stage: state.emit("stage", name=name, stage=stage))
 
 
