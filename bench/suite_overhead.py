@@ -2,7 +2,7 @@
 sum of its jobs' own times, and the report with real figures. Optionally `--agent` over three problems with the
 scripted endpoint (real CUDA replies: one correct, one wrong on the tail, one that does not compile).
 
-    python bench/suite_overhead.py --results .suite-h200 [--profile] [--agent] [--out suite_overhead.json]
+    python bench/suite_overhead.py [--results .cutegen/suite-h200] [--profile] [--agent] [--out suite_overhead.json]
 
 A job's own time is what it spent compiling (nvcc, on a CPU slot) and on its GPU worker (the harness's trials and
 timing, torch.compile's warm-up included); the time it waited for a free CPU or GPU slot is the resource, not the
@@ -34,7 +34,7 @@ from cutegen.suite.runner import SuiteConfig, run_suite  # noqa: E402
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--results", type=Path, default=ROOT / ".suite-h200", help="results folders go here")
+    ap.add_argument("--results", type=Path, default=ROOT / ".cutegen" / "suite-h200", help="results folders go here")
     ap.add_argument("--problems", type=Path, nargs="*", default=[ROOT / "examples"])
     ap.add_argument("--kernels", type=Path, default=ROOT / "examples")
     ap.add_argument("--profile", action="store_true", help="also profile each correct kernel (ncu)")
