@@ -9,8 +9,8 @@ import json
 
 from cutegen.suite.judge import Budget
 from cutegen.suite.runner import run_suite
-from tests.agent.conftest import KEY_ENV, llm_settings, no_key_anywhere  # noqa: F401  (the `scripted` fixture)
-from tests.agent.conftest import scripted  # noqa: F401
+from tests.agent.conftest import llm_settings, no_key_anywhere
+from tests.agent.conftest import scripted  # noqa: F401  (the scripted endpoint fixture)
 from tests.suite.conftest import LEVEL1
 
 
