@@ -73,10 +73,19 @@ def _profile(job: dict) -> dict:
     from cutegen.settings import Settings
     from cutegen.toolchain import discover
 
+    _release_cached_memory()  # ncu's own process needs the memory this worker's earlier jobs cached
     settings = Settings(**job["settings"])
     builder = Builder(discover(settings), settings, Path(job["state_dir"]))
     return {"profile_record": profile_kernel(Path(job["kernel"]), builder, None, problem=job["problem"],
                                              state_dir=Path(job["state_dir"]))}
+
+
+def _release_cached_memory() -> None:
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_initialized():
+        torch.cuda.empty_cache()
 
 
 class Backend:
@@ -91,7 +100,6 @@ class Backend:
         for s in slots:
             self._free.put(s)
         self._all = list(slots)
-        self._lock = threading.Lock()
         self.closed = threading.Event()
 
     @property
