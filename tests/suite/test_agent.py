@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from cutegen.suite.judge import Budget
 from cutegen.suite.runner import run_suite
 from tests.agent.conftest import llm_settings, no_key_anywhere
@@ -67,7 +69,9 @@ PROBLEMS = [LEVEL1 / f"{n}.py" for n in ("19_ReLU", "21_Sigmoid", "30_Softsign",
 
 def test_the_agent_pipeline_over_four_problems(make_config, scripted, tmp_path):
     server = scripted(replies())
-    settings = llm_settings(server.url, test_timeout=6.0)
+    # sandbox off: the candidates run in the suite's workers with the CPU handler (tests/suite/host_judge.py); the
+    # jailed route through those workers is test_jailed_candidates_run_on_the_suites_gpu_workers
+    settings = llm_settings(server.url, test_timeout=6.0, sandbox="off")
     config = make_config(kernels=None, agent=True, settings=settings, llm_price=(3.0, 15.0), llm_concurrency=2,
                          budget=Budget(rounds=1, llm_calls=10, wall_s=300, optimize_steps=1))
     summary = run_suite(PROBLEMS, config)
@@ -89,8 +93,34 @@ def test_the_agent_pipeline_over_four_problems(make_config, scripted, tmp_path):
 
 def test_the_llm_call_budget_ends_a_problem_cleanly(make_config, scripted):
     server = scripted(replies())
-    config = make_config(kernels=None, agent=True, settings=llm_settings(server.url, test_timeout=6.0),
+    config = make_config(kernels=None, agent=True, settings=llm_settings(server.url, test_timeout=6.0, sandbox="off"),
                          budget=Budget(rounds=3, llm_calls=1, wall_s=300, optimize_steps=1))
     (row,) = run_suite([LEVEL1 / "19_ReLU.py"], config).rows
     assert row["verdict"] == "mismatch" and row["llm_calls"] == 1  # the repair was refused by the budget
     assert json.loads((config.out / "suite.json").read_text())["budget"]["llm_calls"] == 1
+
+
+def test_jailed_candidates_run_on_the_suites_gpu_workers(tmp_path):
+    """With the sandbox on, the agent's candidate runs go to the suite's worker of a free GPU, which starts the
+    jail (real bwrap, the real harness inside: here it can only answer that the library is missing)."""
+    from cutegen.agent.candidates import Verifier
+    from cutegen.build import Builder
+    from cutegen.sandbox import availability
+    from cutegen.settings import Settings
+    from cutegen.suite.gpus import GpuWorker, LocalBackend
+    from cutegen.suite.judge import on_suite_gpus
+    from cutegen.toolchain import discover
+
+    if not availability().ok:
+        pytest.skip(f"no sandbox here: {availability().reason}")
+    backend = LocalBackend(["0"])
+    try:
+        settings = Settings()
+        verifier = on_suite_gpus(Verifier(Builder(discover(settings), settings, tmp_path / ".cutegen"),
+                                          backend.worker("30_Softsign"), state_dir=tmp_path / ".cutegen", gpu=True))
+        worker, note = verifier.candidate_worker(LEVEL1 / "30_Softsign.py")
+        assert isinstance(worker, GpuWorker) and worker.jail is not None and note == ""
+        reply = worker.call({"problem": str(LEVEL1 / "30_Softsign.py"), "library": str(tmp_path / "missing.so")}, 60)
+        assert reply["verdict"] == "problem-error" and "missing.so" in reply["message"] and reply["gpu"] == "0"
+    finally:
+        backend.close()

@@ -14,10 +14,13 @@ from tests.suite.conftest import LEVEL1
 
 
 def test_missing_paths_and_empty_folders_are_refused(tmp_path, capsys):
-    assert main(["suite", "run", str(tmp_path / "nope"), "--kernels", str(tmp_path), "--out", str(tmp_path / "o")]) == 2
+    def run(folder):
+        return main(["suite", "run", str(folder), "--kernels", str(tmp_path), "--out", str(tmp_path / "o")])
+
+    assert run(tmp_path / "nope") == 2
     assert "no such file or folder" in capsys.readouterr().err
     (tmp_path / "empty").mkdir()
-    assert main(["suite", "run", str(tmp_path / "empty"), "--kernels", str(tmp_path), "--out", str(tmp_path / "o")]) == 2
+    assert run(tmp_path / "empty") == 2
     assert "no KernelBench problems" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
 

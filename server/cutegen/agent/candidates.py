@@ -226,7 +226,7 @@ class Verifier:
         self.on_stage("time" if timing else "test")
         started = time.perf_counter()
         record = verify_kernel(shadow, builder, self.candidate_worker(problem)[0], problem=problem, trials=trials or self.trials,
-                               timing=timing, state_dir=self.state_dir, gpu=self.gpu)
+                               timing=timing, state_dir=self.state_dir, gpu=self._gpu)
         figures[key] = round(time.perf_counter() - started, 3)
         if self.cancel_event.is_set():
             raise Cancelled

@@ -25,6 +25,7 @@ from cutegen.suite import rows
 
 DEFAULT_HANDLER = "cutegen.suite.gpus:handle"
 STARTUP_TIMEOUT_S = 300.0  # a fresh worker's imports (torch) on a loaded machine
+JAIL_MARGIN_S = 60.0  # the jailed worker's own start, on top of the job's timeout (which the jail enforces)
 
 
 def local_gpus() -> list[str]:
@@ -57,12 +58,29 @@ def warm_up() -> None:
 
 
 def handle(request: dict) -> dict:
-    """The default job handler inside a GPU worker: the harness's run, or a profile of a built kernel."""
+    """The default job handler inside a GPU worker: the harness's run, a model-written candidate's run inside its
+    jail, or a profile of a built kernel."""
     if "profile" in request:
         return _profile(request["profile"])
+    if "jailed" in request:
+        return _jailed(request)
     from cutegen.harness.worker import _handle
 
     return _handle(request)
+
+
+_JAILED: dict = {}  # one warm jailed worker per jail, inside this GPU's worker
+
+
+def _jailed(job: dict) -> dict:
+    """The agent's candidates run jailed (cutegen.sandbox): the jail is started from this GPU's worker, so it
+    inherits this worker's CUDA_VISIBLE_DEVICES (an allowed variable of the jail's environment)."""
+    from cutegen.harness.worker import Worker
+
+    jail = job["jailed"]
+    if jail not in _JAILED:
+        _JAILED[jail] = Worker(jail=jail)
+    return _JAILED[jail].call(job["request"], job["timeout"])
 
 
 def _profile(job: dict) -> dict:
@@ -106,7 +124,10 @@ class Backend:
     def has_gpu(self) -> bool:
         return bool(self.gpus)
 
-    def call(self, request: dict, timeout: float, label: str = "") -> dict:
+    def call(self, request: dict, timeout: float, label: str = "", jail=None) -> dict:
+        """Runs `request` on a free GPU; with `jail`, inside that sandbox started by the GPU's worker."""
+        if jail is not None:
+            request, timeout = {"jailed": jail, "request": request, "timeout": timeout}, timeout + JAIL_MARGIN_S
         if self.closed.is_set():  # the run is stopping: start no GPU work (and no fresh worker) any more
             return {"verdict": "cancelled", "message": "the suite run was stopped before this job ran"}
         asked = time.perf_counter()
@@ -143,13 +164,13 @@ class Backend:
 
 class GpuWorker:
     """Stands where the engine expects a harness Worker (verify_kernel, the agent's Verifier): each call runs on
-    whichever GPU of the backend is free."""
+    whichever GPU of the backend is free (jailed, when `jail` is given: model-written candidates)."""
 
-    def __init__(self, backend: Backend, label: str):
-        self.backend, self.label = backend, label
+    def __init__(self, backend: Backend, label: str, jail=None):
+        self.backend, self.label, self.jail = backend, label, jail
 
     def call(self, request: dict, timeout: float) -> dict:
-        return self.backend.call(request, timeout, self.label)
+        return self.backend.call(request, timeout, self.label, self.jail)
 
     def stop(self) -> None:
         pass  # the GPU processes belong to the backend; a cancelled job's result is dropped by the runner

@@ -9,10 +9,11 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
+from cutegen.agent.candidates import Verifier
 from cutegen.build import Builder, Tier
 from cutegen.settings import Settings
 from cutegen.suite import rows
-from cutegen.suite.gpus import Backend
+from cutegen.suite.gpus import Backend, GpuWorker
 from cutegen.suite.problems import Entry
 
 
@@ -98,6 +99,7 @@ def agent(entry: Entry, ctx: Context) -> dict:
     llm = _limited_llm(settings, ctx.llm_slots, budget.llm_calls)
     a = Agent(settings, ctx.builder, ctx.backend.worker(entry.name), state_dir=ctx.state_dir, problem=entry.problem,
               trials=ctx.trials, on_stage=lambda s: ctx.on_stage(entry.name, s), gpu=ctx.backend.has_gpu, llm=llm)
+    a.verifier = on_suite_gpus(a.verifier)
     deadline = time.monotonic() + budget.wall_s
     timer = threading.Timer(budget.wall_s, a.cancel)  # the wall-time budget cuts a step short
     timer.daemon = True
@@ -135,6 +137,23 @@ def agent(entry: Entry, ctx: Context) -> dict:
     row["budget"] = asdict(budget)
     row["stopped_by_wall_budget"] = time.monotonic() > deadline
     return row
+
+
+class SuiteVerifier(Verifier):
+    """The agent's Verifier, with its candidates' runs (jailed, unless cutegen.sandbox is off) scheduled on the
+    suite's GPU workers instead of the process-wide jailed worker: one job per GPU, every GPU used."""
+
+    def _choose_runner(self, problem):
+        worker, note = super()._choose_runner(problem)
+        jail = getattr(worker, "jail", None)
+        if jail is not None and isinstance(self.worker, GpuWorker):
+            return GpuWorker(self.worker.backend, self.worker.label, jail=jail), note
+        return worker, note
+
+
+def on_suite_gpus(verifier: Verifier) -> SuiteVerifier:
+    verifier.__class__ = SuiteVerifier  # the Agent built it; same state, one method more specific
+    return verifier
 
 
 def _cost(row: dict, price: tuple[float, float] | None) -> float | None:
