@@ -39,6 +39,8 @@ def main() -> int:
     ap.add_argument("--kernels", type=Path, default=ROOT / "examples")
     ap.add_argument("--profile", action="store_true", help="also profile each correct kernel (ncu)")
     ap.add_argument("--agent", action="store_true", help="also the --agent run with the scripted endpoint")
+    ap.add_argument("--sandbox", choices=["required", "off"], default="required",
+                    help="--agent: candidates jailed (needs bubblewrap on the GPU machine) or not")
     ap.add_argument("--out", type=Path, help="figures as JSON")
     args = ap.parse_args()
     figures = {"kernels": kernels_run(args)}
@@ -105,7 +107,7 @@ def agent_run(args) -> dict:
     out = args.results / "agent"
     with ScriptedOpenAI(entries, expect_key="sk-bench", log=open(os.devnull, "w")) as server:
         settings = Settings(llm_base_url=server.url, llm_model="scripted", llm_api_key_env="CUTEGEN_BENCH_KEY",
-                            llm_retries=0, test_timeout=300)
+                            llm_retries=0, test_timeout=300, sandbox=args.sandbox)
         summary = run_suite([ex / "softsign" / "softsign.py", ex / "softsign_tail" / "softsign_tail.py",
                              ex / "swish" / "swish.py"],
                             SuiteConfig(out=out, agent=True, settings=settings,

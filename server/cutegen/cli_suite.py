@@ -41,6 +41,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     agent.add_argument("--llm-retries", type=int, default=3)
     agent.add_argument("--llm-concurrency", type=int, default=4, help="LLM requests in flight, all problems together")
     agent.add_argument("--llm-price", help="USD per million prompt,completion tokens, e.g. 3,15 (records the cost)")
+    agent.add_argument("--sandbox", choices=["required", "off"], default="required",
+                       help="model-written kernels run jailed (bubblewrap); off: unjailed, and every row says so")
     agent.add_argument("--rounds", type=int, default=3, help="repair / optimize rounds per step")
     agent.add_argument("--llm-calls", type=int, default=20, help="LLM calls per problem")
     agent.add_argument("--wall-time", type=float, default=1800.0, help="seconds per problem")
@@ -70,7 +72,7 @@ def config_from_args(args):
                         llm_base_url=args.llm_base_url or os.environ.get(LLM_ENV["llm_base_url"]),
                         llm_model=args.llm_model or os.environ.get(LLM_ENV["llm_model"]),
                         llm_api_key_env=args.llm_api_key_env, llm_timeout=args.llm_timeout,
-                        llm_retries=args.llm_retries, max_rounds=args.rounds)
+                        llm_retries=args.llm_retries, max_rounds=args.rounds, sandbox=args.sandbox)
     price = tuple(float(x) for x in args.llm_price.split(",")) if args.llm_price else None
     if price is not None and len(price) != 2:
         raise SystemExit("error: --llm-price takes two numbers: prompt,completion USD per million tokens")

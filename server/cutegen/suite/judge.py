@@ -48,9 +48,10 @@ class Context:
     cancellers: set = field(default_factory=set)
 
 
-def judge(entry: Entry, ctx: Context) -> dict:
+def judge(entry: Entry, ctx: Context, worker: GpuWorker | None = None, profile_ok: bool = True) -> dict:
     """Verdict, timing against eager and torch.compile, share of the ceilings and (with --profile) the
-    bottleneck of `entry.kernel`."""
+    bottleneck of `entry.kernel`. `worker`: where its GPU jobs run (default: any free GPU, unjailed: the
+    person's own kernels); `profile_ok`: False for model-written kernels under a sandbox (ncu runs unjailed)."""
     if entry.kernel is None:
         where = f" under {ctx.kernels}" if ctx.kernels else ""
         return rows.placeholder(entry.name, str(entry.problem), "no-kernel",
@@ -66,12 +67,14 @@ def judge(entry: Entry, ctx: Context) -> dict:
             build_s = time.perf_counter() - started
     from cutegen.harness.verify import verify_kernel
 
-    record = verify_kernel(entry.kernel, ctx.builder, ctx.backend.worker(entry.name), problem=entry.problem,
+    record = verify_kernel(entry.kernel, ctx.builder, worker or ctx.backend.worker(entry.name), problem=entry.problem,
                            trials=ctx.trials, timing=True, baselines=("eager", "compile"), state_dir=ctx.state_dir,
                            on_stage=lambda s: ctx.on_stage(entry.name, s), gpu=ctx.backend.has_gpu)
     profile = reply = None
     row = rows.from_record(entry.name, record)
-    if ctx.profile and row["correct"]:
+    if ctx.profile and row["correct"] and not profile_ok:
+        row["profile_note"] = "not profiled: a model-written kernel, and Nsight Compute does not run in the sandbox"
+    elif ctx.profile and row["correct"]:
         ctx.on_stage(entry.name, "profile")
         reply = ctx.backend.call({"profile": {"kernel": str(entry.kernel), "problem": str(entry.problem),
                                               "state_dir": str(ctx.state_dir), "settings": asdict(ctx.settings)}},
@@ -125,8 +128,13 @@ def agent(entry: Entry, ctx: Context) -> dict:
     finally:
         timer.cancel()
         ctx.cancellers.discard(a.cancel)
-    if text is not None and not ctx.stop.is_set():
-        row = judge(Entry(entry.name, entry.problem, kernel), ctx)
+    runner, note = a.verifier.candidate_worker(entry.problem)  # model-written: jailed unless the sandbox is off
+    if text is not None and not ctx.stop.is_set() and runner is None:
+        row = rows.placeholder(entry.name, str(entry.problem), "not-run", f"kept kernel not run: {note}",
+                               kernel=str(kernel))
+    elif text is not None and not ctx.stop.is_set():
+        row = judge(Entry(entry.name, entry.problem, kernel), ctx, worker=runner,
+                    profile_ok=getattr(runner, "jail", None) is None)
     else:
         verdict, message = rows.last_agent_verdict(outcomes)
         row = rows.placeholder(entry.name, str(entry.problem), verdict, message)
