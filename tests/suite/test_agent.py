@@ -82,6 +82,7 @@ def test_the_agent_pipeline_over_four_problems(make_config, scripted, tmp_path):
     assert by["21_Sigmoid"]["rounds_to_correct"] == 2  # the hang (a timeout), then the fix
     assert by["19_ReLU"]["rounds_to_correct"] is None and by["19_ReLU"]["correct"] is False
     assert by["32_HardTanh"]["compiled"] is False and by["32_HardTanh"]["kernel_written"] is False
+    assert by["30_Softsign"]["sandbox"] == "ran unsandboxed: cutegen.sandbox is off"
     for r in by.values():
         assert r["prompt_tokens"] > 0 and r["llm_cost_usd"] > 0
     # the kept kernels are files a person can open, paired with their problem

@@ -139,6 +139,7 @@ def agent(entry: Entry, ctx: Context) -> dict:
         verdict, message = rows.last_agent_verdict(outcomes)
         row = rows.placeholder(entry.name, str(entry.problem), verdict, message)
     row.update(rows.agent_fields(outcomes, text is not None))
+    row["sandbox"] = "jailed" if getattr(runner, "jail", None) is not None else (note or "unjailed")
     if row.get("correct") is not True:
         row["rounds_to_correct"] = None  # "compiled, not run" on a machine without a GPU is no proof
     row["llm_cost_usd"] = _cost(row, ctx.llm_price)
