@@ -49,10 +49,11 @@ def diff(name: str, old: str, new: str) -> str:
 
 def replies() -> list[dict]:
     gen = lambda name, body: {"match": f"TASK: generate `{name}.cu`", "reply": generated(body)}  # noqa: E731
+    # the first reply's endpoint reports its cost (OpenRouter-style); the others are priced by --llm-price
     diag = lambda name: {"match": f"TASK: diagnose `{name}.cu`", "reply": f"**What**: {name} is wrong."}  # noqa: E731
     patch = lambda name, old, new: {"match": f"TASK: patch `{name}.cu`", "reply": diff(name, old, new)}  # noqa: E731
     return [
-        gen("30_Softsign", SOFTSIGN),
+        {**gen("30_Softsign", SOFTSIGN), "cost": 0.25},
         {"match": "TASK: optimize `30_Softsign.cu`", "reply": "CHANGE: unroll — fewer branches\n" + diff(
             "30_Softsign", SOFTSIGN.strip(), "for (int64_t i = 0; i < n; ++i) y[i] = x[i] / (1.0f + fabsf(x[i]));")},
         gen("19_ReLU", RELU_WRONG), diag("19_ReLU"),
@@ -85,10 +86,16 @@ def test_the_agent_pipeline_over_four_problems(make_config, scripted, tmp_path):
     assert by["30_Softsign"]["sandbox"] == "ran unsandboxed: cutegen.sandbox is off"
     for r in by.values():
         assert r["prompt_tokens"] > 0 and r["llm_cost_usd"] > 0
+    assert by["30_Softsign"]["llm_cost_usd"] == 0.25 and by["19_ReLU"]["reported_cost_usd"] is None
     # the kept kernels are files a person can open, paired with their problem
     kept = (config.out / "kernels" / "21_Sigmoid.cu").read_text()
     assert "volatile" not in kept and "// cutegen: problem=" in kept
     assert server.remaining() == 0
+    from cutegen.suite import report
+
+    md, _ = report.write([config.out])
+    # 2 + 3 + 3 + 4 (21_Sigmoid's optimize request got no scripted reply: a failed call still counts)
+    assert "| LLM calls · tokens (prompt + completion) · cost | 12 · " in md.read_text()
     no_key_anywhere(config.out)
 
 

@@ -181,7 +181,8 @@ def _completion(entry: dict, body: dict, messages: list) -> dict:
         "created": int(time.time()), "model": body.get("model") or "scripted",
         "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
         "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                  "total_tokens": prompt_tokens + completion_tokens},
+                  "total_tokens": prompt_tokens + completion_tokens,
+                  **({"cost": entry["cost"]} if "cost" in entry else {})},  # OpenRouter-style reported cost
     }
 
 

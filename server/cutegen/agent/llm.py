@@ -36,6 +36,7 @@ class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     wait_s: float = 0.0  # wall time spent waiting for the endpoint, retries and backoff included
+    cost_usd: float = 0.0  # as the endpoint reports it (OpenRouter-style `usage.cost`); 0 when it does not
 
     def add(self, other: "Usage") -> None:
         for k, v in asdict(other).items():
@@ -131,6 +132,7 @@ class LLMClient:
                     time.sleep(wait)
                 continue
             usage.prompt_tokens, usage.completion_tokens = reply.usage.prompt_tokens, reply.usage.completion_tokens
+            usage.cost_usd = reply.usage.cost_usd
             usage.wait_s = time.monotonic() - started
             reply.usage = usage
             return reply
@@ -186,7 +188,8 @@ class LLMClient:
             raise LLMError("malformed", "the LLM endpoint sent an empty reply")
         u = getattr(r, "usage", None)
         usage = Usage(prompt_tokens=int(getattr(u, "prompt_tokens", 0) or 0),
-                      completion_tokens=int(getattr(u, "completion_tokens", 0) or 0))
+                      completion_tokens=int(getattr(u, "completion_tokens", 0) or 0),
+                      cost_usd=float(getattr(u, "cost", 0) or 0))
         return Reply(text=text, finish_reason=str(getattr(choice, "finish_reason", "") or ""),
                      model=str(getattr(r, "model", "") or self.settings.llm_model), usage=usage, tool_calls=calls)
 

@@ -166,6 +166,9 @@ def on_suite_gpus(verifier: Verifier) -> SuiteVerifier:
 
 
 def _cost(row: dict, price: tuple[float, float] | None) -> float | None:
+    """What the endpoint reported, else tokens × --llm-price, else unknown."""
+    if row.get("reported_cost_usd"):
+        return row["reported_cost_usd"]
     if not price:
         return None
     return round((row["prompt_tokens"] * price[0] + row["completion_tokens"] * price[1]) / 1e6, 6)

@@ -122,7 +122,16 @@ def _summary_table(runs: list[Run]) -> tuple[list[str], list[list[str]]]:
             ["compile failures", *[f"{s['compile_failures']}/{s['problems']} ({s['compile_failure_rate']:.0%})"
                                    for s in sums]],
             ["not run (no GPU) / no kernel", *[str(s["not_run"]) for s in sums]]]
+    if any(r.get("llm_calls") is not None for run in runs for r in run.rows):  # an --agent run
+        body.append(["LLM calls · tokens (prompt + completion) · cost", *[_llm_use(run) for run in runs]])
     return head, body
+
+
+def _llm_use(run: Run) -> str:
+    calls = sum(r.get("llm_calls") or 0 for r in run.rows)
+    tokens = sum((r.get("prompt_tokens") or 0) + (r.get("completion_tokens") or 0) for r in run.rows)
+    costs = [r["llm_cost_usd"] for r in run.rows if r.get("llm_cost_usd") is not None]
+    return f"{calls} · {tokens:,} · " + (f"${sum(costs):.2f}" if costs else "not reported")
 
 
 def _fast_p_table(runs: list[Run]) -> tuple[list[str], list[list[str]]]:

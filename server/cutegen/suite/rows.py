@@ -57,8 +57,10 @@ def agent_fields(outcomes: list, final_text_found: bool) -> dict:
     """Figures of the agent's steps (agent.loop.Outcome objects): rounds to the first correct version, LLM use."""
     rounds_to_correct, rounds = None, 0
     calls = prompt = completion = 0
+    reported = 0.0
     for step, out in outcomes:
         usage = out.usage
+        reported += getattr(usage, "cost_usd", 0.0)
         calls += usage.calls
         prompt += usage.prompt_tokens
         completion += usage.completion_tokens
@@ -67,7 +69,7 @@ def agent_fields(outcomes: list, final_text_found: bool) -> dict:
             if out.ok:
                 rounds_to_correct = rounds
     return {"rounds_to_correct": rounds_to_correct, "generate_rounds": rounds, "llm_calls": calls,
-            "prompt_tokens": prompt, "completion_tokens": completion,
+            "prompt_tokens": prompt, "completion_tokens": completion, "reported_cost_usd": reported or None,
             "optimize_steps_kept": sum(1 for step, out in outcomes if step == "optimize" and out.ok),
             "kernel_written": final_text_found}
 
