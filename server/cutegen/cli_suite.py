@@ -125,7 +125,7 @@ def cmd_run(args) -> int:
         err.print(f"report: {md} · {page}")
     s = report.summary(report.open_run(args.out))
     err.print(f"{s['correct']}/{s['problems']} correct · {s['compile_failures']} compile failure(s) · "
-              f"{s['not_run']} not run · {summary.skipped} done before · {summary.seconds:.1f} s")
+              f"{s['not_run']} not run or without a kernel · {summary.skipped} done before · {summary.seconds:.1f} s")
     return 0
 
 
