@@ -1,4 +1,4 @@
-"""A GPU-job handler that runs on the CPU, for the suite's tests: the harness's own checks (gpu_checks.verify:
+"""A GPU-job handler that runs on the CPU, for the suite's tests: the harness's own checks (gpu_checks.judge:
 trials, poisoned outputs, input-mutation and caching checks, compare) on CPU tensors, calling the real nvcc-built
 kernel library through the real ctypes ABI. The libraries under host_kernels/ compute on the host, so a wrong
 result, a crash (the process dies) or a hang (the worker is killed at the timeout) happen for real.
@@ -14,8 +14,7 @@ import os
 
 
 def handle(request: dict) -> dict:
-    from cutegen.harness.abi import KernelLibrary
-    from cutegen.harness.gpu_checks import Verdict, verify
+    from cutegen.harness.gpu_checks import Failed, judge
     from cutegen.harness.problem import ProblemError, load_problem
 
     if "profile" in request:
@@ -23,12 +22,12 @@ def handle(request: dict) -> dict:
     try:
         problem = load_problem(request["problem"])
         lib = HostLibrary(request["library"])
-        reply = verify(problem, lib, trials=request.get("trials", 5), seed=request.get("seed", 0), timing=False,
+        reply = judge(problem, lib, trials=request.get("trials", 5), seed=request.get("seed", 0), timing=False,
                        baselines=[])
         if request.get("timing"):
             reply.update(_cpu_times(problem, lib, "eager" in request.get("baselines", [])))
-    except Verdict as v:
-        reply = {"verdict": v.name, "message": v.message, **v.details}
+    except Failed as f:
+        reply = f.to_json()
     except (ProblemError, LookupError, OSError) as e:
         reply = {"verdict": "problem-error", "message": str(e)}
     reply["pid"] = os.getpid()

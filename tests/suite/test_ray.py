@@ -3,12 +3,12 @@ runs in a Ray actor that asked for num_gpus=1, and the jobs land on both. (CI: p
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
 import pytest
 
+from cutegen import records
 from cutegen.suite.runner import run_suite
 from tests.suite.conftest import HOST_KERNELS, LEVEL1, SLOW_KERNELS
 
@@ -32,8 +32,8 @@ def test_jobs_land_on_both_logical_gpus(cluster, make_config):
     gpus = {r["gpu"] for r in summary.rows}
     assert len(gpus) == 2  # two actors, one logical GPU each, busy at the same time
     for r in summary.rows:
-        rec = json.loads(open(r["record"]).read())
-        assert rec["visible_devices"] == r["gpu"].split(":")[1]  # Ray gave the actor exactly its GPU
+        rec = records.read(r["record"])
+        assert rec.details["visible_devices"] == r["gpu"].split(":")[1]  # Ray gave the actor exactly its GPU
 
 
 def test_a_crash_and_a_hang_on_ray_are_verdicts(cluster, make_config):

@@ -13,6 +13,7 @@ import threading
 import time
 
 from cutegen.suite.gpus import LocalBackend
+from cutegen import records
 from cutegen.suite.runner import run_suite
 from cutegen.suite.store import load
 from tests.suite.conftest import EXPECTED, HANDLER, LEVEL1, ROOT, SLOW_KERNELS
@@ -30,8 +31,8 @@ def test_every_outcome_is_a_verdict_and_the_run_goes_on(make_config):
     assert by["32_HardTanh"]["compiled"] is False and "expected an expression" in by["32_HardTanh"]["message"]
     # each GPU job ran in a worker that saw only its own GPU
     for name in ("19_ReLU", "30_Softsign"):
-        rec = json.loads(open(by[name]["record"]).read())
-        assert rec["visible_devices"] == by[name]["gpu"] and by[name]["gpu"] in ("0", "1")
+        rec = records.read(by[name]["record"])
+        assert rec.details["visible_devices"] == by[name]["gpu"] and by[name]["gpu"] in ("0", "1")
     kinds = [e.kind for e in events]
     assert kinds[0] == "started" and kinds[-1] == "finished" and kinds.count("problem-done") == 6
     assert {e.gpu for e in events if e.kind == "gpu-busy"} <= {"0", "1"}

@@ -1,56 +1,62 @@
-"""Run record → suite row: the ONE module of the suite that reads the fields of the harness's and the profiler's
-run records (and of the worker's replies). When the records become typed, this is the place to adapt.
-
-A row is a flat JSON object, one line of results.jsonl: what the report tables and plots need, nothing nested."""
+"""Run record → suite row: the ONE module of the suite that reads run records (cutegen.records.RunRecord, typed)
+and the worker's replies. A row is a flat JSON object, one line of results.jsonl: what the report's tables and
+plots need, nothing nested."""
 
 from __future__ import annotations
+
+from cutegen.records import RunRecord
 
 COMPILE_FAILURES = ("build-failed", "check-failed")
 UNKNOWN = ("not-run", "no-kernel", "suite-error", "no-problem", "problem-error")  # neither correct nor incorrect
 
 
-def from_record(name: str, record: dict, profile: dict | None = None) -> dict:
-    """The row for a `verify_kernel` record (and optionally a `profile_kernel` record of the same kernel)."""
-    verdict = record.get("verdict", "suite-error")
-    timing = record.get("timing") or {}
-    throughput = record.get("throughput") or {}
-    shares = {k: throughput[f"{k}_share"] for k in ("bandwidth", "compute") if throughput.get(f"{k}_share") is not None}
-    roof_of = max(shares, key=shares.get) if shares else None
+def typed(payload: dict, kind: str) -> RunRecord:
+    """The typed record of what a producer returned (verify_kernel's or profile_kernel's finished dict)."""
+    record = RunRecord.from_payload(kind, payload.get("kernel", ""), payload)
+    record.path = payload.get("record")
+    return record
+
+
+def from_record(name: str, record: RunRecord, profile: RunRecord | None = None) -> dict:
+    """The row for a test/bench record (and optionally a profile record of the same kernel)."""
+    verdict = record.verdict or "suite-error"
+    d = record.details
+    share = record.throughput.peak_share() if record.throughput else None
     row = {
-        "name": name, "problem": record.get("problem"), "kernel": record.get("kernel"),
+        "name": name, "problem": d.get("problem"), "kernel": d.get("kernel"),
         "verdict": verdict, "correct": _correct(verdict), "compiled": verdict not in COMPILE_FAILURES,
-        "message": _first_line(record.get("message", "")),
-        "median_ms": timing.get("median_ms"),
-        "eager_ms": (record.get("eager") or {}).get("median_ms"),
-        "compile_ms": (record.get("torch_compile") or {}).get("median_ms"),
-        "speedup_eager": record.get("speedup_vs_eager"), "speedup_compile": record.get("speedup_vs_compile"),
-        "roofline": shares.get(roof_of) if roof_of else None, "roofline_of": roof_of,
-        "mismatch": (record.get("mismatch") or {}).get("pattern"),
-        "gpu_name": (record.get("environment") or {}).get("gpu"),
-        "seconds": float(record.get("seconds") or 0.0), "record": record.get("record"),
-        "gpu": record.get("gpu"), "retried": bool(record.get("retried")),
+        "message": _first_line(record.message),
+        "median_ms": record.timing.median_ms if record.timing else None,
+        "eager_ms": _median(record, "eager"), "compile_ms": _median(record, "torch_compile"),
+        "speedup_eager": record.speedup("eager"), "speedup_compile": record.speedup("torch_compile"),
+        "roofline": share[0] if share else None, "roofline_of": share[1] if share else None,
+        "mismatch": record.mismatch.pattern if record.mismatch else None,
+        "gpu_name": (d.get("environment") or {}).get("gpu"),
+        "seconds": float(record.seconds or 0.0), "record": record.path,
+        "gpu": d.get("gpu"), "retried": bool(d.get("retried")),
     }
     row.update(profile_fields(profile))
     return row
 
 
-def profile_fields(profile: dict | None) -> dict:
-    """Bottleneck from a profile record: the roofline class and the Speed-of-Light verdict, with the top signal."""
-    if not profile:
+def _median(record: RunRecord, baseline: str) -> float | None:
+    t = record.baselines.get(baseline)
+    return t.median_ms if t else None
+
+
+def profile_fields(profile: RunRecord | None) -> dict:
+    """Bottleneck from a profile record: the roofline class and the share of peak, with the top signal."""
+    if profile is None:
         return {"bottleneck": None}
-    if profile.get("verdict") != "profiled":
-        note = f"{profile.get('verdict')}: {_first_line(profile.get('message', ''))}"
-        return {"bottleneck": None, "profile_note": note,
-                "profile_seconds": float(profile.get("seconds") or 0.0)}
-    c = profile.get("classification") or {}
-    signals = [s.get("name") for s in profile.get("signals") or [] if s.get("name")]
-    bound = c.get("roofline_bound") or c.get("bound")
-    share = c.get("share_of_peak")
-    text = f"{bound}-bound" + (f" ({share:.0%} of peak)" if isinstance(share, (int, float)) else "")
-    if signals:
-        text += f"; {signals[0]}"
-    return {"bottleneck": text, "profile_summary": c.get("summary") or profile.get("message"),
-            "profile_seconds": float(profile.get("seconds") or 0.0), "profile_record": profile.get("record")}
+    if profile.profile is None:
+        return {"bottleneck": None, "profile_note": f"{profile.verdict}: {_first_line(profile.message)}",
+                "profile_seconds": float(profile.seconds or 0.0)}
+    p = profile.profile
+    text = f"{p.bound}-bound" + (f" ({p.share_of_peak:.0%} of peak)" if isinstance(p.share_of_peak, float) else "")
+    if p.signals:
+        text += f"; {p.signals[0]}"
+    return {"bottleneck": text, "profile_summary": p.summary, "profile_seconds": float(profile.seconds or 0.0),
+            "profile_record": profile.path}
 
 
 def agent_fields(outcomes: list, final_text_found: bool) -> dict:
@@ -111,18 +117,23 @@ def _first_line(text: str, limit: int = 300) -> str:
     return line[:limit]
 
 
-def gpu_seconds(record: dict | None) -> float:
-    """Time a job held its GPU worker (the backend adds it to the reply; the record keeps the reply's fields)."""
-    if not record:
-        return 0.0
-    return float(record.get("gpu_seconds") or 0.0)
+def gpu_seconds(reply: RunRecord | dict | None) -> float:
+    """Time a job held its GPU worker (the backend adds it to the reply; a record keeps it in its details)."""
+    return float(_reply_field(reply, "gpu_seconds") or 0.0)
 
 
-def profile_record(reply: dict) -> dict | None:
+def profile_record(reply: dict) -> RunRecord | None:
     """The profile record inside a GPU worker's reply to a profile request (None when the worker failed)."""
-    return reply.get("profile_record")
+    payload = reply.get("profile_record")
+    return typed(payload, "profile") if isinstance(payload, dict) else None
 
 
-def queue_seconds(record: dict | None) -> float:
+def queue_seconds(reply: RunRecord | dict | None) -> float:
     """Time a job waited for a free GPU worker."""
-    return float((record or {}).get("queue_seconds") or 0.0)
+    return float(_reply_field(reply, "queue_seconds") or 0.0)
+
+
+def _reply_field(reply: RunRecord | dict | None, key: str):
+    if reply is None:
+        return None
+    return (reply.details if isinstance(reply, RunRecord) else reply).get(key)
