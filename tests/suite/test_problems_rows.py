@@ -26,6 +26,14 @@ def test_a_kernelbench_level_folder_is_found_in_benchmark_order(tmp_path):
     assert names == ["2_Copy", "19_ReLU", "21_Sigmoid", "22_Tanh", "30_Softsign", "31_ELU", "32_HardTanh"]
 
 
+def test_a_whole_checkout_names_problems_of_equal_stems_by_their_level(tmp_path):
+    for level in ("level1", "level2"):
+        (tmp_path / level).mkdir()
+        (tmp_path / level / "1_Op.py").write_text((LEVEL1 / "19_ReLU.py").read_text())
+    (tmp_path / "level2" / "7_Other.py").write_text((LEVEL1 / "19_ReLU.py").read_text())
+    assert [e.name for e in discover([tmp_path])] == ["7_Other", "level1/1_Op", "level2/1_Op"]
+
+
 def test_kernels_are_matched_by_name_cu_or_modelnew():
     entries = {e.name: e for e in match_kernels(discover([ROOT / "examples"]), ROOT / "examples")}
     assert entries["softsign"].kernel == (ROOT / "examples/softsign/softsign.cu").resolve()

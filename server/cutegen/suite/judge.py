@@ -97,7 +97,7 @@ def agent(entry: Entry, ctx: Context) -> dict:
     from cutegen.agent.loop import Agent
 
     budget = ctx.budget
-    kernel = (ctx.out / "kernels" / f"{entry.name}.cu").resolve()
+    kernel = (ctx.out / "kernels" / f"{entry.name}.cu").resolve()  # "level2/1_x" → kernels/level2/1_x.cu
     kernel.parent.mkdir(parents=True, exist_ok=True)
     settings = replace(ctx.settings, max_rounds=budget.rounds)
     llm = _limited_llm(settings, ctx.llm_slots, budget.llm_calls)

@@ -26,15 +26,16 @@ class Entry:
 
 
 def discover(paths: list[Path]) -> list[Entry]:
-    """Problems under `paths` (files or folders, walked recursively), in a stable order, one per name."""
-    found: dict[str, Path] = {}
+    """Problems under `paths` (files or folders, walked recursively), in a stable order. A problem is named by
+    its file's stem; stems found twice (KernelBench's level1/1_*.py and level2/1_*.py) are named folder/stem."""
+    files: list[Path] = []
     for root in paths:
         root = Path(root)
-        files = [root] if root.is_file() else sorted(p for p in root.rglob("*.py") if not _skipped(p, root))
-        for f in files:
-            if is_problem(f) and f.stem not in found:
-                found[f.stem] = f.resolve()
-    return [Entry(name, path) for name, path in sorted(found.items(), key=lambda kv: _natural(kv[0]))]
+        found = [root] if root.is_file() else sorted(p for p in root.rglob("*.py") if not _skipped(p, root))
+        files += [f.resolve() for f in found if is_problem(f) and f.resolve() not in files]
+    stems = [f.stem for f in files]
+    named = {(f.stem if stems.count(f.stem) == 1 else f"{f.parent.name}/{f.stem}"): f for f in files}
+    return [Entry(name, path) for name, path in sorted(named.items(), key=lambda kv: _natural(kv[0]))]
 
 
 def is_problem(path: Path) -> bool:
@@ -66,7 +67,8 @@ def match_kernels(entries: list[Entry], kernels: Path) -> list[Entry]:
 
 
 def _kernel_for(entry: Entry, by_stem: dict[str, list[Path]]) -> Path | None:
-    stems = [entry.name] + ([entry.name.removesuffix("_ref")] if entry.name.endswith("_ref") else [])
+    stem = entry.problem.stem
+    stems = [stem] + ([stem.removesuffix("_ref")] if stem.endswith("_ref") else [])
     for stem in stems:
         candidates = by_stem.get(stem, [])
         for f in candidates:
