@@ -7,7 +7,7 @@ import io
 
 from rich.console import Console
 
-from cutegen.cli_suite import main
+from cutegen.cli import main
 from cutegen.suite.progress import RichProgress, lsp_progress
 from cutegen.suite.runner import run_suite
 from tests.suite.conftest import LEVEL1

@@ -10,7 +10,7 @@ import re
 import pytest
 
 from cutegen import records
-from cutegen.cli_suite import main
+from cutegen.cli import main
 from cutegen.suite import report, rows
 from cutegen.suite.store import ResultStore
 from tests.suite.conftest import RECORDS

@@ -69,7 +69,7 @@ def test_a_worker_killed_mid_job_is_replaced_and_the_job_retried(make_config):
 
 def test_ctrl_c_leaves_whole_lines_and_the_rerun_finishes(tmp_path, shared_state):
     out = tmp_path / "out"
-    cmd = [sys.executable, "-m", "cutegen.cli_suite", "suite", "run", str(LEVEL1 / "30_Softsign.py"),
+    cmd = [sys.executable, "-m", "cutegen", "suite", "run", str(LEVEL1 / "30_Softsign.py"),
            str(LEVEL1 / "22_Tanh.py"), "--kernels", str(SLOW_KERNELS), "--out", str(out), "--gpus", "0",
            "--handler", HANDLER, "--no-progress", "--compile-workers", "2", "--timeout", "20",
            "--state-dir", str(shared_state)]

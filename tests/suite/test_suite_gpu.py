@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cutegen.cli_suite import main
+from cutegen.cli import main
 from cutegen.suite.store import load
 from tests.suite.conftest import ROOT
 

@@ -1,5 +1,4 @@
-"""`cutegen suite run|report`: the engine over a whole benchmark (see cutegen.suite). Wired into cli.py with
-`from cutegen.cli_suite import add_parser; add_parser(sub)`."""
+"""`cutegen suite run|report`: the engine over a whole benchmark (see cutegen.suite)."""
 
 from __future__ import annotations
 
@@ -12,10 +11,12 @@ LLM_ENV = {"llm_base_url": "CUTEGEN_LLM_BASE_URL", "llm_model": "CUTEGEN_LLM_MOD
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    suite = subparsers.add_parser("suite", help="judge or generate kernels for a whole benchmark, with a report")
+    from cutegen.cli.options import command
+
+    suite = command(subparsers, "suite", "judge or generate kernels for a whole benchmark, with a report")
     sub = suite.add_subparsers(dest="suite_command", required=True)
 
-    run = sub.add_parser("run", help="run every problem (KernelBench files or folders) not yet done in --out")
+    run = command(sub, "run", "run every problem (KernelBench files or folders) not yet done in --out")
     run.add_argument("problems", nargs="+", type=Path, help="problem files or folders (e.g. KernelBench/level1)")
     mode = run.add_mutually_exclusive_group(required=True)
     mode.add_argument("--kernels", type=Path,
@@ -54,7 +55,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     tool.add_argument("-I", dest="include_dirs", action="append", default=[])
     run.set_defaults(run=cmd_run)
 
-    rep = sub.add_parser("report", help="Markdown + HTML report of a results folder (two: side by side)")
+    rep = command(sub, "report", "Markdown + HTML report of a results folder (two: side by side)")
     rep.add_argument("dirs", nargs="+", type=Path, metavar="DIR", help="one or two results folders")
     rep.add_argument("--out", type=Path, help="report path without suffix (default: DIR/report)")
     rep.set_defaults(run=cmd_report)
@@ -156,14 +157,3 @@ def cmd_report(args) -> int:
     print(f"HTML: {page}", file=sys.stderr)
     return 0
 
-
-def main(argv: list[str] | None = None) -> int:
-    """`python -m cutegen.cli_suite ...` until cli.py wires the subcommand in."""
-    parser = argparse.ArgumentParser(prog="cutegen")
-    add_parser(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    return args.run(args)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
