@@ -22,17 +22,25 @@ void show_tensor(const char* name, T const& t) {
   printf("\n");
 }
 
+// Every offset of a static layout, by linear index: what the SVG pictures draw.
+template <class L>
+void show_offsets(const char* name, L const& layout) {
+  printf("%s.offsets:", name);
+  for (int i = 0; i < int(size(layout)); ++i) printf(" %d", int(layout(i)));
+  printf("\n");
+}
+
 using Sw333 = decltype(composition(Swizzle<3, 3, 3>{}, Layout<Shape<_8, _64>, Stride<_64, _1>>{}));
 
 template <int N>
 void cases(float* gmem_f, half_t* smem_h, int n) {
-  auto left = make_layout(make_shape(Int<N>{}, _8{}), LayoutLeft{});  show("left", left);
+  auto left = make_layout(make_shape(Int<N>{}, _8{}), LayoutLeft{});  show("left", left);  show_offsets("left", left);
   auto right = make_layout(make_shape(Int<N>{}, _8{}, _2{}), LayoutRight{});  show("right", right);
   auto right_dyn = make_layout(make_shape(n, Int<N>{}), LayoutRight{});  show("right_dyn", right_dyn);
-  auto ldiv = logical_divide(make_layout(make_shape(_16{}, _8{})), make_tile(_4{}, Int<N>{}));  show("ldiv", ldiv);
+  auto ldiv = logical_divide(make_layout(make_shape(_16{}, _8{})), make_tile(_4{}, Int<N>{}));  show("ldiv", ldiv);  show_offsets("ldiv", ldiv);
   auto zdiv = zipped_divide(make_layout(make_shape(_16{}, _8{})), make_tile(_4{}, Int<N>{}));  show("zdiv", zdiv);
-  auto sw = composition(Swizzle<3, 3, 3>{}, Layout<Shape<_8, _64>, Stride<_64, _1>>{});  show("sw", sw);
-  auto sw_tile = tile_to_shape(Sw333{}, make_shape(_64{}, _64{}));  show("sw_tile", sw_tile);
+  auto sw = composition(Swizzle<3, 3, 3>{}, Layout<Shape<_8, _64>, Stride<_64, _1>>{});  show("sw", sw);  show_offsets("sw", sw);
+  auto sw_tile = tile_to_shape(Sw333{}, make_shape(_64{}, _64{}));  show("sw_tile", sw_tile);  show_offsets("sw_tile", sw_tile);
 
   Tensor mA = make_tensor(make_gmem_ptr(gmem_f), make_shape(Int<N * 32>{}, _64{}), make_stride(n, _1{}));  show_tensor("mA", mA);
   Tensor gA = local_tile(mA, make_shape(_32{}, _16{}), make_coord(1, _));  show_tensor("gA", gA);
@@ -40,6 +48,7 @@ void cases(float* gmem_f, half_t* smem_h, int n) {
 
   auto copy = make_tiled_copy(Copy_Atom<UniversalCopy<uint128_t>, float>{}, Layout<Shape<_16, _8>, Stride<_8, _1>>{},
                               Layout<Shape<_1, _4>>{});  show("copy", typename decltype(copy)::TiledLayout_TV{});
+  show_offsets("copy", typename decltype(copy)::TiledLayout_TV{});
   auto thr_copy = copy.get_slice(5);
   Tensor tSgA = thr_copy.partition_S(gA);  show_tensor("tSgA", tSgA);
 

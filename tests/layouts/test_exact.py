@@ -109,3 +109,16 @@ def test_matches_rule():
     assert matches("(int,_8):(_8,_1)", "(100,_8):(_8,_1)")
     assert not matches("(_4,_8):(_8,_1)", "(100,_8):(_8,_1)")
     assert not matches("(int,_8):(_8,_1)", "(_4,_8):(_8,_1)")
+
+
+@pytest.mark.parametrize("name", ["left", "ldiv", "sw", "sw_tile", "copy"])
+def test_pictures_evaluate_layouts_as_cute_does(outputs, name):
+    """The offsets the SVG pictures draw equal `layout(i)` on the host for every index i."""
+    from cutegen.layouts.pictures import evaluate
+
+    result, printed = outputs
+    for fact in _facts(result, name):
+        text = re.search(r"TV=(\S+)", fact.layout).group(1) if fact.kind == "TiledCopy" else fact.layout
+        layout = evaluate(text)
+        expected = [int(v) for v in printed[(fact.instantiation or "N=4", f"{name}.offsets")].split()]
+        assert [layout(i) for i in range(layout.size)] == expected
