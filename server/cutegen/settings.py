@@ -25,6 +25,7 @@ class Settings:
     auto_test: bool = False  # run the harness after a clean save
     check_on_type: bool = False  # also check unsaved text after typing stops
     debounce_ms: int = 600
+    layout_inlay_hints: str = "short"  # concrete CuTe layouts after declarations: "off", "short" (≤ 60 chars), "all"
     llm_base_url: str | None = None
     llm_model: str | None = None
     llm_api_key_env: str = "OPENAI_API_KEY"  # the NAME of the variable, never the key itself
