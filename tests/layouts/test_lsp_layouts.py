@@ -17,7 +17,7 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
-from cutegen.lsp.layouts import COMPUTING_TEXT
+from cutegen.lsp.layouts import COMPUTING_TEXT, PICTURE_COMMAND
 
 HERE = Path(__file__).resolve().parent
 SERVER = HERE.parents[1] / "server"
@@ -110,6 +110,14 @@ async def test_hover_and_inlay_hints_show_layouts(client: LanguageClient):
     assert labels[7] == "g: gmem float (int):(_1)"
     assert labels[11] == "s: smem float Sw<3,2,3> o _0 o (_8,_32):(_32,_1)"
     assert all(len(label.split(": ", 1)[1]) <= 60 for label in labels.values())  # "short"
+
+    # the "Show layout" picture: a swizzled shared-memory tile with its banks
+    picture = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command=PICTURE_COMMAND, arguments=[{"uri": uri, "line": 11, "character": 9}]))
+    assert picture["kind"] == "Tensor" and picture["svg"].startswith("<svg") and "no bank conflict" in picture["svg"]
+    dynamic = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command=PICTURE_COMMAND, arguments=[{"uri": uri, "line": 7, "character": 9}]))
+    assert "only layouts known at compile time" in dynamic["error"]
 
     # the probe's own errors never become diagnostics
     assert not [d for d in client.published[uri] if d.severity == types.DiagnosticSeverity.Error]

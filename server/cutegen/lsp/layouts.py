@@ -14,11 +14,13 @@ from pathlib import Path
 
 from lsprotocol import types
 
+from cutegen.layouts.pictures import NotDrawable, picture
 from cutegen.layouts.probe import LayoutFact, LayoutProbe, ProbeResult
 from cutegen.layouts.scan import find_declarations
 from cutegen.layouts.service import COMPUTING, READY, LayoutService
 from cutegen.lsp.documents import is_checked, path_of, word_at
 
+PICTURE_COMMAND = "cutegen.server.layoutPicture"  # {uri, line, character[, instantiation]} → {title, svg} | {error}
 HINT_MAX = 60  # "short" hints: longer ones (TiledCopy, TiledMMA, deep partitions) only on hover
 COMPUTING_TEXT = "*CuTe layouts are being computed (probe build of this version)…*"
 
@@ -70,6 +72,22 @@ def inlay_hints(ls, uri: str, text: str, mode: str, first: int = 0, last: int | 
     return hints
 
 
+def facts_at(ls, uri: str, position: types.Position, text: str) -> list[LayoutFact]:
+    """The facts of the object named under `position` (its nearest declaration above), else of those declared
+    on that line."""
+    path = path_of(uri)
+    if path is None:
+        return []
+    _, facts = facts_for_text(ls, path, text)
+    word = word_at(text.splitlines(), position.line, position.character)
+    named = [f for f in facts if f.name == word]
+    if not named:
+        return [f for f in facts if f.line == position.line + 1]
+    above = [f for f in named if f.line <= position.line + 1]
+    line = max(f.line for f in above) if above else min(f.line for f in named)
+    return [f for f in named if f.line == line]
+
+
 def layout_hover(ls, uri: str, position: types.Position, text: str | None = None) -> str | None:
     """Markdown for the CuTe object under `position` (its layout per instantiation), a note while the
     layouts are being computed, or None. Answers from memory."""
@@ -84,16 +102,13 @@ def layout_hover(ls, uri: str, position: types.Position, text: str | None = None
     word = word_at(text.splitlines(), position.line, position.character)
     if not word:
         return None
-    state, facts = facts_for_text(ls, path, text)
-    named = [f for f in facts if f.name == word]
-    if not named:
+    state = _service(ls).lookup(path, text).state
+    chosen = [f for f in facts_at(ls, uri, position, text) if f.name == word]  # nearest declaration above
+    if not chosen:
         if state == COMPUTING and any(d.name == word for d in find_declarations(text)):
             return COMPUTING_TEXT
         return None
-    # the declaration of this name nearest above the hover (names repeat across kernels)
-    above = [f for f in named if f.line <= position.line + 1]
-    line = max(f.line for f in above) if above else min(f.line for f in named)
-    chosen = [f for f in named if f.line == line]
+    line = chosen[0].line
     body = "\n".join(f"[{f.instantiation}] {f.layout}" if f.instantiation and len(chosen) > 1 else f.layout
                      for f in chosen)
     stale = "" if state == READY else "\n\n*from the last probed version; the current one is not probed yet*"
@@ -145,6 +160,10 @@ def register(server) -> None:
 
     server.checks.listeners.append(after_check)
 
+    @server.command(PICTURE_COMMAND)
+    async def layout_picture(ls, args: dict | None = None) -> dict:
+        return await picture_for(ls, args or {})
+
     @server.feature(types.TEXT_DOCUMENT_INLAY_HINT)
     def inlay_hint(ls, params: types.InlayHintParams) -> list[types.InlayHint]:
         doc = ls.open_document(params.text_document.uri)
@@ -152,3 +171,31 @@ def register(server) -> None:
             return []
         return inlay_hints(ls, params.text_document.uri, doc.source, ls.session.settings.layout_inlay_hints,
                            params.range.start.line, params.range.end.line)
+
+
+async def picture_for(ls, args: dict) -> dict:
+    """{title, svg, kind} of the object at args' uri/line/character, or {error} saying why there is none."""
+    uri = args.get("uri", "")
+    doc, path = ls.open_document(uri), path_of(uri)
+    if doc is None or path is None:
+        return {"error": "open the file first"}
+    position = types.Position(line=int(args.get("line", 0)), character=int(args.get("character", 0)))
+    facts = facts_at(ls, uri, position, doc.source)
+    if not facts:
+        state = _service(ls).lookup(path, doc.source).state
+        why = {COMPUTING: "the layouts are being computed; try again in a moment",
+               READY: "no CuTe object is declared or named here"}.get(state, "save the file: layouts are computed after a clean check")
+        return {"error": why}
+    wanted = args.get("instantiation")
+    fact = next((f for f in facts if f.instantiation == wanted), facts[0])
+
+    def draw() -> str:
+        tc = ls.session.builder(path).toolchain
+        return picture(fact, tc.nvcc, tc.cutlass_include, ls.session.state_dir(path) / "layouts" / "pictures")
+
+    try:
+        svg = await asyncio.to_thread(draw)
+    except NotDrawable as e:
+        return {"error": f"no picture of {fact.name}: {e}"}
+    return {"title": fact.line_text(True), "kind": fact.kind, "svg": svg,
+            "instantiations": [f.instantiation for f in facts if f.instantiation]}
