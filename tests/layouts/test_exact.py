@@ -122,3 +122,15 @@ def test_pictures_evaluate_layouts_as_cute_does(outputs, name):
         layout = evaluate(text)
         expected = [int(v) for v in printed[(fact.instantiation or "N=4", f"{name}.offsets")].split()]
         assert [layout(i) for i in range(layout.size)] == expected
+
+
+def test_tiled_mma_picture_is_cutlass_print_svg(outputs, toolchain, tmp_path):
+    """The TiledMMA's picture comes from CUTLASS's own print_svg, compiled for the type the probe reported."""
+    from cutegen.layouts.pictures import picture
+
+    result, _ = outputs
+    (mma,) = _facts(result, "mma")
+    svg = picture(mma, toolchain.nvcc, toolchain.cutlass_include, tmp_path)
+    assert "<svg" in svg and ">T0<" in svg and ">V0<" in svg
+    # 4 warps of the 16x8x16 atom: thread ids up to 127 appear
+    assert ">T127<" in svg

@@ -36,6 +36,7 @@ class LayoutService:
         self._on_done = on_done
         self._results: dict[str, ProbeResult] = {}  # by version key
         self._latest: dict[Path, str] = {}  # the newest version asked for, per file
+        self._newest_done: dict[Path, str] = {}  # the newest version probed, per file
         self._running: set[str] = set()
         self._lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cutegen-layouts")
@@ -50,9 +51,9 @@ class LayoutService:
         return Lookup(UNKNOWN)
 
     def latest(self, path: Path) -> ProbeResult | None:
-        """The result for the newest version asked for, if it is ready."""
+        """The result of the newest version probed so far (maybe not the current text's)."""
         with self._lock:
-            key = self._latest.get(path)
+            key = self._newest_done.get(path)
             return self._results.get(key) if key else None
 
     def start(self, path: Path, text: str):
@@ -81,8 +82,10 @@ class LayoutService:
                 return None
             with self._lock:
                 self._results[key] = result
-                # keep only the newest version of each file
-                for old in [k for k in self._results if k != key and k not in self._latest.values()]:
+                self._newest_done[path] = key
+                # keep only the newest probed version of each file
+                keep = set(self._newest_done.values())
+                for old in [k for k in self._results if k not in keep]:
                     del self._results[old]
             if self._on_done is not None:
                 self._on_done(path, result)
