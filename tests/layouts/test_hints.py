@@ -63,6 +63,18 @@ def test_hover_on_a_use_and_on_a_declaration(ls):
     assert layout_hover(ls, ls.uri, types.Position(line=12, character=3), ls.text) is None  # `if`
 
 
+def test_code_action_and_code_lens_open_the_picture(ls):
+    from cutegen.lsp.layouts import SHOW_COMMAND, layout_code_actions, layout_code_lenses
+
+    ls.open_document = lambda uri: SimpleNamespace(source=ls.text)
+    at = types.Range(start=types.Position(line=11, character=10), end=types.Position(line=11, character=10))
+    (action,) = layout_code_actions(ls, ls.uri, at)
+    assert action.title == "CuTeGen: show layout of s" and action.command.command == SHOW_COMMAND
+    assert action.command.arguments == [ls.uri, 11, 9]
+    (lens,) = layout_code_lenses(ls, ls.uri, ls.text)
+    assert lens.range.start.line == 6 and lens.command.title == "Layouts: 4 CuTe objects"
+
+
 def test_hover_while_a_new_version_is_computing(ls):
     """Runs last: it makes the edited text the newest version."""
     edited = ls.text.replace("_4{}), LayoutRight", "_2{}), LayoutRight")

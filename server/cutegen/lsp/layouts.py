@@ -20,6 +20,8 @@ from cutegen.layouts.scan import find_declarations
 from cutegen.layouts.service import COMPUTING, READY, LayoutService
 from cutegen.lsp.documents import is_checked, path_of, word_at
 
+SHOW_COMMAND = "cutegen.showLayout"  # the extension's webview (vscode-client/src/layoutView.ts): (uri, line, character)
+DRAWABLE = {"Layout", "ComposedLayout", "Tensor", "TiledCopy", "ThrCopy", "TiledMMA", "ThrMMA"}
 PICTURE_COMMAND = "cutegen.server.layoutPicture"  # {uri, line, character[, instantiation]} → {title, svg} | {error}
 HINT_MAX = 60  # "short" hints: longer ones (TiledCopy, TiledMMA, deep partitions) only on hover
 COMPUTING_TEXT = "*CuTe layouts are being computed (probe build of this version)…*"
@@ -113,6 +115,46 @@ def layout_hover(ls, uri: str, position: types.Position, text: str | None = None
                      for f in chosen)
     stale = "" if state == READY else "\n\n*from the last probed version; the current one is not probed yet*"
     return f"**`{word}`** — CuTe {chosen[0].kind} (line {line})\n```\n{body}\n```{stale}"
+
+
+def layout_code_actions(ls, uri: str, at: types.Range) -> list[types.CodeAction]:
+    """"Show layout of NAME" for the CuTe object under the cursor (for code_actions.py to append)."""
+    doc = ls.open_document(uri)
+    if doc is None:
+        return []
+    facts = [f for f in facts_at(ls, uri, at.start, doc.source) if f.kind in DRAWABLE]
+    if not facts:
+        return []
+    f = facts[0]
+    title = f"CuTeGen: show layout of {f.name}"
+    return [types.CodeAction(title=title, kind=types.CodeActionKind.Empty,
+                             command=types.Command(title=title, command=SHOW_COMMAND,
+                                                   arguments=[uri, f.line - 1, f.col - 1]))]
+
+
+def layout_code_lenses(ls, uri: str, text: str) -> list[types.CodeLens]:
+    """"Layouts: N objects" above each kernel that declares probed CuTe objects, opening the first drawable
+    one (for code_lens.py to append)."""
+    path = path_of(uri)
+    if path is None:
+        return []
+    from cutegen.lsp import kernels  # the same kernel scan the other lenses use
+
+    _, facts = facts_for_text(ls, path, text)
+    found = [a for a in kernels.anchors(text) if a.kind == "kernel"]
+    out = []
+    for i, a in enumerate(found):
+        end = found[i + 1].line if i + 1 < len(found) else 1 << 30
+        inside = [f for f in facts if a.line < f.line - 1 < end]
+        drawable = [f for f in inside if f.kind in DRAWABLE]
+        if not drawable:
+            continue
+        names = len({(f.name, f.line) for f in inside})
+        at = types.Range(start=types.Position(line=a.line, character=a.start), end=types.Position(line=a.line, character=a.end))
+        first = drawable[0]
+        out.append(types.CodeLens(range=at, command=types.Command(
+            title=f"Layouts: {names} CuTe objects", command=SHOW_COMMAND, arguments=[uri, first.line - 1, first.col - 1])))
+    return out
 
 
 class _Probes:
