@@ -70,7 +70,7 @@ def test_code_action_and_code_lens_open_the_picture(ls):
     at = types.Range(start=types.Position(line=11, character=10), end=types.Position(line=11, character=10))
     (action,) = layout_code_actions(ls, ls.uri, at)
     assert action.title == "CuTeGen: show layout of s" and action.command.command == SHOW_COMMAND
-    assert action.command.arguments == [ls.uri, 11, 9]
+    assert action.command.arguments == [{"uri": ls.uri, "line": 11, "character": 9}]
     (lens,) = layout_code_lenses(ls, ls.uri, ls.text)
     assert lens.range.start.line == 6 and lens.command.title == "Layouts: 4 CuTe objects"
 

@@ -4,28 +4,27 @@
 
 import * as vscode from "vscode";
 
-import { LAYOUT_PICTURE_COMMAND, SHOW_LAYOUT_COMMAND, layoutPage, parseLayoutReply } from "./core/layoutPage";
+import { LAYOUT_PICTURE_COMMAND, layoutPage, layoutTarget, parseLayoutReply } from "./core/layoutPage";
 
 export class LayoutView implements vscode.Disposable {
   private panel: vscode.WebviewPanel | undefined;
-  private readonly command: vscode.Disposable;
 
-  constructor(private readonly log: vscode.LogOutputChannel) {
-    this.command = vscode.commands.registerCommand(SHOW_LAYOUT_COMMAND, (uri?: unknown, line?: unknown, character?: unknown) =>
-      this.show(uri, line, character));
-  }
+  constructor(private readonly log: vscode.LogOutputChannel) {}
 
-  /** From the palette or a code action/CodeLens: (uri, line, character), else the active editor's cursor. */
-  async show(uri?: unknown, line?: unknown, character?: unknown): Promise<void> {
+  /** The `cutegen.showLayout` command: from a code action or CodeLens ({uri, line, character}), from the
+   * explorer (a Uri), or from the palette (the active editor's cursor). */
+  async show(arg?: unknown): Promise<void> {
     const editor = vscode.window.activeTextEditor;
-    const target = typeof uri === "string" ? uri : uri instanceof vscode.Uri ? uri.toString() : editor?.document.uri.toString();
-    if (!target) {
+    const cursor = editor
+      ? { uri: editor.document.uri.toString(), line: editor.selection.active.line, character: editor.selection.active.character }
+      : undefined;
+    const where = layoutTarget(arg instanceof vscode.Uri ? arg.toString() : arg, cursor);
+    if (!where) {
       void vscode.window.showInformationMessage("CuTeGen: Show Layout works on a CUDA file: put the cursor on a CuTe object.");
       return;
     }
-    const position = typeof line === "number"
-      ? { line, character: typeof character === "number" ? character : 0 }
-      : { line: editor?.selection.active.line ?? 0, character: editor?.selection.active.character ?? 0 };
+    const target = where.uri;
+    const position = { line: where.line, character: where.character };
     let reply: unknown;
     try {
       reply = await vscode.commands.executeCommand(LAYOUT_PICTURE_COMMAND, { uri: target, ...position });
@@ -52,7 +51,6 @@ export class LayoutView implements vscode.Disposable {
   }
 
   dispose(): void {
-    this.command.dispose();
     this.panel?.dispose();
   }
 }

@@ -20,7 +20,7 @@ from cutegen.layouts.scan import find_declarations
 from cutegen.layouts.service import COMPUTING, READY, LayoutService
 from cutegen.lsp.documents import is_checked, path_of, word_at
 
-SHOW_COMMAND = "cutegen.showLayout"  # the extension's webview (vscode-client/src/layoutView.ts): (uri, line, character)
+SHOW_COMMAND = "cutegen.showLayout"  # the extension's webview (vscode-client/src/layoutView.ts): [{uri, line, character}]
 DRAWABLE = {"Layout", "ComposedLayout", "Tensor", "TiledCopy", "ThrCopy", "TiledMMA", "ThrMMA"}
 PICTURE_COMMAND = "cutegen.server.layoutPicture"  # {uri, line, character[, instantiation]} → {title, svg} | {error}
 HINT_MAX = 60  # "short" hints: longer ones (TiledCopy, TiledMMA, deep partitions) only on hover
@@ -129,7 +129,7 @@ def layout_code_actions(ls, uri: str, at: types.Range) -> list[types.CodeAction]
     title = f"CuTeGen: show layout of {f.name}"
     return [types.CodeAction(title=title, kind=types.CodeActionKind.Empty,
                              command=types.Command(title=title, command=SHOW_COMMAND,
-                                                   arguments=[uri, f.line - 1, f.col - 1]))]
+                                                   arguments=[_place(uri, f)]))]
 
 
 def layout_code_lenses(ls, uri: str, text: str) -> list[types.CodeLens]:
@@ -153,8 +153,12 @@ def layout_code_lenses(ls, uri: str, text: str) -> list[types.CodeLens]:
         at = types.Range(start=types.Position(line=a.line, character=a.start), end=types.Position(line=a.line, character=a.end))
         first = drawable[0]
         out.append(types.CodeLens(range=at, command=types.Command(
-            title=f"Layouts: {names} CuTe objects", command=SHOW_COMMAND, arguments=[uri, first.line - 1, first.col - 1])))
+            title=f"Layouts: {names} CuTe objects", command=SHOW_COMMAND, arguments=[_place(uri, first)])))
     return out
+
+
+def _place(uri: str, f: LayoutFact) -> dict:
+    return {"uri": uri, "line": f.line - 1, "character": f.col - 1}
 
 
 class _Probes:

@@ -6,6 +6,27 @@ export const LAYOUT_PICTURE_COMMAND = "cutegen.server.layoutPicture";
 /** The extension's own command (a different id: the language client registers the server's). */
 export const SHOW_LAYOUT_COMMAND = "cutegen.showLayout";
 
+export interface LayoutTarget {
+  uri: string;
+  line: number;
+  character: number;
+}
+
+/** Where to draw: a code action's or CodeLens's {uri, line, character}; a file URI (its cursor position
+ * if it is the active editor's, else its top); else the active editor's cursor. */
+export function layoutTarget(arg: unknown, cursor: LayoutTarget | undefined): LayoutTarget | undefined {
+  if (typeof arg === "object" && arg !== null) {
+    const a = arg as Record<string, unknown>;
+    if (typeof a.uri === "string" && typeof a.line === "number") {
+      return { uri: a.uri, line: a.line, character: typeof a.character === "number" ? a.character : 0 };
+    }
+  }
+  if (typeof arg === "string") {
+    return cursor?.uri === arg ? cursor : { uri: arg, line: 0, character: 0 };
+  }
+  return cursor;
+}
+
 export type LayoutReply =
   | { kind: "picture"; title: string; objectKind: string; svg: string; instantiations: string[] }
   | { kind: "error"; message: string };

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { inertSvg, layoutPage, parseLayoutReply } from "../../src/core/layoutPage";
+import { inertSvg, layoutPage, layoutTarget, parseLayoutReply } from "../../src/core/layoutPage";
 
 const SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10" fill="white"/></svg>';
 
@@ -30,4 +30,13 @@ test("errors from the server are shown, not thrown", () => {
 test("scripts and handlers are removed from an SVG", () => {
   const svg = inertSvg('<svg onload="alert(1)"><script>alert(2)</script><rect onclick=\'x()\'/></svg>');
   assert.equal(svg, "<svg><rect/></svg>");
+});
+
+test("the target: a code action's position, else the cursor", () => {
+  const cursor = { uri: "file:///k.cu", line: 9, character: 4 };
+  assert.deepEqual(layoutTarget({ uri: "file:///a.cu", line: 11, character: 9 }, cursor), { uri: "file:///a.cu", line: 11, character: 9 });
+  assert.deepEqual(layoutTarget(undefined, cursor), cursor);
+  assert.deepEqual(layoutTarget("file:///k.cu", cursor), cursor);
+  assert.deepEqual(layoutTarget("file:///b.cu", cursor), { uri: "file:///b.cu", line: 0, character: 0 });
+  assert.equal(layoutTarget(undefined, undefined), undefined);
 });
