@@ -45,6 +45,7 @@ void cases(float* gmem_f, half_t* smem_h, int n) {
   Tensor mA = make_tensor(make_gmem_ptr(gmem_f), make_shape(Int<N * 32>{}, _64{}), make_stride(n, _1{}));  show_tensor("mA", mA);
   Tensor gA = local_tile(mA, make_shape(_32{}, _16{}), make_coord(1, _));  show_tensor("gA", gA);
   Tensor tA = local_partition(gA, Layout<Shape<_8, _4>>{}, 5);  show_tensor("tA", tA);
+  Tensor cA = local_tile(make_identity_tensor(shape(mA)), make_shape(_32{}, _16{}), make_coord(1, _));  show_tensor("cA", cA);
 
   auto copy = make_tiled_copy(Copy_Atom<UniversalCopy<uint128_t>, float>{}, Layout<Shape<_16, _8>, Stride<_8, _1>>{},
                               Layout<Shape<_1, _4>>{});  show("copy", typename decltype(copy)::TiledLayout_TV{});

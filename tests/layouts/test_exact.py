@@ -81,6 +81,16 @@ def test_tensors_equal_cute_print(outputs, name):
     _check(*outputs, name, split_tensor=True)
 
 
+def test_coordinate_tensor_equals_cute_print(outputs):
+    """A tile of an identity tensor: strides are basis elements (_1@0), as cute::print writes them."""
+    result, printed = outputs
+    for fact in _facts(result, "cA"):
+        value, origin = printed[(fact.instantiation, "cA")].split(" @ ")
+        space, layout = fact.layout.split(" ", 1)
+        assert space == "coord" and origin.startswith("ArithTuple")
+        assert matches(layout, value), (layout, value)
+
+
 def test_tiled_copy_tv_layout_equals_cute_print(outputs):
     result, printed = outputs
     (fact,) = _facts(result, "copy")

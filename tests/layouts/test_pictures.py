@@ -54,3 +54,14 @@ def test_smem_tensor_gets_the_bank_picture():
     fact = LayoutFact("sA", 3, 10, "Tensor", "smem half_t Sw<3,3,3> o _0 o (_8,_64):(_64,_1)")
     svg = picture(fact, "nvcc", "/nowhere", None)
     assert "b0" in svg and "no bank conflict" in svg
+
+
+def test_byte_swizzles_of_sm90_layouts_become_element_swizzles():
+    """GMMA layouts swizzle byte addresses: Sw<3,4,3> on 16-bit elements is Sw<3,3,3> on their offsets."""
+    composed = evaluate("Sw<3,4,3> o smem_ptr_flag_bits<16> o (_8,_64):(_64,_1)")
+    pointer = evaluate("Sw<3,4,3> (_8,_64):(_64,_1)", element_bits=16)  # a Tensor's swizzled smem pointer
+    element = evaluate("Sw<3,3,3> o _0 o (_8,_64):(_64,_1)")
+    every = range(element.size)
+    assert [composed(i) for i in every] == [pointer(i) for i in every] == [element(i) for i in every]
+    with pytest.raises(NotDrawable, match="unknown element size"):
+        evaluate("Sw<3,4,3> (_8,_64):(_64,_1)")

@@ -114,3 +114,15 @@ def test_probe_log_per_instantiation():
     )
     facts = parse_probe_log(log, "/x/k.cu", decls)
     assert [(f.name, f.instantiation, f.layout) for f in facts] == [("t", "N=4", "_4:_1"), ("t", "N=8", "_8:_1")]
+
+
+def test_coordinate_tensors_and_64_bit_extents_print_as_cute_does():
+    # examples/idioms/elementwise_vec128: cX = make_identity_tensor(shape(mX)), mX over an int64_t extent
+    coord = ("cute::Tensor<cute::ViewEngine<cute::ArithmeticTupleIterator<cute::ArithmeticTuple<std::conditional_t<true, "
+             "std::conditional_t<true, cute::C<0>, cute::C<0> &>, const std::conditional_t<true, cute::C<0>, cute::C<0> &> &>>>>, "
+             "cute::Layout<cute::tuple<signed long>, cute::tuple<cute::ScaledBasis<cute::C<1>, 0>>>>")
+    assert render(coord) == ("Tensor", "coord (int64_t):(_1@0)")
+    wide = ("cute::Tensor<cute::ViewEngine<cute::gmem_ptr<const float *>>, cute::Layout<cute::tuple<signed long>, "
+            "std::conditional_t<true, cute::tuple<std::conditional_t<true, cute::C<1>, cute::C<1> &>>, "
+            "cute::tuple<std::conditional_t<true, cute::C<1>, cute::C<1> &>> &&>>>")
+    assert render(wide) == ("Tensor", "gmem float (int64_t):(_1)")  # as in the issue: constness not shown

@@ -111,12 +111,26 @@ def _size(x) -> int:
     return n
 
 
-def evaluate(layout: str) -> Evaluated:
-    """Parse 'S:D' or 'Sw<B,M,S> o _O o S:D' (CuTe notation) into a static layout function."""
+def evaluate(layout: str, element_bits: int | None = None) -> Evaluated:
+    """Parse 'S:D' or 'Sw<B,M,S> o _O o S:D' (CuTe notation) into a static layout function.
+
+    A swizzle on byte addresses (`Sw<3,4,3> o smem_ptr_flag_bits<16> o L`, or a Tensor's swizzled pointer
+    `Sw<3,4,3> L`) is turned into the same swizzle on element offsets (Sw<3,3,3> for 16-bit elements)."""
     swizzle, base = None, 0
-    m = re.fullmatch(r"Sw<(\d+),(\d+),(-?\d+)> o _(\d+) o (.+)", layout.strip())
+    text = layout.strip()
+    m = re.fullmatch(r"Sw<(\d+),(\d+),(-?\d+)> o (?:_(\d+)|smem_ptr_flag_bits<(\d+)>) o (.+)", text) or \
+        re.fullmatch(r"Sw<(\d+),(\d+),(-?\d+)> ()()(\(.+)", text)
     if m:
-        swizzle, base, layout = (int(m[1]), int(m[2]), int(m[3])), int(m[4]), m[5]
+        b, mbase, s = int(m[1]), int(m[2]), int(m[3])
+        byte_bits = int(m[5]) if m[5] else (element_bits if not m[4] else None)
+        if byte_bits:  # the swizzle acts on byte addresses
+            shift = (byte_bits // 8).bit_length() - 1
+            if mbase < shift:
+                raise NotDrawable(f"a byte swizzle finer than one {byte_bits}-bit element: {layout}")
+            mbase -= shift
+        elif not m[4]:
+            raise NotDrawable(f"a swizzled pointer of unknown element size: {layout}")
+        swizzle, base, layout = (b, mbase, s), int(m[4] or 0), m[6]
     if " o " in layout or ":" not in layout:
         raise NotDrawable(f"not a layout this picture can draw: {layout}")
     shape_text, stride_text = _split_colon(layout)
@@ -175,8 +189,8 @@ def _axes(rows: int, cols: int, top: int) -> list[str]:
 # -- pictures ----------------------------------------------------------------------------------------
 
 
-def grid_svg(title: str, layout: str) -> str:
-    ev = evaluate(layout)
+def grid_svg(title: str, layout: str, element_bits: int | None = None) -> str:
+    ev = evaluate(layout, element_bits)
     rows, cols, note = _window(ev)
     top = 40
     top_offset = max(ev(i) for i in range(ev.size))
@@ -207,7 +221,7 @@ def bank_conflicts(ev: Evaluated, element_bits: int, column: int = 0, vector_bit
 
 
 def banks_svg(title: str, layout: str, element_bits: int) -> str:
-    ev = evaluate(layout)
+    ev = evaluate(layout, element_bits)
     rows, cols, note = _window(ev)
     touched, conflicted = bank_conflicts(ev, element_bits)
     marks = {cell: lane for lane, cells in touched.items() for cell in cells}
@@ -293,7 +307,7 @@ def picture(fact: LayoutFact, nvcc: str, cutlass_include: str, work: Path) -> st
         bits = element_bits(fact)
         if fact.layout.startswith("smem") and bits:
             return banks_svg(title, layout, bits)
-        return grid_svg(title, layout)
+        return grid_svg(title, layout, bits)
     if fact.kind == "ComposedLayout" and fact.layout.startswith("Sw<"):
         return grid_svg(title, fact.layout)
     if fact.kind == "Layout":

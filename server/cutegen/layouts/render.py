@@ -18,6 +18,9 @@ _IDENTITY = {
     "std::remove_cvref_t", "cute::remove_cv_t", "std::type_identity_t", "cute::decay_t",
 }
 _CONSTANT = {"std::integral_constant", "cute::integral_constant", "cute::constant"}
+# EDG's spellings of the dynamic integer types, as a CuTe user writes them
+_INTEGERS = {"signed long": "int64_t", "long": "int64_t", "long long": "int64_t", "signed long long": "int64_t",
+             "unsigned long": "uint64_t", "signed int": "int"}
 _REF_OR_CV = re.compile(r"^(?:const\s+|volatile\s+)+|(?:\s*(?:&&|&|const|volatile))+$")
 
 
@@ -35,6 +38,10 @@ def normalize(node: TypeNode) -> TypeNode:
         return args[0]
     if name in _CONSTANT and len(args) == 2:
         return TypeNode("cute::C", [args[1]])
+    if name == "cute::ScaledBasis" and len(args) == 2:
+        return TypeNode(f"{to_cute(args[0])}@{args[1].name}")  # as cute::print writes it: _8@1
+    if not args and name in _INTEGERS:
+        return TypeNode(_INTEGERS[name], [], suffix)
     return TypeNode(name, args, suffix)
 
 
