@@ -225,7 +225,7 @@ def banks_svg(title: str, layout: str, element_bits: int) -> str:
     rows, cols, note = _window(ev)
     touched, conflicted = bank_conflicts(ev, element_bits)
     marks = {cell: lane for lane, cells in touched.items() for cell in cells}
-    top = 40
+    top = 56  # under the title and the legend
     body = _axes(rows, cols, top)
     for m in range(rows):
         for n in range(cols):

@@ -192,6 +192,13 @@ class LayoutProbe:
         if proc is not None and proc.poll() is None:
             _kill(proc)
 
+    def cancel_all(self) -> None:
+        with self._lock:
+            procs = list(self._procs.values())
+        for proc in procs:
+            if proc.poll() is None:
+                _kill(proc)
+
     # -- internals ----------------------------------------------------------------------------------
 
     def _compile(self, path: Path, text: str, declarations: list[Declaration], key: str) -> ProbeResult:

@@ -8,9 +8,11 @@ under a millisecond, or say that the layouts are being computed.
 
 from __future__ import annotations
 
+import atexit
 import hashlib
+import queue
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -39,7 +41,11 @@ class LayoutService:
         self._newest_done: dict[Path, str] = {}  # the newest version probed, per file
         self._running: set[str] = set()
         self._lock = threading.Lock()
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cutegen-layouts")
+        self._probes: set[LayoutProbe] = set()  # those that may have an nvcc running, killed on close()
+        # One daemon worker: probes run one at a time, and a server that exits never waits for one.
+        self._queue: queue.Queue = queue.Queue()
+        threading.Thread(target=self._work, name="cutegen-layouts", daemon=True).start()
+        atexit.register(self.close)
 
     def lookup(self, path: Path, text: str) -> Lookup:
         key = version_key(path, text)
@@ -70,14 +76,26 @@ class LayoutService:
                 self._probe_for(path).cancel(path)  # kills an older probe of this file if one is running
             except Exception:
                 pass
-        return self._pool.submit(self._run, path, text, key)
+        future: Future = Future()
+        self._queue.put((future, path, text, key))
+        return future
+
+    def _work(self) -> None:
+        while True:
+            future, path, text, key = self._queue.get()
+            try:
+                future.set_result(self._run(path, text, key))
+            except BaseException as e:  # reported through the future; the worker goes on
+                future.set_exception(e)
 
     def _run(self, path: Path, text: str, key: str) -> ProbeResult | None:
         try:
             with self._lock:
                 if self._latest.get(path) != key:
                     return None  # a newer version came while this one waited
-            result = self._probe_for(path).run(path, text)
+            probe = self._probe_for(path)
+            self._probes.add(probe)
+            result = probe.run(path, text)
             if result.cancelled:
                 return None
             with self._lock:
@@ -95,4 +113,6 @@ class LayoutService:
                 self._running.discard(key)
 
     def close(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        """Kill the probes' compilers (server shutdown, process exit)."""
+        for probe in list(self._probes):
+            probe.cancel_all()
