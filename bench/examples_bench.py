@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "server"))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from cutegen.harness.verify import verify_kernel  # noqa: E402
+from cutegen.harness.run import verify_kernel  # noqa: E402
 from gpu_session import engine, example_kernels  # noqa: E402
 
 
@@ -48,7 +48,7 @@ def _print_row(r: dict) -> None:
         return
     t, tp = r["timing"], r["throughput"]
     extra = f"{tp['tflop_per_s']:.0f} TFLOP/s ({tp['compute_share']:.0%} of peak)" if "tflop_per_s" in tp else \
-        f"{tp['gb_per_s']:.0f} GB/s ({tp['bandwidth_share']:.0%} of 4.30 TB/s)"
+        f"{tp['gb_per_s']:.0f} GB/s ({tp['bandwidth_share']:.0%} of {tp['bandwidth_ceiling'] / 1e12:.2f} TB/s, {tp['gpu']})"
     print(f"{r['example']:<14} {t['median_ms']:8.3f} ms ±{t['spread']:.1%}  {extra}  "
           f"vs eager {r['speedup_vs_eager']:.2f}×  vs torch.compile {r['speedup_vs_compile']:.2f}×", flush=True)
 

@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from gpu_session import engine  # noqa: E402
 
-from cutegen.harness.verify import verify_kernel  # noqa: E402
+from cutegen.harness.run import verify_kernel  # noqa: E402
 from cutegen.toolchain import ABI_INCLUDE  # noqa: E402
 
 KERNEL = ROOT / "examples" / "softsign" / "softsign.cu"

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "server"))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from cutegen.harness.verify import verify_kernel  # noqa: E402
+from cutegen.harness.run import verify_kernel  # noqa: E402
 from cutegen.profiler import profile_kernel  # noqa: E402
 from gpu_session import engine, example_kernels  # noqa: E402
 

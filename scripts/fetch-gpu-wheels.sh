@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Downloads, here, the wheels the GPU machine needs but cannot fetch (it has no package index): the CuTe headers
 # (nvidia-cutlass) into .whl/ and the pure-Python packages of the agent and language server into .whl/agent/.
+# Also Debian's bubblewrap .deb (the candidate sandbox) into .whl/, unpacked on the device by gpu-check.sh.
 # Both folders are git-ignored; carry ".whl" in the device call and run scripts/gpu-check.sh there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,3 +11,4 @@ platform=(--only-binary=:all: --python-version 3.12 --implementation cp --platfo
 python3 -m pip download -q --no-deps "${platform[@]}" -d .whl nvidia-cutlass==4.2.0.0
 python3 -m pip download -q "${platform[@]}" -d .whl/agent openai==3.57.0 unidiff==1.0.1 pygls==2.1.1 \
   lsprotocol==2025.0.0 pytest-lsp==1.0.1 pytest-asyncio==1.5.0
+(cd .whl && rm -f bubblewrap_*.deb && apt-get download bubblewrap >/dev/null)

@@ -4,7 +4,7 @@
 # runs the chosen parts and writes logs under $OUT. A device call is limited to 10 minutes, so the parts are
 # named; each one alone fits a call (measured 2026-11-29 on the H200: tests 7.5 min, profile
 # 3, variants 2.5, agent 1; examples with the verify-latency run about 5.5).
-#   device run, carry [".whl"]:  bash scripts/gpu-check.sh tests          (or: examples profile variants agent all)
+#   device run, carry [".whl"]:  bash scripts/gpu-check.sh tests          (or: examples profile variants agent sandbox all)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/cutegen-gpu-out}; mkdir -p "$OUT"
@@ -12,10 +12,14 @@ export PYTHONUNBUFFERED=1
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
   .whl/*.whl $(ls .whl/agent/*.whl 2>/dev/null) || exit 1
 export PYTHONPATH=/tmp/site:$PWD/server:$PWD
+# bubblewrap for the candidate sandbox: the carried .deb unpacked into a private prefix (never into /).
+if ls .whl/bubblewrap_*.deb >/dev/null 2>&1; then
+  dpkg -x .whl/bubblewrap_*.deb /tmp/bwrap-prefix && export CUTEGEN_BWRAP=/tmp/bwrap-prefix/usr/bin/bwrap
+fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv | tee "$OUT/gpu.txt"
 
 parts=("$@"); [ ${#parts[@]} -eq 0 ] && parts=(all)
-[ "${parts[0]}" = all ] && parts=(tests examples profile variants agent)
+[ "${parts[0]}" = all ] && parts=(tests examples profile variants agent sandbox)
 status=0
 run() {  # run LOG COMMAND...: output to the terminal and $OUT/LOG; any failing command fails the script
   local log=$1; shift
@@ -33,7 +37,9 @@ for part in "${parts[@]}"; do
              tar czf "$OUT/profiles.tgz" --exclude='*.ncu-rep' -C /tmp profiles ;;
     variants) run variants.log python3 bench/activation_variants.py --out "$OUT/variants.json" ;;
     agent) run agent.log python3 bench/agent_optimize_step.py --out "$OUT/agent_optimize_step.json" ;;
-    *) echo "unknown part '$part' (tests, examples, profile, variants, agent, all)" >&2; exit 2 ;;
+    sandbox) run sandbox-tests.log python3 -m pytest -q tests/sandbox -p no:cacheprovider --durations=10
+             run sandbox.log python3 bench/sandbox_overhead.py --out "$OUT/sandbox_overhead.json" ;;
+    *) echo "unknown part '$part' (tests, examples, profile, variants, agent, sandbox, all)" >&2; exit 2 ;;
   esac
 done
 exit $status

@@ -67,7 +67,7 @@ class Diagnostic:
 class KernelResources:
     """What ptxas reported for one kernel (from -Xptxas -v)."""
 
-    name: str  # demangled where possible
+    name: str  # the kernel's bare name ('elementwise_kernel'): what CodeLens matches a __global__ by
     mangled: str
     arch: str
     registers: int = 0
@@ -77,9 +77,10 @@ class KernelResources:
     spill_stores: int = 0
     spill_loads: int = 0
     line: int | None = None  # the __global__ declaration in the user's file, when found
+    instantiation: str = ""  # 'elementwise_kernel<float, 512>': which template instance these figures are for
 
     def summary(self) -> str:
-        s = f"{self.name}: {self.registers} registers, {self.shared_bytes} B static smem"
+        s = f"{self.instantiation or self.name}: {self.registers} registers, {self.shared_bytes} B static smem"
         if self.stack_bytes or self.spill_stores or self.spill_loads:
             s += (
                 f", {self.stack_bytes} B stack, {self.spill_stores} B spill stores,"

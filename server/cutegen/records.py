@@ -1,54 +1,321 @@
-"""Run records: one JSON file per action under `.cutegen/runs/`, the single source of what the editor shows."""
+"""Run records: one JSON file per action under `.cutegen/runs/`, the single source of what the editor shows.
+
+Typed (RunRecord and its parts) and versioned. Every record is written and read here; producers (the harness,
+the profiler, the checker, the agent) hand `write`/`finisher` the payload they built, and every presenter
+(CodeLens, hover, the status bar through the command reply, the CLI) shows `RunRecord.summary()`, so the same
+run reads the same everywhere.
+
+Schema 1 (cutegen ≤ 0.1) stored the producer's payload as is; it is still read (`from_payload` is the one
+place that knows its layout). A record of any other schema is shown as a note asking for a new run.
+"""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
+from dataclasses import asdict, dataclass, field
+from enum import Enum
 from pathlib import Path
 
-SCHEMA_VERSION = 1
+from cutegen.hardware import H200
+from cutegen.harness.verdicts import Mismatch, Verdict
+from cutegen.model import CheckResult
+from cutegen.profiler.signals import ProfileVerdict
+from cutegen.state import StateDir, stamp
+
+SCHEMA_VERSION = 2
+READABLE_SCHEMAS = (1, 2)
 
 
-def write(state_dir: Path, kind: str, file: str, payload: dict) -> Path:
-    """Store a record for `file`; returns its path. `latest-<kind>.json` always points at the newest."""
-    folder = _folder(Path(state_dir).resolve(), file)
+class RunKind(str, Enum):
+    CHECK = "check"
+    BUILD = "build"
+    TEST = "test"
+    BENCH = "bench"
+    PROFILE = "profile"
+    DIAGNOSE = "diagnose"
+
+
+BASELINE_LABELS = {"eager": "eager", "torch_compile": "torch.compile"}  # record key → how a summary names it
+
+
+@dataclass
+class Timing:
+    """A timed function's CUDA-event times over its trials (harness/timing.py measures them)."""
+
+    median_ms: float
+    p10_ms: float
+    p90_ms: float
+    spread: float  # (p90 - p10) / median
+    trials: int
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class Throughput:
+    """Achieved rates and their share of the ceilings of the GPU that ran them (hardware.py)."""
+
+    bytes: int
+    gb_per_s: float
+    bandwidth_share: float | None = None
+    gpu: str | None = None  # the hardware table's row, e.g. "H200"
+    ceiling_source: str | None = None  # "measured" or "datasheet"
+    bandwidth_ceiling: float | None = None  # bytes/s
+    flops: int | None = None
+    tflop_per_s: float | None = None
+    compute_share: float | None = None
+    compute_ceiling: float | None = None
+    math: str | None = None  # the output dtype whose matrix-product peak `compute_share` is of
+
+    def peak_share(self) -> tuple[float, str] | None:
+        """The larger of the two shares and what it is of: (0.96, "HBM peak") or (0.59, "bf16 peak")."""
+        compute = f"{MATH_NAMES.get(self.math or '', 'compute')} peak"
+        shares = [(s, what) for s, what in ((self.bandwidth_share, "HBM peak"), (self.compute_share, compute))
+                  if isinstance(s, (int, float))]
+        return max(shares) if shares else None
+
+    @classmethod
+    def from_schema1(cls, d: dict) -> "Throughput":
+        """Schema 1 divided by the H200's measured ceilings, typed into timing.py then, without saying so."""
+        t = cls(**d)
+        if t.bandwidth_share is not None and t.gpu is None:
+            t.gpu, t.ceiling_source, t.bandwidth_ceiling = H200.name, H200.source, H200.copy_bandwidth
+        return t
+
+
+MATH_NAMES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "tf32": "tf32"}
+
+
+@dataclass
+class ProfileFigures:
+    """What Nsight Compute's run was classified as (profiler/classify.py)."""
+
+    bound: str
+    summary: str  # "memory-bound at 92% of achievable DRAM bandwidth (...)"
+    signals: list[str] = field(default_factory=list)
+    share_of_peak: float | None = None
+    gpu: str | None = None
+    report: str | None = None  # the .ncu-rep file
+
+
+@dataclass
+class RunRecord:
+    kind: str  # a RunKind value
+    file: str  # the source file the run was about
+    verdict: str  # a harness Verdict, a ProfileVerdict, or for a check "ok" / "errors"
+    message: str = ""
+    time: float = 0.0  # when it was written (epoch seconds)
+    seconds: float | None = None  # how long the action took
+    timing: Timing | None = None  # the kernel's (bench)
+    baselines: dict[str, Timing] = field(default_factory=dict)  # "eager", "torch_compile", timed in the same run
+    throughput: Throughput | None = None
+    mismatch: Mismatch | None = None
+    suspicious: str | None = None
+    profile: ProfileFigures | None = None
+    check: CheckResult | None = None
+    details: dict = field(default_factory=dict)  # the rest of the producer's payload: environment, build, metrics
+    schema: int = SCHEMA_VERSION
+    note: str = ""  # why the record could not be read in full (another schema, a damaged file)
+    path: str | None = None  # where it is stored (not serialized)
+
+    # -- figures ------------------------------------------------------------------------------
+
+    def speedup(self, baseline: str) -> float | None:
+        base = self.baselines.get(baseline)
+        if base is None or self.timing is None or not self.timing.median_ms:
+            return None
+        return base.median_ms / self.timing.median_ms
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict in (Verdict.PASS.value, ProfileVerdict.PROFILED.value, "ok")
+
+    @property
+    def level(self) -> str:
+        """How an editor shows the verdict: "ok", "info" (nothing was judged) or "error"."""
+        if self.note:
+            return "info"
+        for vocabulary in (Verdict, ProfileVerdict):
+            try:
+                return vocabulary(self.verdict).level
+            except ValueError:
+                pass
+        return "ok" if self.passed else "error"
+
+    def summary(self) -> str:
+        """The one line every presenter shows, e.g.
+        'pass · 3.13 ms · 3.35× eager · 1.06× torch.compile · 96 % of HBM peak', 'mismatch · tail (…)'."""
+        if self.note:
+            return self.note
+        parts = [self.verdict]
+        if self.mismatch is not None:
+            m = self.mismatch
+            parts.append(m.pattern + (f" ({m.bad:,} of {m.total:,} wrong)" if m.total else ""))
+        if self.timing is not None:
+            parts.append(f"{_ms(self.timing.median_ms)} ms")
+            for key, label in BASELINE_LABELS.items():
+                ratio = self.speedup(key)
+                if ratio is not None:
+                    parts.append(f"{ratio:.2f}× {label}")
+            share = self.throughput.peak_share() if self.throughput else None
+            if share:
+                parts.append(f"{share[0] * 100:.0f} % of {share[1]}")
+        elif self.kind == RunKind.TEST and self.verdict == Verdict.PASS and "trials" in self.details:
+            parts.append(f"{self.details['trials']} trials")
+        if self.profile is not None:
+            parts.append(self.profile.summary)
+        if self.check is not None:
+            errors = len(self.check.errors)
+            parts = ["compiles" if self.check.ok else f"{errors} error{'s' * (errors != 1)}"]
+        return " · ".join(parts)
+
+    # -- JSON ---------------------------------------------------------------------------------
+
+    def to_json(self) -> dict:
+        d = {k: v for k, v in asdict(self).items() if k not in ("path", "note", "check", "mismatch")}
+        d["check"] = self.check.to_json() if self.check else None
+        d["mismatch"] = self.mismatch.to_json() if self.mismatch else None
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict) -> "RunRecord":
+        """A schema-2 record."""
+        d = dict(d)
+        d.pop("path", None)
+        d.pop("note", None)
+        d["timing"] = Timing(**d["timing"]) if d.get("timing") else None
+        d["baselines"] = {k: Timing(**v) for k, v in (d.get("baselines") or {}).items()}
+        d["throughput"] = Throughput(**d["throughput"]) if d.get("throughput") else None
+        d["mismatch"] = Mismatch.from_json(d["mismatch"]) if d.get("mismatch") else None
+        d["profile"] = ProfileFigures(**d["profile"]) if d.get("profile") else None
+        d["check"] = CheckResult.from_json(d["check"]) if d.get("check") else None
+        return cls(**d)
+
+    @classmethod
+    def from_payload(cls, kind: str, file: str, payload: dict) -> "RunRecord":
+        """A record from what a producer hands `write` (the layout schema 1 stored on disk as is)."""
+        rest = dict(payload)
+        for key in ("schema", "kind", "file", "record", "summary", "level"):
+            rest.pop(key, None)
+        record = cls(kind=str(kind), file=str(file), verdict=str(rest.pop("verdict", "")),
+                     message=str(rest.pop("message", "") or ""), time=float(rest.pop("time", time.time())),
+                     seconds=rest.pop("seconds", None), suspicious=rest.pop("suspicious", None))
+        if rest.get("timing"):
+            record.timing = Timing(**rest.pop("timing"))
+        for key in BASELINE_LABELS:
+            if rest.get(key):
+                record.baselines[key] = Timing(**rest.pop(key))
+        for key in [k for k, v in rest.items() if v is None]:  # e.g. a profile without timing
+            del rest[key]
+        for key in ("speedup_vs_eager", "speedup_vs_compile"):  # derived from the timings
+            rest.pop(key, None)
+        if rest.get("throughput"):
+            record.throughput = Throughput.from_schema1(rest.pop("throughput"))
+        if rest.get("mismatch"):
+            record.mismatch = Mismatch.from_json(rest.pop("mismatch"))
+        if rest.get("classification"):
+            c = rest.pop("classification")
+            record.profile = ProfileFigures(bound=c.get("bound", ""), summary=c.get("summary", ""),
+                                            signals=[s["name"] for s in rest.pop("signals", [])],
+                                            share_of_peak=c.get("share_of_peak"), gpu=c.get("gpu"),
+                                            report=rest.pop("report", None))
+        if rest.get("result"):
+            record.check = CheckResult.from_json(rest.pop("result"))
+            record.verdict = record.verdict or ("ok" if record.check.ok else "errors")
+        record.details = rest
+        return record
+
+    def legacy_figures(self) -> dict:
+        """The schema-1 keys that in-process consumers (the agent) still read from a finished run's dict."""
+        out: dict = {}
+        for key, label in (("eager", "eager"), ("torch_compile", "compile")):
+            ratio = self.speedup(key)
+            if ratio is not None:
+                out[f"speedup_vs_{label}"] = ratio
+        return out
+
+
+def _ms(value: float) -> str:
+    """3 significant figures, no exponent: 3.13, 0.0412, 12.5, 148."""
+    return f"{value:.3g}" if value >= 1e-3 and value < 1e3 else f"{value:.4f}"
+
+
+# -- storage ----------------------------------------------------------------------------------
+
+
+def write(state_dir: StateDir | Path, kind: str, file: str, payload: dict | RunRecord) -> Path:
+    """Store a record for `file`; returns its path. `latest-<kind>.json` always holds the newest."""
+    state = _state(state_dir)
+    record = payload if isinstance(payload, RunRecord) else RunRecord.from_payload(kind, file, payload)
+    record.kind, record.file, record.schema = str(getattr(kind, "value", kind)), str(file), SCHEMA_VERSION
+    folder = state.runs(file)
     folder.mkdir(parents=True, exist_ok=True)
-    stamp = time.strftime("%Y%m%dT%H%M%S") + f"-{time.time_ns() % 1_000_000_000:09d}"
-    record = {"schema": SCHEMA_VERSION, "kind": kind, "file": file, "time": time.time(), **payload}
-    path = folder / f"{stamp}-{kind}.json"
-    path.write_text(json.dumps(record, indent=1))
-    latest = folder / f"latest-{kind}.json"
-    tmp = latest.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(record, indent=1))
-    tmp.replace(latest)
+    text = json.dumps(record.to_json(), indent=1, default=str)
+    path = folder / f"{stamp()}-{record.kind}.json"
+    path.write_text(text)
+    latest_path = state.latest_record(file, record.kind)
+    tmp = latest_path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(text)
+    tmp.replace(latest_path)
+    record.path = str(path)
     return path
 
 
-def finisher(state_dir: Path, kind: str, file: str, record: dict):
-    """`finish(verdict, message, **extra)` for an action that may end at any of several steps: it completes
-    `record` (verdict, message, seconds since now), writes it, notes where, and returns it."""
+def finisher(state_dir: StateDir | Path, kind: str, file: str, record: dict):
+    """`finish(verdict, message, **extra)` for an action that may end at any of several steps: it completes the
+    producer's `record` dict (verdict, message, seconds since now), writes it, and returns the dict with where
+    it went (`record`), its one-line `summary` and its `level` added, for the caller to present."""
     started = time.perf_counter()
 
     def finish(verdict: str, message: str, **extra) -> dict:
-        record.update(verdict=verdict, message=message, seconds=time.perf_counter() - started, **extra)
-        record["record"] = str(write(state_dir, kind, file, record))
+        record.update(verdict=str(getattr(verdict, "value", verdict)), message=message,
+                      seconds=time.perf_counter() - started, **extra)
+        typed = RunRecord.from_payload(kind, file, record)
+        record["record"] = str(write(state_dir, kind, file, typed))
+        record.update(summary=typed.summary(), level=typed.level, **typed.legacy_figures())
         return record
 
     return finish
 
 
-def latest(state_dir: Path, file: str, kind: str) -> dict | None:
-    path = _folder(state_dir, file) / f"latest-{kind}.json"
+def read(path: Path) -> RunRecord | None:
+    """The record at `path`; None when there is none. Never raises for a record's content: one this version
+    cannot read comes back with a `note` saying so (its summary), so that a hover shows why."""
     try:
-        record = json.loads(path.read_text())
-    except (OSError, ValueError):
+        data = json.loads(Path(path).read_text())
+    except OSError:
         return None
-    return record if record.get("schema") == SCHEMA_VERSION else None
+    except ValueError as e:
+        return _unreadable(path, f"damaged run record ({e.__class__.__name__}): run it again")
+    if not isinstance(data, dict):
+        return _unreadable(path, "damaged run record: run it again")
+    schema = data.get("schema")
+    kind, file = str(data.get("kind", "")), str(data.get("file", ""))
+    if schema not in READABLE_SCHEMAS:
+        return _unreadable(path, f"record written by another cutegen version (schema {schema}, this one reads "
+                                 f"{READABLE_SCHEMAS[0]}–{READABLE_SCHEMAS[-1]}): run {kind or 'it'} again", kind, file)
+    try:
+        record = RunRecord.from_json(data) if schema == SCHEMA_VERSION else RunRecord.from_payload(kind, file, data)
+    except (TypeError, ValueError, KeyError, AttributeError) as e:
+        return _unreadable(path, f"unreadable {kind} record (schema {schema}: {e}): run {kind or 'it'} again", kind, file)
+    record.schema, record.path = schema, str(path)
+    return record
 
 
-def _folder(state_dir: Path, file: str) -> Path:
-    # Readable and collision-free: the file's name plus a short hash of its full path.
-    p = Path(file).resolve()
-    return Path(state_dir) / "runs" / f"{p.stem}-{hashlib.sha1(str(p).encode()).hexdigest()[:8]}"
+def latest(state_dir: StateDir | Path, file: str, kind: str) -> RunRecord | None:
+    return read(_state(state_dir).latest_record(file, str(getattr(kind, "value", kind))))
+
+
+def latest_path(state_dir: StateDir | Path, file: str, kind: str) -> Path:
+    return _state(state_dir).latest_record(file, kind)
+
+
+def _state(state_dir: StateDir | Path) -> StateDir:
+    return state_dir if isinstance(state_dir, StateDir) else StateDir(state_dir)
+
+
+def _unreadable(path: Path, note: str, kind: str = "", file: str = "") -> RunRecord:
+    return RunRecord(kind=kind, file=file, verdict="unreadable", note=note, path=str(path), schema=0)

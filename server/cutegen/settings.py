@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from typing import ClassVar
 
 
 class SettingsError(ValueError):
@@ -34,6 +35,19 @@ class Settings:
     llm_timeout: float = 120.0  # seconds for one request, before a retry
     llm_retries: int = 3  # retries after a timeout, 429, 5xx or a malformed reply
     max_rounds: int = 3  # agent rounds (diagnose → patch → verify) before giving up
+    # The edit format the prompts ask for (agent/edit_formats.py). "auto" asks for SEARCH/REPLACE
+    # blocks -- they quote the code they change, so they re-anchor when lines move and need no line
+    # counting, and public edit-format benchmarks find them the most reliable across models -- and
+    # accepts a reply in any format, since the one matcher refuses whatever it cannot place safely.
+    llm_edit_format: str = "auto"
+    llm_context_tokens: int = 32768  # the endpoint's context window: prompts are cut to fit it with maxTokens
+    # "pipeline": the fixed diagnose → patch → verify rounds; "tools": the model calls check, test, bench,
+    # profile, knowledge_search, cute_api and propose_patch itself (agent/tools.py), within these budgets;
+    # an endpoint that does not take tool calls falls back to the pipeline.
+    llm_mode: str = "pipeline"
+    llm_tool_calls: int = 12  # tool calls per session
+    llm_tool_seconds: float = 900.0  # wall time per session
+    sandbox: str = "required"  # "required": model-written candidates run only jailed; "off": unjailed, with a warning
 
     @classmethod
     def from_dict(cls, raw: dict | None) -> tuple["Settings", list[str]]:
@@ -57,7 +71,27 @@ class Settings:
                 problems.append(str(e))
         return s, problems
 
+    # Not a setting: how messages name one. The CLI sets "cli" (its flags), the editor keeps "editor" (cutegen.*).
+    interface: ClassVar[str] = "editor"
 
+    def name_of(self, name: str) -> str:
+        """'--llm-base-url' on the command line, 'cutegen.llmBaseUrl' in the editor."""
+        if self.interface == "cli":
+            return CLI_FLAGS.get(name, "--" + name.replace("_", "-"))
+        return editor_key(name)
+
+
+CLI_FLAGS = {"check_timeout": "--timeout", "test_timeout": "--timeout", "profile_timeout": "--timeout",
+             "include_dirs": "-I"}
+
+
+def editor_key(name: str) -> str:
+    return "cutegen." + "".join(w.capitalize() if i else w for i, w in enumerate(name.split("_")))
+
+
+CHOICES = {"llm_edit_format": ("auto", "diff", "search-replace", "json", "whole"),  # kept in step with edit_formats
+           "llm_mode": ("pipeline", "tools"),
+           "sandbox": ("required", "off")}
 _ZERO_ALLOWED = {"temperature", "llm_retries"}  # 0 is meaningful: greedy sampling, no retries
 
 
@@ -69,17 +103,19 @@ def _coerce(value, default, name: str):
     if isinstance(default, bool):
         if isinstance(value, bool):
             return value
-        raise SettingsError(f"cutegen.{name} must be true or false, not {value!r}")
+        raise SettingsError(f"{editor_key(name)} must be true or false, not {value!r}")
     if isinstance(default, (int, float)):
         floor_ok = name in _ZERO_ALLOWED and value == 0
         if isinstance(value, bool) or not isinstance(value, (int, float)) or (value <= 0 and not floor_ok):
             kind = "a number ≥ 0" if name in _ZERO_ALLOWED else "a positive number"
-            raise SettingsError(f"cutegen.{name} must be {kind}, not {value!r}")
+            raise SettingsError(f"{editor_key(name)} must be {kind}, not {value!r}")
         return type(default)(value)
     if isinstance(default, list):
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise SettingsError(f"cutegen.{name} must be a list of strings, not {value!r}")
+            raise SettingsError(f"{editor_key(name)} must be a list of strings, not {value!r}")
         return value
     if not isinstance(value, str):
-        raise SettingsError(f"cutegen.{name} must be a string, not {value!r}")
+        raise SettingsError(f"{editor_key(name)} must be a string, not {value!r}")
+    if name in CHOICES and value not in CHOICES[name]:
+        raise SettingsError(f"{editor_key(name)} must be one of {', '.join(CHOICES[name])}, not {value!r}")
     return value or None if default is None else value

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from cutegen.settings import Settings
+from cutegen.settings import Settings, editor_key
 
 DEFAULT_ARCH = "sm_90a"
 ABI_INCLUDE = Path(__file__).parent / "include"
@@ -61,6 +61,16 @@ class Toolchain:
 
 def discover(settings: Settings | None = None) -> Toolchain:
     settings = settings or Settings()
+    try:
+        return _discover(settings)
+    except ToolchainError as e:  # name the settings as the user's interface does (CLI flags or cutegen.*)
+        text = str(e)
+        for name in ("nvcc", "cutlass_path", "arch"):
+            text = text.replace(editor_key(name), settings.name_of(name))
+        raise ToolchainError(text) from None
+
+
+def _discover(settings: Settings) -> Toolchain:
     nvcc = find_nvcc(settings.nvcc)
     include = find_cutlass_include(settings.cutlass_path)
     arch, source = find_arch(settings.arch)
@@ -167,18 +177,36 @@ def find_arch(setting: str | None) -> tuple[str, str]:
 
 @lru_cache(maxsize=1)
 def local_gpu_arch() -> str | None:
-    """The first GPU's arch via nvidia-smi (no CUDA context); Hopper gets the 'a' variant for wgmma."""
-    smi = shutil.which("nvidia-smi")
-    if not smi:
-        return None
-    try:
-        out = subprocess.run(
-            [smi, "--query-gpu=compute_cap", "--format=csv,noheader"], capture_output=True, text=True, timeout=10
-        ).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    m = re.match(r"\s*(\d+)\.(\d+)", out)
-    if not m:
-        return None
-    cc = f"{m.group(1)}{m.group(2)}"
-    return f"sm_{cc}a" if cc in ("90", "100", "103") else f"sm_{cc}"
+    """The first GPU's arch (hardware.local: nvidia-smi, no CUDA context); Hopper gets the 'a' variant for wgmma."""
+    from cutegen.hardware import local
+
+    gpu = local()
+    return gpu.arch if gpu else None
+
+
+_TORCH_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"](?:torch|ATen|c10|pybind11)/', re.M)
+
+
+def includes_torch(source: str) -> bool:
+    return _TORCH_INCLUDE.search(source) is not None
+
+
+@lru_cache(maxsize=1)
+def torch_include_dirs() -> tuple[str, ...]:
+    """PyTorch's and Python's include directories, found without importing torch (which takes seconds):
+    what torch.utils.cpp_extension passes, for checking kernels that include <torch/extension.h>."""
+    import importlib.util
+    import sysconfig
+
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        return ()
+    include = Path(list(spec.submodule_search_locations)[0]) / "include"
+    dirs = [include, include / "torch" / "csrc" / "api" / "include", Path(sysconfig.get_paths()["include"])]
+    return tuple(str(d) for d in dirs if d.is_dir())
+
+
+# torch.utils.cpp_extension's own nvcc flags (COMMON_NVCC_FLAGS), so a check sees what load_inline compiles.
+TORCH_NVCC_FLAGS = ("-D__CUDA_NO_HALF_OPERATORS__", "-D__CUDA_NO_HALF_CONVERSIONS__",
+                    "-D__CUDA_NO_BFLOAT16_CONVERSIONS__", "-D__CUDA_NO_HALF2_OPERATORS__", "--expt-relaxed-constexpr",
+                    "-DTORCH_API_INCLUDE_EXTENSION_H", "-DTORCH_EXTENSION_NAME=cutegen_check")

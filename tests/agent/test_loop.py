@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from cutegen import records
 from cutegen.agent.history import History
 from cutegen.agent.loop import Agent
-from cutegen.agent.verify import _compare
+from cutegen.agent.candidates import _compare
 from cutegen.model import Diagnostic, Severity
 from cutegen.settings import Settings
 from tests.agent.conftest import llm_settings, no_key_anywhere
@@ -129,8 +130,8 @@ def test_diagnose_without_llm_uses_the_knowledge_base(tmp_path):
                    root="Dynamic owning tensors not supported", data={"api": "cute::make_tensor"})
     out = _agent(tmp_path, Settings()).diagnose(path, KERNEL, diagnostic=d)
     assert out.ok and out.diagnosis_source == "knowledge" and "static" in out.diagnosis.lower()
-    record = json.loads(next((tmp_path / ".cutegen" / "runs").rglob("latest-diagnose.json")).read_text())
-    assert record["source"] == "knowledge" and record["diagnosis"] == out.diagnosis
+    record = records.read(next((tmp_path / ".cutegen" / "runs").rglob("latest-diagnose.json")))
+    assert record.details["source"] == "knowledge" and record.details["diagnosis"] == out.diagnosis
 
 
 def test_optimize_without_gpu_is_labelled_as_such(tmp_path, scripted):

@@ -48,7 +48,7 @@ def test_empty_or_garbage_replies():
 
 def test_minimal_edits_touch_only_changed_lines():
     pytest.importorskip("lsprotocol")
-    from cutegen.lsp.agent import minimal_edits
+    from cutegen.lsp.patches import minimal_edits
 
     old = "a\nb\nc\nd\n"
     edits = minimal_edits(old, "a\nB\nc\nd\ne\n")

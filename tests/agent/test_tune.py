@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from cutegen.agent.tune import _choose, TuneResult, Variant, find_tunables, tune, variants
-from cutegen.agent.verify import Verifier
+from cutegen.agent.candidates import Verifier
 
 ROOT = Path(__file__).resolve().parents[2]
 SLOW = ROOT / "tests" / "kernels" / "slow_correct.cu"

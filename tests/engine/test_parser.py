@@ -83,4 +83,4 @@ def test_settings_reject_bad_values_without_raising():
 
     s, problems = Settings.from_dict({"checkTimeout": "soon", "arch": "sm_80", "autoTest": True})
     assert s.arch == "sm_80" and s.auto_test is True and s.check_timeout == 120.0
-    assert problems == ["cutegen.check_timeout must be a positive number, not 'soon'"]
+    assert problems == ["cutegen.checkTimeout must be a positive number, not 'soon'"]

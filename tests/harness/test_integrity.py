@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from cutegen.harness.gpu_checks import Verdict, verify
+from cutegen.harness.gpu_checks import Failed, judge
 from cutegen.harness.problem import find_problem, load_problem
 
 PROBLEM = """
@@ -37,9 +37,9 @@ def softsign(inputs, outputs, stream):
 
 def run(problem, kernel):
     try:
-        return verify(problem, kernel, trials=5, seed=0, timing=False, baselines=[])["verdict"]
-    except Verdict as v:
-        return v.name
+        return judge(problem, kernel, trials=5, seed=0, timing=False, baselines=[])["verdict"]
+    except Failed as v:
+        return v.verdict.value
 
 
 def test_correct_kernel_passes(problem):
@@ -77,9 +77,9 @@ def test_unwritten_tail_is_a_mismatch_with_report(problem):
         x = inputs[0].reshape(-1)[:-7]
         outputs[0].reshape(-1)[:-7].copy_(x / (1 + x.abs()))
         return 0
-    with pytest.raises(Verdict) as v:
-        verify(problem, tail_bug, trials=5, seed=0, timing=False, baselines=[])
-    assert v.value.name == "mismatch" and v.value.details["mismatch"]["pattern"] == "tail"
+    with pytest.raises(Failed) as v:
+        judge(problem, tail_bug, trials=5, seed=0, timing=False, baselines=[])
+    assert v.value.verdict == "mismatch" and v.value.details["mismatch"]["pattern"] == "tail"
 
 
 def test_error_code_from_launcher_is_a_launch_error(problem):

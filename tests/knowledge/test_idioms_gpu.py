@@ -47,7 +47,7 @@ def test_there_are_idiom_kernels():
 @pytest.mark.gpu
 @pytest.mark.parametrize("kernel", KERNELS, ids=lambda p: p.stem)
 def test_idiom_kernel_passes_the_harness(engine, kernel):
-    from cutegen.harness.verify import verify_kernel
+    from cutegen.harness.run import verify_kernel
 
     builder, worker, state = engine
     record = verify_kernel(kernel, builder, worker, state_dir=state, timing=True)

@@ -70,7 +70,7 @@ async def test_check_and_test_commands(client, tmp_path):
     # recorded next to the file and the kernel's hover shows it.
     reply = await client.workspace_execute_command_async(_execute("cutegen.server.test", path.as_uri()))
     assert reply["ok"] is False
-    if not _importable("cutegen.harness.verify"):
+    if not _importable("cutegen.harness.run"):
         assert "not available in this build" in reply["message"]
         return
     assert reply["verdict"] == "no-problem" and Path(reply["record"]).is_relative_to(outside / ".cutegen")
@@ -166,5 +166,5 @@ async def test_auto_test_runs_the_harness_after_a_clean_save(client, workspace):
     # No GPU: built, recorded as not run. With a GPU: the harness runs it and says this file has no launcher.
     from cutegen.toolchain import local_gpu_arch
 
-    assert record["verdict"] == ("not-run" if local_gpu_arch() is None else "problem-error"), record["message"]
-    assert record["problem"] == str(workspace / "sum.py") and record["build"]["ok"]
+    assert record.verdict == ("not-run" if local_gpu_arch() is None else "problem-error"), record.message
+    assert record.details["problem"] == str(workspace / "sum.py") and record.details["build"]["ok"]

@@ -31,14 +31,14 @@ def _shown(client, kind: types.MessageType) -> list[str]:
 async def test_bad_settings_warn_once_and_are_pulled_again(client, workspace):
     warning = await until(lambda: _shown(client, types.MessageType.Warning), 10, "a settings warning")
     assert len(warning) == 1
-    for name in ("cutegen.debounce_ms", "cutegen.check_on_type", "cutegen.nvcc"):
+    for name in ("cutegen.debounceMs", "cutegen.checkOnType", "cutegen.nvcc"):  # as the user wrote them
         assert name in warning[0]
     await _still_answers(client, (workspace / "k.cu").as_uri())
 
     client.set_configuration({"cutegen": {"checkTimeout": -1}})
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
     await until(lambda: len(_shown(client, types.MessageType.Warning)) == 2, 10, "a warning for the new value")
-    assert "cutegen.check_timeout" in _shown(client, types.MessageType.Warning)[1]
+    assert "cutegen.checkTimeout" in _shown(client, types.MessageType.Warning)[1]
 
 
 @pytest.mark.cutegen_settings({"nvcc": "/nonexistent/bin/nvcc"})

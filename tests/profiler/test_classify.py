@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from cutegen.hardware import H200
 from cutegen.profiler.classify import speed_of_light, summarize
 from cutegen.profiler.ncu_csv import parse_raw_csv
 from cutegen.profiler.profile import ncu_sol_rule
@@ -30,7 +31,7 @@ CSV = '''"ID","Kernel Name","gpu__time_duration.sum","sm__throughput.avg.pct_of_
 def test_csv_units_thousands_and_memory_bound_roofline():
     (k,) = parse_raw_csv("==PROF== noise\n" + CSV.replace('"3.1"', '"3.1"'))
     assert k["gpu__time_duration.sum"] == 3.1 and k["_units"]["dram__bytes_read.sum"] == "Gbyte"
-    r = summarize([k], flops=None, dtype="float32")
+    r = summarize([k], gpu=H200, flops=None, dtype="float32")
     assert r["bound"] == "memory" and r["roofline_bound"] == "memory"
     assert r["summary"].startswith("memory-bound at 97% of achievable DRAM bandwidth")
     assert "under-one-wave" in [s["name"] for s in r["signals"]]
@@ -42,14 +43,14 @@ def test_recorded_classification_agrees_with_ncu_rule(folder):
     assert kernels, "no kernel rows in the recorded export"
     flops = 2 * 4096 ** 3 if folder.name.startswith("gemm") else None
     dtype = "bfloat16" if folder.name.startswith("gemm") else "float32"
-    ours = summarize(kernels, flops=flops, dtype=dtype)["bound"]
+    ours = summarize(kernels, gpu=H200, flops=flops, dtype=dtype)["bound"]
     theirs = ncu_sol_rule((folder / "details.txt").read_text())
     assert theirs in AGREES[ours], (ours, theirs)
 
 
 def _recorded(name: str, matmul: bool) -> dict:
     kernels = parse_raw_csv((Path(__file__).parent / "recorded" / name / "raw.csv").read_text())
-    return summarize(kernels, flops=2 * 4096 ** 3 if matmul else None, dtype="bfloat16" if matmul else "float32")
+    return summarize(kernels, gpu=H200, flops=2 * 4096 ** 3 if matmul else None, dtype="bfloat16" if matmul else "float32")
 
 
 def test_signals_on_recorded_h200_profiles():
@@ -72,3 +73,23 @@ def test_small_grid_is_latency_bound_with_its_evidence():
     assert "under-one-wave" in names and "latency-bound" in names
     details = (Path(__file__).parent / "recorded" / "softsign_tail" / "details.txt").read_text()
     assert ncu_sol_rule(details) == "latency"
+
+
+def test_roofline_uses_the_gpu_that_ran_it():
+    """The same H200 softsign export read against the B200's datasheet ceiling: the share and the text change."""
+    from cutegen.hardware import by_name
+
+    b200 = by_name("NVIDIA B200")
+    kernels = parse_raw_csv((Path(__file__).parent / "recorded" / "softsign" / "raw.csv").read_text())
+    h, b = summarize(kernels, gpu=H200, flops=None, dtype="float32"), summarize(kernels, gpu=b200, flops=None, dtype="float32")
+    assert h["share_of_peak"] / b["share_of_peak"] == pytest.approx(8.0 / 4.30)
+    assert "of 8.00 TB/s (B200, datasheet)" in b["summary"] and "of 4.30 TB/s (H200, measured)" in h["summary"]
+
+
+def test_profile_metrics_are_in_base_units():
+    """ncu prints each metric in its own unit (here ms and Gbyte); the record's `time_ns`/`*_bytes` are base units."""
+    from cutegen.profiler.profile import curated
+
+    (row,) = curated(parse_raw_csv((Path(__file__).parent / "recorded" / "softsign" / "raw.csv").read_text()))
+    assert 2.5e6 < row["time_ns"] < 4e6  # softsign on 3.2 G floats: about 3.1 ms
+    assert 6e9 < row["dram_read_bytes"] < 7e9 and 6e9 < row["dram_write_bytes"] < 7e9

@@ -8,7 +8,13 @@ prints `http://127.0.0.1:PORT/v1` as its first stdout line, then serves POST /v1
     {"match": "substring of the last user message" (optional: any),
      "reply": "assistant text", "status": 200, "delay": 0.0 (seconds before answering),
      "headers": {"Retry-After": "1"}, "raw_body": "sent instead of a proper JSON body (garbage)",
-     "finish_reason": "stop" (or "length" for a reply cut off at max_tokens)}
+     "finish_reason": "stop" (or "length" for a reply cut off at max_tokens),
+     "tool_calls": [{"name": "check", "arguments": {...}}] (answer with tool calls, finish_reason
+                   "tool_calls"; the request must have offered tools),
+     "match_tool": "substring of the last tool result" (optional)}
+
+With `tools_supported=False` (or `--no-tools`), a request that offers tools gets HTTP 400 with
+vLLM's message for a server started without tool parsing, as such an endpoint answers.
 
 Faults are entries too: a `delay` beyond the client's timeout, `status` 429/500 with headers, a
 `raw_body` of garbage. Requests are logged to stderr (and kept in `requests`) without the
@@ -28,7 +34,9 @@ from pathlib import Path
 
 
 class ScriptedOpenAI:
-    def __init__(self, entries: list[dict], *, port: int = 0, expect_key: str | None = None, log=sys.stderr):
+    def __init__(self, entries: list[dict], *, port: int = 0, expect_key: str | None = None, log=sys.stderr,
+                 tools_supported: bool = True):
+        self.tools_supported = tools_supported
         self.entries = [dict(e) for e in entries]
         self.used = [False] * len(self.entries)
         self.requests: list[dict] = []  # what each request asked (never its Authorization header)
@@ -61,10 +69,10 @@ class ScriptedOpenAI:
     def remaining(self) -> int:
         return self.used.count(False)
 
-    def take(self, last_user: str) -> dict | None:
+    def take(self, last_user: str, last_tool: str = "") -> dict | None:
         with self._lock:
             for i, entry in enumerate(self.entries):
-                if not self.used[i] and entry.get("match", "") in last_user:
+                if not self.used[i] and entry.get("match", "") in last_user and entry.get("match_tool", "") in last_tool:
                     self.used[i] = True
                     return entry
         return None
@@ -95,17 +103,22 @@ def _handler(server: ScriptedOpenAI):
             last_user = next((m.get("content") or "" for m in reversed(messages) if m.get("role") == "user"), "")
             if isinstance(last_user, list):  # content parts
                 last_user = " ".join(p.get("text", "") for p in last_user if isinstance(p, dict))
+            last_tool = next((str(m.get("content") or "") for m in reversed(messages[-8:]) if m.get("role") == "tool"), "")
             auth = self.headers.get("Authorization") or ""
+            tools = [t.get("function", {}).get("name") for t in body.get("tools") or []]
             record = {"time": time.time(), "model": body.get("model"), "stream": bool(body.get("stream")),
                       "temperature": body.get("temperature"), "max_tokens": body.get("max_tokens"),
-                      "messages": messages, "authorized": bool(auth)}
+                      "messages": messages, "authorized": bool(auth), "tools": tools}
             server.requests.append(record)
             print(json.dumps({"request": len(server.requests), "model": record["model"],
                               "last_user": last_user[:120]}), file=server.log, flush=True)
             if server.expect_key is not None and auth != f"Bearer {server.expect_key}":
                 return self._json(401, {"error": {"message": "invalid API key", "type": "invalid_request_error",
                                                   "code": "invalid_api_key"}})
-            entry = server.take(last_user)
+            if tools and not server.tools_supported:
+                return self._json(400, {"error": {"message": '"auto" tool choice requires --enable-auto-tool-choice '
+                                                             'and --tool-call-parser to be set', "type": "BadRequestError"}})
+            entry = server.take(last_user, last_tool if messages and messages[-1].get("role") == "tool" else "")
             if entry is None:
                 return self._json(400, {"error": {"message": "scripted server: no reply left for this request",
                                                   "type": "invalid_request_error"}})
@@ -152,11 +165,21 @@ def _completion(entry: dict, body: dict, messages: list) -> dict:
     reply = entry.get("reply", "")
     prompt_tokens = sum(len(str(m.get("content") or "")) for m in messages) // 4 + 1
     completion_tokens = len(reply) // 4 + 1
+    message = {"role": "assistant", "content": reply}
+    finish = entry.get("finish_reason", "stop")
+    if entry.get("tool_calls"):
+        calls = []
+        for k, c in enumerate(entry["tool_calls"]):
+            args = c.get("arguments", {})
+            calls.append({"id": c.get("id") or f"call_{len(messages)}_{k}", "type": "function",
+                          "function": {"name": c["name"], "arguments": args if isinstance(args, str) else json.dumps(args)}})
+        message = {"role": "assistant", "content": reply or None, "tool_calls": calls}
+        finish = entry.get("finish_reason", "tool_calls")
+        completion_tokens += len(json.dumps(calls)) // 4
     return {
         "id": f"chatcmpl-scripted-{int(time.time() * 1000)}", "object": "chat.completion",
         "created": int(time.time()), "model": body.get("model") or "scripted",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": reply},
-                     "finish_reason": entry.get("finish_reason", "stop"), "logprobs": None}],
+        "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
         "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                   "total_tokens": prompt_tokens + completion_tokens},
     }
@@ -167,6 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--replies", type=Path, required=True, help="JSON list of scripted entries")
     ap.add_argument("--expect-key-env", help="answer 401 unless the Bearer key equals this variable's value")
+    ap.add_argument("--no-tools", action="store_true", help="answer requests that offer tools with HTTP 400")
     args = ap.parse_args(argv)
     entries = json.loads(args.replies.read_text())
     if not isinstance(entries, list):
@@ -175,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     import os
 
     key = os.environ.get(args.expect_key_env) if args.expect_key_env else None
-    server = ScriptedOpenAI(entries, port=args.port, expect_key=key)
+    server = ScriptedOpenAI(entries, port=args.port, expect_key=key, tools_supported=not args.no_tools)
     print(server.url, flush=True)
     try:
         server._httpd.serve_forever()

@@ -53,6 +53,16 @@ class Knowledge:
             self.problems.append(f"retrieval failed ({type(e).__name__}: {e})")
             return []
 
+    def query(self, text: str, k: int = 3) -> list:
+        """Entries for a free-text question (a tool call's query), best first."""
+        if self._kb is None or not text.strip():
+            return []
+        try:
+            return list(self._kb.search(message=text, source=text, k=k))
+        except Exception as e:
+            self.problems.append(f"retrieval failed ({type(e).__name__}: {e})")
+            return []
+
     def diagnosis_markdown(self, hit) -> str | None:
         try:
             return self._kb.diagnosis_markdown(hit) if self._kb is not None else None

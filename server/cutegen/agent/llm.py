@@ -12,7 +12,7 @@ import os
 import random
 import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 from cutegen.settings import Settings
 
@@ -46,11 +46,19 @@ class Usage:
 
 
 @dataclass
+class ToolCall:
+    id: str
+    name: str
+    arguments: str  # JSON text, as the model wrote it (it may not parse)
+
+
+@dataclass
 class Reply:
     text: str
     finish_reason: str
     model: str
     usage: Usage
+    tool_calls: list[ToolCall] = field(default_factory=list)
 
     @property
     def truncated(self) -> bool:
@@ -60,9 +68,10 @@ class Reply:
 def configured(settings: Settings) -> str | None:
     """None when an endpoint is configured, else the plain reason it is not."""
     if not settings.llm_base_url:
-        return "no LLM endpoint is configured (set cutegen.llmBaseUrl and cutegen.llmModel)"
+        return (f"no LLM endpoint is configured (set {settings.name_of('llm_base_url')} and "
+                f"{settings.name_of('llm_model')})")
     if not settings.llm_model:
-        return "no LLM model is configured (set cutegen.llmModel)"
+        return f"no LLM model is configured (set {settings.name_of('llm_model')})"
     return None
 
 
@@ -84,7 +93,24 @@ class LLMClient:
     def secrets(self) -> list[str]:
         return [self._key] if self._key else []
 
-    def chat(self, messages: list[dict], *, cancel: threading.Event | None = None) -> Reply:
+    def reach(self, timeout: float = 10.0) -> None:
+        """One cheap request (the model list) so that an unreachable endpoint or a refused key is said before
+        any build or measurement. An endpoint that answers at all, even 404 for the list, is reachable."""
+        o, s = self._openai, self.settings
+        try:
+            self._client.with_options(timeout=min(timeout, s.llm_timeout)).models.list()
+        except o.APIConnectionError:  # APITimeoutError is one
+            raise LLMError("connection", f"cannot reach the LLM endpoint at {s.llm_base_url} (setting "
+                                         f"{s.name_of('llm_base_url')})") from None
+        except o.AuthenticationError:
+            raise LLMError("auth", f"the LLM endpoint refused the key (HTTP 401): check the environment "
+                                   f"variable {s.llm_api_key_env} (setting {s.name_of('llm_api_key_env')})") from None
+        except (o.APIStatusError, o.APIResponseValidationError, ValueError, TypeError):
+            pass  # it answered
+
+    def chat(self, messages: list[dict], *, cancel: threading.Event | None = None, tools: list[dict] | None = None) -> Reply:
+        """One completion; with `tools` (OpenAI function specs) the reply may hold tool calls instead
+        of text. An endpoint that does not take tools fails with kind "no-tools" (not retried)."""
         s = self.settings
         usage, started = Usage(calls=1), time.monotonic()
         last: LLMError | None = None
@@ -93,7 +119,7 @@ class LLMClient:
                 raise LLMError("cancelled", "cancelled")
             usage.attempts += 1
             try:
-                reply = self._once(messages)
+                reply = self._once(messages, tools)
             except LLMError as e:
                 last = e
                 wait = self._retry_wait(e, attempt)
@@ -116,45 +142,53 @@ class LLMClient:
 
     # -- one request --------------------------------------------------------------------------
 
-    def _once(self, messages: list[dict]) -> Reply:
+    def _once(self, messages: list[dict], tools: list[dict] | None = None) -> Reply:
         o, s = self._openai, self.settings
+        extra = {"tools": tools, "tool_choice": "auto"} if tools else {}
         try:
             r = self._client.chat.completions.create(model=s.llm_model, messages=messages,
-                                                     temperature=s.temperature, max_tokens=s.max_tokens)
+                                                     temperature=s.temperature, max_tokens=s.max_tokens, **extra)
         except o.APITimeoutError:
             raise LLMError("timeout", f"the LLM endpoint did not answer within {s.llm_timeout:.0f} s "
-                                      "(setting cutegen.llmTimeout)") from None
+                                      f"(setting {s.name_of('llm_timeout')})") from None
         except o.RateLimitError as e:
             err = LLMError("rate-limit", "the LLM endpoint is rate-limiting requests (HTTP 429)")
             err.retry_after = _retry_after(e.response)
             raise err from None
         except o.AuthenticationError:
             raise LLMError("auth", f"the LLM endpoint refused the key (HTTP 401): check the environment "
-                                   f"variable {s.llm_api_key_env} (setting cutegen.llmApiKeyEnv)") from None
+                                   f"variable {s.llm_api_key_env} (setting {s.name_of('llm_api_key_env')})") from None
         except o.APIStatusError as e:
+            if tools and e.status_code in (400, 404, 422, 501) and "tool" in _brief(e).lower():
+                raise LLMError("no-tools", f"the LLM endpoint does not take tool calls (HTTP {e.status_code}: "
+                                           f"{self._scrub(_brief(e))})") from None
             kind = "server" if e.status_code >= 500 else "refused"
             raise LLMError(kind, f"the LLM endpoint answered HTTP {e.status_code}: {self._scrub(_brief(e))}") from None
         except o.APIConnectionError:
             raise LLMError("connection", f"cannot reach the LLM endpoint at {s.llm_base_url}") from None
         except (o.APIResponseValidationError, ValueError, TypeError) as e:
             raise LLMError("malformed", f"the LLM endpoint sent a malformed reply ({type(e).__name__})") from None
-        return self._read(r)
+        return self._read(r, bool(tools))
 
-    def _read(self, r) -> Reply:
+    def _read(self, r, tools: bool = False) -> Reply:
         """The text of a completion, or LLMError('malformed') for what is not one (garbage bodies
         that parse as JSON come back from the package as objects without choices)."""
         try:
             choice = r.choices[0]
             text = choice.message.content
+            calls = [ToolCall(str(c.id), str(c.function.name), str(c.function.arguments or "{}"))
+                     for c in (getattr(choice.message, "tool_calls", None) or []) if tools]
         except (AttributeError, IndexError, TypeError, KeyError):
             raise LLMError("malformed", "the LLM endpoint sent a malformed reply (no choices)") from None
-        if not isinstance(text, str) or not text.strip():
+        if calls:
+            text = text if isinstance(text, str) else ""
+        elif not isinstance(text, str) or not text.strip():
             raise LLMError("malformed", "the LLM endpoint sent an empty reply")
         u = getattr(r, "usage", None)
         usage = Usage(prompt_tokens=int(getattr(u, "prompt_tokens", 0) or 0),
                       completion_tokens=int(getattr(u, "completion_tokens", 0) or 0))
         return Reply(text=text, finish_reason=str(getattr(choice, "finish_reason", "") or ""),
-                     model=str(getattr(r, "model", "") or self.settings.llm_model), usage=usage)
+                     model=str(getattr(r, "model", "") or self.settings.llm_model), usage=usage, tool_calls=calls)
 
     def _retry_wait(self, e: LLMError, attempt: int) -> float | None:
         """Seconds to wait before the next attempt, or None when retrying cannot help."""

@@ -21,12 +21,13 @@ from pathlib import Path
 
 from cutegen import records
 from cutegen.agent import prompts
+from cutegen.agent.budget import Budget
 from cutegen.agent.history import History, text_id
 from cutegen.agent.knowledge import Knowledge, classify_workload, hit_text, menu_text, profile
 from cutegen.agent.llm import LLMClient, LLMError, Usage, configured
-from cutegen.agent.patch import _whole_file, apply_reply, unified
+from cutegen.agent.patch import apply_reply, unified, whole_file
 from cutegen.agent.transcript import Transcript
-from cutegen.agent.verify import Verifier
+from cutegen.agent.candidates import Verifier
 from cutegen.model import Diagnostic
 from cutegen.settings import Settings
 
@@ -80,6 +81,7 @@ class Agent:
         self.verifier = Verifier(builder, worker, state_dir=self.state_dir, problem=problem, trials=trials,
                                  on_stage=self.on_stage, gpu=gpu)
         self.llm, self.llm_problem = llm, None
+        self.budget = Budget(settings.llm_context_tokens, settings.max_tokens)  # fits every prompt to the window
         if llm is None:
             self.llm_problem = configured(settings)
             if self.llm_problem is None:
@@ -110,7 +112,7 @@ class Agent:
             failure = prompts.failure_text(kernel.name, text, diagnostic=diagnostic, record=record, profile=profile_record)
             try:
                 reply = self._ask(t, 1, "diagnose", prompts.diagnose(kernel.name, text, failure, self._hits(
-                    text, diagnostic, record, profile_record), []), out.usage)
+                    text, diagnostic, record, profile_record), [], self.budget), out.usage)
                 out.ok, out.diagnosis, out.diagnosis_source = True, reply.text.strip(), "llm"
                 out.message = out.diagnosis
             except LLMError as e:
@@ -147,6 +149,12 @@ class Agent:
                            diagnosis_source="knowledge" if kb else "none")
         t = Transcript(self.state_dir, kernel, "fix", self._secrets())
         failure = prompts.failure_text(kernel.name, text, diagnostic=diagnostic, record=record)
+        if self.settings.llm_mode == "tools":
+            out = self._tool_session(kernel, text, prompts.tools(
+                kernel.name, text, "fix", failure, edit_format=self.settings.llm_edit_format,
+                calls=self.settings.llm_tool_calls, budget=self.budget), t, "fix")
+            if out is not None:
+                return self._end(t, out)
         return self._end(t, self._repair(kernel, text, failure, self._hits(text, diagnostic, record, None), t, "fix"))
 
     def _repair(self, kernel: Path, text: str, failure: str, knowledge: list[str], t: Transcript, action: str,
@@ -159,16 +167,19 @@ class Agent:
         previous: list[tuple[str, str]] = []
         for r in range(1, (rounds or self.settings.max_rounds) + 1):
             try:
-                diag = self._ask(t, r, "diagnose", prompts.diagnose(name, text, failure, knowledge, previous), out.usage)
+                diag = self._ask(t, r, "diagnose", prompts.diagnose(name, text, failure, knowledge, previous, self.budget),
+                                 out.usage)
                 out.diagnosis, out.diagnosis_source = diag.text.strip(), "llm"
-                reply = self._ask(t, r, "patch", prompts.patch(name, text, failure, out.diagnosis, previous), out.usage)
+                reply = self._ask(t, r, "patch", prompts.patch(name, text, failure, out.diagnosis, previous,
+                                                               self.settings.llm_edit_format, self.budget), out.usage)
             except LLMError as e:
                 out.message = f"No fix proposed: {e.message}."
                 out.rounds.append({"round": r, "verdict": "llm-error", "message": e.message})
                 return out
-            p = apply_reply(reply.text, text, name, finish_reason=reply.finish_reason, whole_file_ok=not chain)
+            p = apply_reply(reply.text, text, name, finish_reason=reply.finish_reason, whole_file_ok=not chain,
+                            fmt=self.settings.llm_edit_format)
             if not p.ok:
-                previous.append((p.raw or reply.text[:1500], f"the diff was rejected: {p.error}"))
+                previous.append((p.raw or reply.text[:1500], f"the edit was rejected: {p.error}"))
                 out.rounds.append({"round": r, "verdict": "patch-rejected", "message": p.error})
                 t.step(r, "patch-rejected", error=p.error, notes=p.notes, raw=p.raw)
                 continue
@@ -208,6 +219,20 @@ class Agent:
         problem = self.verifier.problem_for(kernel)
         source = problem.read_text(errors="replace") if problem else ""
         workload = classify_workload(source, text)
+        if self.settings.llm_mode == "tools":
+            figures = base.figures
+            context = (f"Workload: {workload}. Current version: " + (f"{figures['median_ms']:.3f} ms median" if measured
+                       else f"not timed ({base.label})") + ". Make it faster by ONE change from this menu (start "
+                       "your reply with `CHANGE: <the menu item>`):\n"
+                       + "\n".join(menu_text(i) for i in self.knowledge.menu(workload)))
+            tools_out = self._tool_session(kernel, text, prompts.tools(
+                kernel.name, text, "optimize", context, edit_format=self.settings.llm_edit_format,
+                calls=self.settings.llm_tool_calls, budget=self.budget), t, "optimize",
+                baseline=figures if measured else None)
+            if tools_out is not None:
+                if tools_out.proposal and not measured:
+                    tools_out.proposal.label = tools_out.message = f"{tools_out.message} · speed not measured"
+                return self._end(t, tools_out)
         self.on_stage("profiling the current version")
         started = time.perf_counter()
         prof, why = (None, "no GPU on this machine, so no profile") if not measured else profile(
@@ -224,16 +249,19 @@ class Agent:
         for r in range(1, self.settings.max_rounds + 1):
             try:
                 reply = self._ask(t, r, "optimize", prompts.optimize(kernel.name, text, workload=workload, baseline=before,
-                                                                     profile=profile_txt, menu=menu, previous=previous),
+                                                                     profile=profile_txt, menu=menu, previous=previous,
+                                                                     edit_format=self.settings.llm_edit_format,
+                                                                     budget=self.budget),
                                   out.usage)
             except LLMError as e:
                 out.message = f"No optimization proposed: {e.message}."
                 out.rounds.append({"round": r, "verdict": "llm-error", "message": e.message})
                 break
             change = _change(reply.text)
-            p = apply_reply(reply.text, text, kernel.name, finish_reason=reply.finish_reason)
+            p = apply_reply(reply.text, text, kernel.name, finish_reason=reply.finish_reason,
+                            fmt=self.settings.llm_edit_format)
             if not p.ok:
-                previous.append((p.raw or reply.text[:1500], f"the diff was rejected: {p.error}"))
+                previous.append((p.raw or reply.text[:1500], f"the edit was rejected: {p.error}"))
                 out.rounds.append({"round": r, "change": change, "verdict": "patch-rejected", "message": p.error})
                 t.step(r, "patch-rejected", error=p.error, notes=p.notes, raw=p.raw)
                 continue
@@ -294,7 +322,7 @@ class Agent:
         except LLMError as e:
             out.message = f"No kernel generated: {e.message}."
             return self._end(t, out)
-        code = _whole_file(reply.text.replace("\r\n", "\n")) or ""
+        code = whole_file(reply.text.replace("\r\n", "\n")) or ""
         if "cutegen_forward" not in code:
             out.message = "The reply holds no kernel file (one ```cuda block defining cutegen_forward)."
             return self._end(t, out)
@@ -315,20 +343,57 @@ class Agent:
             fixed.message = f"The generated kernel does not verify yet: {fixed.message}"
         return self._end(t, fixed)
 
+    # -- tool-calling mode -------------------------------------------------------------------
+
+    def _tool_session(self, kernel: Path, text: str, messages: list[dict], t: Transcript, action: str, *,
+                      baseline: dict | None = None) -> Outcome | None:
+        """A tool-calling session (agent/tools.py) as an Outcome, or None when the endpoint does not
+        take tool calls (the caller then runs the pipeline; the transcript says why)."""
+        from cutegen.agent.tools import ToolSession
+
+        out = Outcome(False, "")
+        try:
+            result = ToolSession(self, kernel, text, t, out.usage, baseline=baseline).run(messages)
+        except LLMError as e:
+            if e.kind == "no-tools":
+                t.step(0, "fallback", reason=f"{e.message}; using the fixed pipeline")
+                return None
+            out.message = f"No {action} proposed: {e.message}."
+            return out
+        out.rounds = [{"round": i, "tool": c["name"], "verdict": "tool", "message": c["result"][:300]}
+                      for i, c in enumerate(result.calls, 1)]
+        if result.proposal_text is None:
+            out.message = f"No verified {action} after {len(result.calls)} tool call(s): {result.stop}."
+            return out
+        v = result.verification
+        out.ok, out.message = True, v.label
+        out.proposal = Proposal(str(kernel), text, result.proposal_text, unified(text, result.proposal_text, kernel.name),
+                                v.label, v.short, {**v.figures, "mode": "tools", "tool_calls": len(result.calls),
+                                                   "tiers": v.tiers, "change": _change(result.edit)}, action)
+        return out
+
     # -- plumbing -----------------------------------------------------------------------------
 
-    def _ask(self, t: Transcript, round_no: int, step: str, messages: list[dict], usage: Usage):
+    def _ask(self, t: Transcript, round_no: int, step: str, messages: list[dict], usage: Usage, *,
+             tools: list[dict] | None = None):
         self.on_stage(f"LLM: {step}")
+        fit, self.budget.last = self.budget.last, {}  # how this prompt was fitted (empty: not fitted)
         try:
-            reply = self.llm.chat(messages, cancel=self.verifier.cancel_event)
+            reply = self.llm.chat(messages, cancel=self.verifier.cancel_event, **({"tools": tools} if tools else {}))
         except LLMError as e:
             if getattr(e, "usage", None):
                 usage.add(e.usage)
-            t.step(round_no, step, messages=messages, error=e.message, kind=e.kind)
+            t.step(round_no, step, messages=messages, error=e.message, kind=e.kind, budget=fit)
             raise
         usage.add(reply.usage)
+        if fit:
+            self.budget.last = fit
+            self.budget.observe(reply.usage.prompt_tokens)
+            self.budget.last = {}
         t.step(round_no, step, messages=messages, reply=reply.text, finish_reason=reply.finish_reason,
-               model=reply.model, usage=reply.usage.to_json())
+               model=reply.model, usage=reply.usage.to_json(), prompt_tokens=reply.usage.prompt_tokens,
+               completion_tokens=reply.usage.completion_tokens, budget=fit,
+               tool_calls=[{"id": c.id, "name": c.name, "arguments": c.arguments} for c in reply.tool_calls])
         return reply
 
     def _end(self, t: Transcript, out: Outcome) -> Outcome:

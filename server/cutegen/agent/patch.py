@@ -34,29 +34,29 @@ class Patch:
     diff: str = ""  # canonical unified diff of the result (difflib), what is shown and stored
     notes: list[str] = field(default_factory=list)  # tolerances used, for the transcript
     error: str | None = None  # why it was rejected, plainly
+    kind: str = ""  # the class of the refusal (edit_formats.REFUSALS), for tables and tests
     raw: str = ""  # the diff text as extracted from the reply
     added: int = 0
     removed: int = 0
 
 
 def apply_reply(reply: str, original: str, name: str, *, finish_reason: str = "", whole_file_ok: bool = True,
-                local: bool = True) -> Patch:
-    """The patch an LLM reply proposes for the file `name` whose text is `original`."""
-    text = reply.replace("\r\n", "\n").replace("\r", "\n")
-    if finish_reason == "length":
-        return Patch(False, error="the reply was cut off at the token limit (cutegen.maxTokens); nothing was applied")
-    diff, truncated, fenced = _extract_diff(text)
-    if truncated:
-        return Patch(False, raw=diff or "", error="the reply ends inside an unclosed code block: it was cut off")
-    if diff is None:
-        code = _whole_file(text) if whole_file_ok else None
-        if code is not None and len(code.splitlines()) < 0.5 * len(original.splitlines()):
-            code = None  # a snippet, not the file: taking it as the file would delete the rest
-        if code is None:
-            return Patch(False, error="the reply holds no unified diff (```diff block with ---/+++ headers and @@ hunks)")
-        return finish(original, code, name, ["the reply gave the whole file; its changes were taken as the diff"],
-                      raw=code, local=local)
-    return apply_diff(diff, original, name, local=local, complete=fenced)
+                local: bool = True, fmt: str = "auto", shown: str | None = None) -> Patch:
+    """The patch an LLM reply proposes for the file `name` whose text is `original`, in the edit
+    format `fmt` (edit_formats.FORMATS, or "auto" for any). `shown` is the text the model saw when
+    it differs from `original` (line-numbered JSON edits are read against it, then re-anchored)."""
+    from cutegen.agent.edit_formats import EditRefused, parse
+
+    try:
+        edits = parse(reply, name, original, fmt=fmt, shown=shown, finish_reason=finish_reason)
+    except EditRefused as e:
+        return Patch(False, raw=e.raw, error=e.message, kind=e.kind)
+    if edits.whole is not None:
+        if not whole_file_ok:
+            return Patch(False, raw=edits.raw, kind="wrong-format",
+                         error="the reply gave a whole file where a localized edit was asked for")
+        return finish(original, edits.whole, name, edits.notes, raw=edits.raw, local=local)
+    return apply_hunks(edits.hunks, edits.notes, original, name, raw=edits.raw, local=local)
 
 
 def apply_diff(diff: str, original: str, name: str, *, local: bool = True, complete: bool = True) -> Patch:
@@ -64,7 +64,13 @@ def apply_diff(diff: str, original: str, name: str, *, local: bool = True, compl
     try:
         hunks, notes = _parse(diff, name, complete)
     except PatchRejected as e:
-        return Patch(False, raw=diff, error=str(e))
+        return Patch(False, raw=diff, error=str(e), kind=e.kind)
+    return apply_hunks(hunks, notes, original, name, raw=diff, local=local)
+
+
+def apply_hunks(hunks: list[tuple[int | None, list[HunkLine]]], notes: list[str], original: str, name: str, *,
+                raw: str = "", local: bool = True) -> Patch:
+    """Place every hunk (stated 0-based line or None, lines) in `original`; all or nothing."""
     eol = "\r\n" if original.count("\r\n") > original.count("\n") / 2 else "\n"
     lines = original.replace("\r\n", "\n").split("\n")
     trailing = lines[-1] == ""
@@ -75,34 +81,35 @@ def apply_diff(diff: str, original: str, name: str, *, local: bool = True, compl
         try:
             p = place(lines, body, stated)
         except PlaceError as e:
-            return Patch(False, raw=diff, notes=notes, error=f"hunk {i} cannot be placed: {e}")
+            kind = "ambiguous" if any(w in str(e) for w in ("occur", "no context", "blank lines")) else "not-found"
+            return Patch(False, raw=raw, notes=notes, error=f"hunk {i} cannot be placed: {e}", kind=kind)
         if p.rule != "exact":
             notes.append(f"hunk {i}: {p.rule}")
         placed.append((i, p))
     placed.sort(key=lambda ip: ip[1].start)
     for (i, a), (j, b) in zip(placed, placed[1:]):
         if b.start < a.end:
-            return Patch(False, raw=diff, notes=notes, error=f"hunks {i} and {j} overlap in the file")
+            return Patch(False, raw=raw, notes=notes, error=f"hunks {i} and {j} overlap in the file", kind="overlap")
     out = list(lines)
     for _, p in reversed(placed):
         out[p.start:p.end] = p.new
     new_text = eol.join(out) + (eol if trailing or not out else "")
-    return finish(original, new_text, name, notes, raw=diff, local=local)
+    return finish(original, new_text, name, notes, raw=raw, local=local)
 
 
 def finish(original: str, new_text: str, name: str, notes: list[str], *, raw: str = "", local: bool = True) -> Patch:
     """The canonical diff, the size check and the result."""
     a, b = original.splitlines(), new_text.splitlines()
     if a == b:
-        return Patch(False, raw=raw, notes=notes, error="the patch changes nothing")
+        return Patch(False, raw=raw, notes=notes, error="the patch changes nothing", kind="no-change")
     if not new_text.strip():
-        return Patch(False, raw=raw, notes=notes, error="the patch empties the file")
+        return Patch(False, raw=raw, notes=notes, error="the patch empties the file", kind="rewrite")
     removed = added = 0
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         removed += i2 - i1 if tag != "equal" else 0
         added += j2 - j1 if tag != "equal" else 0
     if local and removed > REWRITE_LINES and removed > REWRITE_SHARE * max(len(a), 1):
-        return Patch(False, raw=raw, notes=notes, removed=removed, added=added,
+        return Patch(False, raw=raw, notes=notes, removed=removed, added=added, kind="rewrite",
                      error=f"the patch replaces {removed} of {len(a)} lines: a rewrite, not a localized change "
                            "(send small hunks that change only what must change)")
     return Patch(True, new_text=new_text, diff=unified(original, new_text, name), notes=notes, raw=raw,
@@ -115,7 +122,9 @@ def unified(before: str, after: str, name: str) -> str:
 
 
 class PatchRejected(ValueError):
-    pass
+    def __init__(self, message: str, kind: str = "malformed"):
+        super().__init__(message)
+        self.kind = kind
 
 
 # -- extraction ---------------------------------------------------------------------------------
@@ -142,7 +151,7 @@ def _looks_like_diff(body: str) -> bool:
     return bool(re.search(r"^@@", body, re.M)) or bool(re.search(r"^--- .*\n\+\+\+ ", body, re.M))
 
 
-def _whole_file(text: str) -> str | None:
+def whole_file(text: str) -> str | None:
     blocks = [m for m in _FENCE.finditer(text) if m.group("lang").lower() in _CODE_LANGS]
     return blocks[0].group("body") if len(blocks) == 1 else None
 
@@ -173,10 +182,10 @@ def _parse(diff: str, name: str, complete: bool) -> tuple[list[tuple[int | None,
 def _check_file(f, name: str) -> None:
     source, target = _clean(f.source_file), _clean(f.target_file)
     if source is None or target is None or f.is_added_file or f.is_removed_file:
-        raise PatchRejected(f"the patch creates or deletes a file ({f.path}); only {name} may change")
+        raise PatchRejected(f"the patch creates or deletes a file ({f.path}); only {name} may change", "other-file")
     for p in (source, target):
         if PurePosixPath(p).name != name:
-            raise PatchRejected(f"the patch touches {p}; only {name} may change")
+            raise PatchRejected(f"the patch touches {p}; only {name} may change", "other-file")
 
 
 def _clean(path: str | None) -> str | None:
@@ -222,7 +231,7 @@ def _repair(diff: str, name: str, complete: bool) -> tuple[str, list[int | None]
             last = not any(l.startswith("@@") for l in lines[i:])
             if last and not complete and (old < declared[0] or new < declared[1]) and old + new < sum(declared):
                 raise PatchRejected(f"the diff ends before its last hunk does (its header announces -{declared[0]} "
-                                    f"+{declared[1]} lines, the body has -{old} +{new}): it looks cut off")
+                                    f"+{declared[1]} lines, the body has -{old} +{new}): it looks cut off", "truncated")
             if declared != (old, new):
                 notes.append(f"hunk {n}: header said -{declared[0]} +{declared[1]} lines, body has -{old} +{new}")
             stated.append(max(int(m.group(1)) - 1, 0))

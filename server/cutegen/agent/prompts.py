@@ -1,8 +1,13 @@
 """The prompts. Each user message starts with `TASK: <step>` so that transcripts read clearly and
-scripted endpoints (tests) can match on the step. The kernel is shown without line numbers: numbered
-lines get copied into diffs; the lines that matter are quoted with their number instead."""
+scripted endpoints (tests) can match on the step. The kernel is shown without line numbers (numbered
+lines get copied into diffs; the lines that matter are quoted with their number instead), except
+when JSON line edits are asked for: those point at lines by number."""
 
 from __future__ import annotations
+
+import re
+
+from cutegen.agent.budget import Budget, Part
 
 SYSTEM = """You are CuTeGen, an assistant for CUDA kernels written with CuTe (CUTLASS 4.x) that a kernel
 engineer trusts. You work on exactly one .cu file. The kernel exports the CuTeGen C ABI launcher
@@ -16,9 +21,61 @@ DIFF_RULES = """Reply with ONE unified diff for `{name}` only, in a single ```di
 context copied exactly from the file. Small hunks that change only what must change: no rewrite of the
 file, no other file, no line numbers inside the code lines."""
 
+SEARCH_REPLACE_RULES = """Reply with SEARCH/REPLACE blocks for `{name}` only, each in this form:
+```cuda
+<<<<<<< SEARCH
+the lines to change, copied exactly from the file, with one or two unchanged lines around them
+=======
+the new lines
+>>>>>>> REPLACE
+```
+Each SEARCH part must occur exactly once in the file. Small blocks that change only what must change;
+never elide code with `...` comments; no other file."""
 
-def _kernel(name: str, text: str) -> str:
+JSON_RULES = """Reply with CuTeGen line edits for `{name}` in one ```json block: a list of
+{{"action": "replace" | "insert" | "delete", "line_number": N, "num_lines": K, "new_code": "..."}}
+on the numbered lines shown above (1-based). `replace` puts new_code in place of the K lines from
+line N, `delete` removes them, `insert` puts new_code before line N (N = last line + 1 appends).
+Every line_number refers to the file as shown; edits must not overlap. Never copy the `N |` prefixes
+into new_code. Change only what must change."""
+
+WHOLE_RULES = """Reply with the complete new `{name}` in one ```cuda block: every line, none elided
+with `...` comments. Change only what must change."""
+
+RULES = {"diff": DIFF_RULES, "search-replace": SEARCH_REPLACE_RULES, "json": JSON_RULES, "whole": WHOLE_RULES}
+
+
+def asked_format(setting: str) -> str:
+    """The format a prompt asks for under cutegen.llmEditFormat: `auto` asks for SEARCH/REPLACE."""
+    return "search-replace" if setting == "auto" else setting
+
+
+def edit_rules(name: str, setting: str = "auto") -> str:
+    return RULES[asked_format(setting)].format(name=name)
+
+
+def _kernel(name: str, text: str, numbered: bool = False) -> str:
+    if numbered:
+        width = len(str(len(text.splitlines())))
+        text = "\n".join(f"{i:>{width}} | {line}" for i, line in enumerate(text.rstrip().splitlines(), 1))
+        return f"The file `{name}`, with line numbers (not part of the file):\n```cuda\n{text}\n```"
     return f"The file `{name}`:\n```cuda\n{text.rstrip()}\n```"
+
+
+_SHOWN = re.compile(r"^The file `[^`]+`(?P<numbered>, with line numbers[^\n]*)?:\n```cuda\n(?P<body>.*?)\n```$", re.M | re.S)
+
+
+def shown_text(messages: list[dict]) -> str | None:
+    """The kernel text a recorded prompt showed the model (line numbers removed), or None: what a
+    replayed reply's line numbers refer to."""
+    user = next((m.get("content") or "" for m in reversed(messages) if m.get("role") == "user"), "")
+    m = _SHOWN.search(user) if isinstance(user, str) else None
+    if m is None:
+        return None
+    lines = m.group("body").split("\n")
+    if m.group("numbered"):
+        lines = [re.sub(r"^\s*\d+ \| ?", "", l, count=1) for l in lines]
+    return "\n".join(lines) + "\n"
 
 
 def _quote(text: str, line: int, around: int = 2) -> str:
@@ -56,40 +113,72 @@ def _previous(previous: list[tuple[str, str]]) -> str:
         return ""
     out = ["Earlier attempts in this session failed; do not repeat them:"]
     for i, (diff, why) in enumerate(previous[-2:], 1):
-        out.append(f"Attempt {i}:\n```diff\n{diff.strip()[:3000]}\n```\nResult: {why}")
+        lang = "diff" if diff.lstrip().startswith(("---", "@@", "diff ")) else ""
+        out.append(f"Attempt {i}:\n```{lang}\n{diff.strip()[:3000]}\n```\nResult: {why}")
     return "\n".join(out)
 
 
-def _messages(user: str) -> list[dict]:
+def _messages(parts: list, budget: Budget | None = None) -> list[dict]:
+    """System + user message; with a budget, the user message is fitted into the context window."""
+    parts = [p if isinstance(p, Part) else Part(p) for p in parts]
+    user = budget.fit(SYSTEM, parts) if budget else "\n\n".join(p.text for p in parts if p.text)
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
 
 
-def diagnose(name: str, text: str, failure: str, knowledge: list[str], previous: list[tuple[str, str]]) -> list[dict]:
-    parts = [f"TASK: diagnose `{name}`", failure]
-    if knowledge:
-        parts.append("Relevant entries of the CuTe knowledge base:\n" + "\n\n".join(knowledge))
-    parts += [_previous(previous), _kernel(name, text),
-              "Answer in at most 6 lines of Markdown: **What** is wrong, **Where** (line), **Why**, and "
-              "**Fix**: the smallest change that fixes it. No code blocks."]
-    return _messages("\n\n".join(p for p in parts if p))
+def _failure(failure: str) -> Part:
+    return Part(failure, 0, "condensed diagnostics", cuttable=True)
 
 
-def patch(name: str, text: str, failure: str, diagnosis: str, previous: list[tuple[str, str]]) -> list[dict]:
-    parts = [f"TASK: patch `{name}`", failure, f"Diagnosis:\n{diagnosis}", _previous(previous), _kernel(name, text),
-             DIFF_RULES.format(name=name)]
-    return _messages("\n\n".join(p for p in parts if p))
+def _hits(knowledge: list[str]) -> list[Part]:
+    """The knowledge hits, best first; the weaker ones are left out first."""
+    head = "Relevant entries of the CuTe knowledge base:\n"
+    return [Part((head if i == 0 else "") + k, 2 + i, f"knowledge hit {i + 1}") for i, k in enumerate(knowledge)]
+
+
+def diagnose(name: str, text: str, failure: str, knowledge: list[str], previous: list[tuple[str, str]],
+             budget: Budget | None = None) -> list[dict]:
+    parts = [Part(f"TASK: diagnose `{name}`"), _failure(failure), *_hits(knowledge),
+             Part(_previous(previous), 20, "earlier attempts"), Part(_kernel(name, text), 0, "kernel"),
+             Part("Answer in at most 6 lines of Markdown: **What** is wrong, **Where** (line), **Why**, and "
+                  "**Fix**: the smallest change that fixes it. No code blocks.")]
+    return _messages(parts, budget)
+
+
+def patch(name: str, text: str, failure: str, diagnosis: str, previous: list[tuple[str, str]],
+          edit_format: str = "auto", budget: Budget | None = None) -> list[dict]:
+    parts = [Part(f"TASK: patch `{name}`"), _failure(failure), Part(f"Diagnosis:\n{diagnosis}", 1, "diagnosis"),
+             Part(_previous(previous), 20, "earlier attempts"),
+             Part(_kernel(name, text, asked_format(edit_format) == "json"), 0, "kernel"),
+             Part(edit_rules(name, edit_format))]
+    return _messages(parts, budget)
 
 
 def optimize(name: str, text: str, *, workload: str, baseline: str, profile: str, menu: list[str],
-             previous: list[tuple[str, str]]) -> list[dict]:
-    parts = [f"TASK: optimize `{name}` by ONE change", f"Workload: {workload}. Current version: {baseline}.",
-             profile or "No profile is available: reason from the code.",
-             "Choose exactly ONE change from this menu, the one the profile signals point to:\n" + "\n".join(menu),
-             _previous(previous), _kernel(name, text),
-             "First line of your reply: `CHANGE: <the menu item>` and one sentence why. Then:\n"
-             + DIFF_RULES.format(name=name)
-             + "\nThe change must keep the kernel correct for every input size and alignment."]
-    return _messages("\n\n".join(p for p in parts if p))
+             previous: list[tuple[str, str]], edit_format: str = "auto", budget: Budget | None = None) -> list[dict]:
+    parts = [Part(f"TASK: optimize `{name}` by ONE change"), Part(f"Workload: {workload}. Current version: {baseline}."),
+             _failure(profile or "No profile is available: reason from the code."),
+             Part("Choose exactly ONE change from this menu, the one the profile signals point to:\n" + "\n".join(menu)),
+             Part(_previous(previous), 20, "earlier attempts"),
+             Part(_kernel(name, text, asked_format(edit_format) == "json"), 0, "kernel"),
+             Part("First line of your reply: `CHANGE: <the menu item>` and one sentence why. Then:\n"
+                  + edit_rules(name, edit_format)
+                  + "\nThe change must keep the kernel correct for every input size and alignment.")]
+    return _messages(parts, budget)
+
+
+def tools(name: str, text: str, task: str, context: str, *, edit_format: str = "auto", calls: int = 12,
+          budget: Budget | None = None) -> list[dict]:
+    """The opening of a tool-calling session (agent/tools.py): the task, what is known, the kernel,
+    and how to propose an edit."""
+    parts = [Part(f"TASK: {task} `{name}` with tools"), _failure(context),
+             Part(_kernel(name, text, asked_format(edit_format) == "json"), 0, "kernel"),
+             Part(f"You may call these tools, at most {calls} calls in all: check (compile), test (against the "
+                  "PyTorch reference), bench (time it), profile (Nsight Compute), knowledge_search (the CuTe "
+                  "knowledge base), cute_api (a CuTe name in the installed headers), and propose_patch. Investigate "
+                  "only as far as needed, then call propose_patch; its verdict comes back, and a verified patch "
+                  "ends the session. The `edit` argument of propose_patch follows these rules:\n"
+                  + edit_rules(name, edit_format))]
+    return _messages(parts, budget)
 
 
 ABI_SKELETON = """#include <cutegen/abi.h>
@@ -115,4 +204,4 @@ def generate(problem_name: str, problem_source: str, kernel_name: str, abi_heade
              f"The shape of a kernel file:\n```cuda\n{ABI_SKELETON}\n```",
              "Write a first correct CuTe kernel for it: handle every size (tails) and unaligned pointers, use "
              "64-bit indices, exact math. Reply with the complete file in one ```cuda block and nothing else."]
-    return _messages("\n\n".join(parts))
+    return _messages(parts)

@@ -4,17 +4,17 @@ that removes the API key, so no transcript can hold it (even if an endpoint echo
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from pathlib import Path
 
-from cutegen.records import SCHEMA_VERSION
+from cutegen.state import StateDir
+
+SCHEMA_VERSION = 1  # of a transcript's files
 
 
 def kernel_folder(state_dir: Path, kernel: Path) -> Path:
-    kernel = Path(kernel).resolve()
-    return Path(state_dir) / "agent" / f"{kernel.stem}-{hashlib.sha1(str(kernel).encode()).hexdigest()[:8]}"
+    return StateDir(state_dir).agent(kernel)
 
 
 class Transcript:

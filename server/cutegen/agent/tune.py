@@ -21,7 +21,7 @@ from pathlib import Path
 
 from cutegen.agent.loop import Proposal
 from cutegen.agent.patch import unified
-from cutegen.agent.verify import NOISE_FLOOR, Verifier
+from cutegen.agent.candidates import NOISE_FLOOR, Verifier
 from cutegen.build import Tier
 
 MAX_VARIANTS = 32
@@ -153,18 +153,25 @@ def _measure(kernel, text, verifier, result, shadows, current, stage) -> TuneRes
         why = f"no problem paired with {kernel.name}" if problem is None else "no GPU on this machine"
         result.message = f"built {len(built)} of {len(vs)} variants; not run: {why}, so no fastest one can be named"
         return result
-    from cutegen.harness.verify import verify_kernel
+    from cutegen.harness.run import verify_kernel
 
+    worker, note = verifier.candidate_worker(problem)  # variants are candidates: they run jailed
+    if worker is None:
+        result.message = f"built {len(built)} of {len(vs)} variants; not run: {note}, so no fastest one can be named"
+        return result
     for v, (shadow, builder) in zip(vs, shadows):
         if not v.built or verifier.cancel_event.is_set():
             continue
         stage(f"timing {_name(v.assignment)}")
-        rec = verify_kernel(shadow, builder, verifier.worker, problem=problem, trials=verifier.trials, timing=True,
+        rec = verify_kernel(shadow, builder, worker, problem=problem, trials=verifier.trials, timing=True,
                             state_dir=verifier.state_dir)
         v.verdict, v.message = rec["verdict"], rec["message"]
         if v.verdict == "pass":
             v.median_ms, v.spread = rec["timing"]["median_ms"], rec["timing"]["spread"]
-    return _choose(kernel, text, result, current)
+    result = _choose(kernel, text, result, current)
+    if note:
+        result.message += f" ({note})"
+    return result
 
 
 def _choose(kernel: Path, text: str, result: TuneResult, current: dict) -> TuneResult:

@@ -20,15 +20,19 @@ from typing import Callable
 
 from cutegen.build.cache import BuildCache, cache_key
 from cutegen.build.includes import user_headers
+from cutegen.build.inline_sources import as_cuda_file, cuda_sources, syntax_error
+from cutegen.build.launcher import missing_launcher
 from cutegen.diagnostics import condense, parse_log
 from cutegen.diagnostics.nvcc_log import RawMessage
 from cutegen.diagnostics.ptx import cp_async_local_diagnostics, trap_diagnostics
 from cutegen.diagnostics.resources import (
-    demangle, kernel_line, parse_ptxas_verbose, resource_diagnostics, short_kernel_name,
+    demangle, kernel_instantiation, kernel_line, parse_ptxas_verbose, resource_diagnostics, short_kernel_name,
 )
+from cutegen.harness.problem import find_problem
 from cutegen.model import CheckResult, Diagnostic, KernelResources, Severity
 from cutegen.settings import Settings
-from cutegen.toolchain import ABI_INCLUDE, Toolchain
+from cutegen.state import StateDir
+from cutegen.toolchain import ABI_INCLUDE, TORCH_NVCC_FLAGS, Toolchain, includes_torch, torch_include_dirs
 
 
 class Tier(str, Enum):
@@ -69,13 +73,17 @@ class Builder:
     def __init__(self, toolchain: Toolchain, settings: Settings, state_dir: Path):
         self.toolchain = toolchain
         self.settings = settings
-        self.cache = BuildCache(Path(state_dir) / "cache")
+        self.cache = BuildCache(StateDir(state_dir).build_cache)
         self._jobs: dict[str, _Job] = {}
         self._lock = threading.Lock()
+        self.jail = None  # a cutegen.sandbox.Jail: the compiler runs inside it (model-written candidates)
         # Library and system headers: everything else is the user's (asked for every frame of every message).
         self._system = tuple(os.path.realpath(s) + os.sep for s in (
             toolchain.cutlass_include, str(ABI_INCLUDE), toolchain.cuda_root, "/usr/include", "/usr/lib",
-            "/usr/local/include"))
+            "/usr/local/include", *torch_include_dirs(), *_isystem_dirs(settings.extra_flags)))
+        # Headers whose warnings are never the user's business (CuTe's are: a dropped host functor warns there).
+        self._quiet = tuple(os.path.realpath(s) + os.sep for s in (
+            *torch_include_dirs(), *_isystem_dirs(settings.extra_flags), "/usr/include"))
 
     # -- public API ---------------------------------------------------------------------------
 
@@ -89,7 +97,13 @@ class Builder:
         path = Path(path).resolve()
         data = text.encode() if text is not None else path.read_bytes()
         source = data.decode("utf-8", errors="replace")
-        flags = self._flags(tier, path)
+        compiled = source
+        if path.suffix == ".py":  # a ModelNew file: its load_inline CUDA sources, reported at the Python lines
+            inline = cuda_sources(source)
+            if not inline:
+                return self._not_cuda(tier, path, source)
+            compiled = as_cuda_file(path, inline)
+        flags = self._flags(tier, path, includes_torch(compiled))
         headers = user_headers(source, path.parent, [Path(d) for d in self.settings.include_dirs])
         # The path is part of the key: the cached log names the file, and two files with equal text must
         # not share diagnostics.
@@ -101,9 +115,9 @@ class Builder:
 
         entry = self.cache.entry(key)
         entry.mkdir(parents=True, exist_ok=True)
-        copy = entry / path.name
-        copy.write_bytes(data)
-        job_key = job or f"{tier.value}:{path}"
+        copy = entry / (path.name if path.suffix != ".py" else path.stem + ".cu")
+        copy.write_text(compiled)
+        job_key = job or self.job_key(tier, path)
         handle = self._start_job(job_key)
         try:
             outcome = self._compile(tier, path, copy, flags, handle, on_stage)
@@ -113,6 +127,11 @@ class Builder:
             self.cache.put(key, asdict(outcome))
         return self._result(tier, path, source, outcome, cached=False)
 
+    @staticmethod
+    def job_key(tier: Tier, path: str | Path) -> str:
+        """The default `job` of run(): cancel(job_key(tier, path)) stops a run started without one."""
+        return f"{tier.value}:{path}"
+
     def cancel(self, job: str) -> None:
         with self._lock:
             handle = self._jobs.get(job)
@@ -121,10 +140,12 @@ class Builder:
 
     # -- compiling ----------------------------------------------------------------------------
 
-    def _flags(self, tier: Tier, path: Path) -> list[str]:
+    def _flags(self, tier: Tier, path: Path, torch: bool = False) -> list[str]:
         tc, s = self.toolchain, self.settings
         flags = ["-std=c++17", *tc.gencode, "-lineinfo", f"-I{tc.cutlass_include}", f"-I{ABI_INCLUDE}", f"-I{path.parent}"]
         flags += [f"-I{d}" for d in s.include_dirs]
+        if torch:  # as torch.utils.cpp_extension compiles it; -isystem: torch's own warnings are not the user's
+            flags += [f for d in torch_include_dirs() for f in ("-isystem", d)] + list(TORCH_NVCC_FLAGS)
         if tier is Tier.BUILD:
             # -cudart shared: the library uses the process's one CUDA runtime (torch's), which Nsight Compute
             # intercepts; a statically linked runtime hides the kernels from ncu.
@@ -162,25 +183,42 @@ class Builder:
         ptx = Path(o.artifact) if tier is Tier.CHECK and o.artifact else None
         diagnostics, resources = self._diagnose(o.log, path, source, ptx)
         if o.timed_out:
-            diagnostics.insert(0, _file_level(path, f"nvcc did not finish within {o.timeout:.0f} s "
-                                                     f"(setting cutegen.{tier.value}Timeout)", "timeout"))
+            diagnostics.insert(0, _file_level(path, f"nvcc did not finish within {o.timeout:g} s "
+                                                     f"(setting {self.settings.name_of(tier.value + '_timeout')})", "timeout"))
         elif o.returncode != 0 and not o.cancelled and not any(d.severity is Severity.ERROR for d in diagnostics):
             tail = "\n".join(o.log.strip().splitlines()[-3:]) or f"exit code {o.returncode}"
             diagnostics.insert(0, _file_level(path, f"nvcc failed: {tail}", "nvcc-failed"))
+        if o.returncode == 0 and path.suffix != ".py":
+            problem = find_problem(path, self.settings.problem)
+            warning = missing_launcher(path, source, problem) if problem else None
+            diagnostics += [warning] if warning else []
         ok = o.returncode == 0 and o.ptxas_ok and not o.cancelled and not any(
             d.severity is Severity.ERROR for d in diagnostics)
         return CheckResult(file=str(path), tier=tier.value, ok=ok, diagnostics=diagnostics, resources=resources,
                            raw_log=o.log, command=o.command, seconds=0.0 if cached else o.seconds, cached=cached,
                            artifact=o.artifact if ok else None, cancelled=o.cancelled)
 
+    def _not_cuda(self, tier: Tier, path: Path, source: str) -> CheckResult:
+        message = ("no CUDA to check: cutegen checks .cu kernels and ModelNew files whose CUDA sources are passed "
+                   "to load_inline(cuda_sources=...) as string literals or names bound to them")
+        d = _file_level(path, message, "no-cuda-sources")
+        broken = syntax_error(source)
+        if broken:  # the strings cannot be found in a file Python cannot read: say that, where
+            d = _file_level(path, f"Python syntax error: {broken[1]} (the load_inline sources cannot be read)",
+                            "python-syntax")
+            d.line = broken[0]
+        return CheckResult(file=str(path), tier=tier.value, ok=False, diagnostics=[d], resources=[], raw_log="",
+                           command=[], seconds=0.0)
+
     def _diagnose(self, log: str, path: Path, source: str, ptx: Path | None) -> tuple[list[Diagnostic], list[KernelResources]]:
-        messages = parse_log(log)
+        messages = [m for m in parse_log(log) if not (m.severity == "warning" and m.file and self._is_quiet(m.file))]
         lines = _LineCache(path, source)
         diagnostics = condense(messages, str(path), self._is_user, lines)
         resources = parse_ptxas_verbose(log)
         readable = demangle([k.mangled for k in resources], self.toolchain.tool("cu++filt") or self.toolchain.tool("c++filt"))
         for k in resources:
             k.name = short_kernel_name(readable.get(k.mangled, k.mangled))
+            k.instantiation = kernel_instantiation(readable.get(k.mangled, k.mangled))
             k.line = kernel_line(source, k.name)
         diagnostics += _ptxas_messages(messages, path, source, readable)
         diagnostics += resource_diagnostics(resources, str(path))
@@ -189,6 +227,9 @@ class Builder:
             diagnostics += trap_diagnostics(text, source, str(path), self.toolchain.arch)
             diagnostics += cp_async_local_diagnostics(text, source, str(path), max((k.stack_bytes for k in resources), default=0))
         return diagnostics, resources
+
+    def _is_quiet(self, file: str) -> bool:
+        return os.path.realpath(file).startswith(self._quiet)
 
     def _is_user(self, file: str) -> bool:
         return not os.path.realpath(file).startswith(self._system)
@@ -210,6 +251,8 @@ class Builder:
                 del self._jobs[key]
 
     def _run(self, command: list[str], job: _Job, timeout: float) -> _Step:
+        if self.jail is not None:
+            command = self.jail.compile_command(command)
         with job.lock:
             if job.cancelled:
                 return _Step(-1, "")
@@ -237,6 +280,17 @@ def _kill(proc: subprocess.Popen) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
+
+
+def _isystem_dirs(flags: list[str]) -> list[str]:
+    """Directories the user marked as system headers (`-isystem DIR` or `-isystemDIR`)."""
+    out = []
+    for i, f in enumerate(flags):
+        if f == "-isystem" and i + 1 < len(flags):
+            out.append(flags[i + 1])
+        elif f.startswith("-isystem") and len(f) > len("-isystem"):
+            out.append(f[len("-isystem"):])
+    return out
 
 
 def _file_level(path: Path, message: str, code: str) -> Diagnostic:

@@ -12,8 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from cutegen.diagnostics.cute_types import cute_notation, template_bindings
-from cutegen.diagnostics.nvcc_log import Frame, RawMessage
+from cutegen.diagnostics.arguments import argument_position
+from cutegen.diagnostics.cute_types import compact_type, cute_notation, drop_strides, template_bindings
+from cutegen.diagnostics.macros import macro_position
+from cutegen.diagnostics.nvcc_log import INCLUDE, Frame, RawMessage
+from cutegen.diagnostics.structure import localise
+from cutegen.diagnostics.text import ELLIPSIS, fit, top_level_items
 from cutegen.model import Diagnostic, Location, Severity
 
 SourceLines = Callable[[str], list[str]]  # file path → its lines (empty list when unreadable)
@@ -22,6 +26,13 @@ _CASCADE_MARKERS = ("<error-type>", "<error-constant>", "<unknown-type>", "canno
                     "cannot deduce the return type")
 _ASSERT_WITH_TEXT = re.compile(r'^static assertion failed with "(?P<text>.*)"$')
 _MAX_MESSAGE = 240
+_PARSING_RESTARTS = "12-D"  # "warning #12-D: parsing restarts here after previous syntax error": noise
+# Failures whose words do not say what to do.
+_HINTS = {
+    "c10/cuda/impl/cuda_cmake_macros.h": "this PyTorch has no CUDA headers (a CPU-only build): check with a CUDA "
+                                         "build of torch, or drop the c10/cuda includes",
+    "Unsupported gpu architecture": "this nvcc cannot build for it: choose another target arch",
+}
 
 
 @dataclass
@@ -31,12 +42,13 @@ class _Anchored:
     line: int
     col: int | None
     via: Frame | None  # the user frame that located it, or None when the message is in user code itself
+    macro_line: int | None = None  # the macro invocation the error was reported at, when moved inside it
 
 
 def condense(messages: list[RawMessage], main_file: str, is_user: Callable[[str], bool], lines: SourceLines) -> list[Diagnostic]:
     groups: dict[tuple[str, int], list[_Anchored]] = {}
     for msg in messages:
-        if msg.tool not in ("edg", "host", "nvcc") or msg.severity == "remark":
+        if msg.tool not in ("edg", "host", "nvcc") or msg.severity == "remark" or msg.code == _PARSING_RESTARTS:
             continue
         anchored = _anchor(msg, main_file, is_user, lines)
         groups.setdefault((anchored.file, anchored.line), []).append(anchored)
@@ -58,7 +70,7 @@ def condense(messages: list[RawMessage], main_file: str, is_user: Callable[[str]
             first.related.append(Location(diagnostic.file, diagnostic.line, diagnostic.col, "same error here"))
             continue
         out.append(diagnostic)
-    return out
+    return localise(out, main_file, lines(main_file))
 
 
 def _same_cause(earlier: list[Diagnostic], d: Diagnostic) -> Diagnostic | None:
@@ -70,11 +82,47 @@ def _same_cause(earlier: list[Diagnostic], d: Diagnostic) -> Diagnostic | None:
 
 def _anchor(msg: RawMessage, main_file: str, is_user: Callable[[str], bool], lines: SourceLines) -> _Anchored:
     if msg.file and is_user(msg.file):
-        return _Anchored(msg, msg.file, msg.line or 1, msg.col, None)
+        source = lines(msg.file)
+        inside = macro_position(source, msg.line or 0, msg.echo, msg.col)
+        line, col = inside or (msg.line or 1, msg.col)
+        argument = _mismatched_argument(msg)
+        if argument:  # "argument #k does not match": the argument, which may be lines below the call
+            line, col = argument_position(source, line, col, argument) or (line, col)
+        if msg.text == 'expected a ";"':
+            line, col = _end_of_previous_statement(source, line, col)
+        moved = inside is not None and inside[0] != msg.line
+        return _Anchored(msg, msg.file, line, col, None, macro_line=msg.line if moved else None)
     for frame in msg.frames:  # innermost first
         if is_user(frame.file):
             return _Anchored(msg, frame.file, frame.line, None, frame)
     return _Anchored(msg, main_file, _named_user_symbol_line(msg.text, lines(main_file)), None, None)
+
+
+# Nothing but declaration specifiers before the caret: the next declaration starts there.
+_SPECIFIERS_ONLY = re.compile(r'^\s*(?:(?:__\w+__|static|inline|constexpr|extern\s+"C"|CUTEGEN_EXPORT|CUTE_\w+)\s*)*$')
+
+
+def _end_of_previous_statement(source: list[str], line: int, col: int | None) -> tuple[int, int | None]:
+    """EDG puts a missing `;` at the next token; when that token starts its line, the `;` belongs at the end of
+    the code line before (where a fixer types it)."""
+    if not 0 < line <= len(source) or col is None:
+        return line, col
+    text = source[line - 1]
+    if not _SPECIFIERS_ONLY.match(text[: col - 1]):
+        return line, col
+    for n in range(line - 1, 0, -1):
+        code = source[n - 1].split("//")[0].rstrip()
+        if code.strip():
+            return n, len(code) + 1
+    return line, col
+
+
+def _mismatched_argument(msg: RawMessage) -> int | None:
+    for note in msg.note_places:
+        found = _ARG_MISMATCH.search(note.what)
+        if found:
+            return int(found["n"])
+    return None
 
 
 def _named_user_symbol_line(text: str, source: list[str]) -> int:
@@ -116,17 +164,17 @@ def _is_cascade(m: RawMessage) -> bool:
 def _diagnostic(a: _Anchored, members: list[_Anchored], is_user, lines: SourceLines) -> Diagnostic:
     m = a.msg
     root, comment = _root_text(m, lines)
-    api = _api_name(a.via.what) if a.via else ""
-    bindings = _layout_bindings(a.via.what) if a.via else {}
-    message = root
-    if api:
-        message += f" — in {api}"
-    if bindings:
-        message += " [" + ", ".join(f"{k} = {v}" for k, v in list(bindings.items())[:3]) + "]"
-    if a.file != m.file and not a.via and m.file:
-        message = f"{_short_path(m.file)}:{m.line}: {message}"
-    if len(message) > _MAX_MESSAGE:
-        message = message[: _MAX_MESSAGE - 1] + "…"
+    included = a.via is not None and a.via.what == INCLUDE
+    api = _api_name(a.via.what) if a.via and not included else ""
+    bindings = _bindings(a.via.what) if a.via and not included else {}
+    prefix = ""
+    if a.file != m.file and (not a.via or included) and m.file:
+        prefix = f"{_short_path(m.file)}:{m.line}: "
+    if m.tool == "nvcc":  # nvcc's own refusal (unknown arch, unknown input): its words, said to be nvcc's
+        prefix = f"nvcc {m.severity}: "
+    elif m.tool == "host" and not m.file:  # the host compiler refusing a flag: say it is the host compiler
+        prefix = f"host compiler {m.severity}: "
+    message = _compose(prefix, root, api, bindings, _decisive_notes(m, bool(m.file) and is_user(m.file)), m.source_line)
 
     text = lines(a.file)
     src = text[a.line - 1] if 0 < a.line <= len(text) else ""
@@ -136,6 +184,9 @@ def _diagnostic(a: _Anchored, members: list[_Anchored], is_user, lines: SourceLi
     related = []
     if m.file and not is_user(m.file) and m.line:
         related.append(Location(m.file, m.line, 1, "root cause: " + ("static_assert" if "static assertion" in m.text else "error") + " here"))
+    related += [r for r in _note_locations(m, is_user) if (r.file, r.line) != (a.file, a.line)]
+    if a.macro_line:
+        related.append(Location(a.file, a.macro_line, 1, "inside the macro invocation nvcc reports (at its first line)"))
     outer = _outermost_user_frame(m, is_user)
     if outer and (outer.file, outer.line) != (a.file, a.line):
         related.append(Location(outer.file, outer.line, 1, "instantiated from here"))
@@ -161,7 +212,8 @@ def _root_text(m: RawMessage, lines: SourceLines) -> tuple[str, str]:
     if m.text.startswith("static assertion failed"):
         expr = _asserted_expression(m.source_line)
         return f"static assertion failed: {expr}" if expr else "static assertion failed", _comment_above(m, lines)
-    return cute_notation(m.text), ""
+    hints = [h for key, h in _HINTS.items() if key in m.text]
+    return cute_notation(m.text) + "".join(f" ({h})" for h in hints), ""
 
 
 def _asserted_expression(source_line: str) -> str:
@@ -207,14 +259,124 @@ def _api_name(what: str) -> str:
     return words[-1] if words else ""
 
 
-def _layout_bindings(what: str) -> dict[str, str]:
-    """Template arguments of the user's call that are CuTe layouts/tensors/tuples, in CuTe notation."""
+def _bindings(what: str) -> dict[str, str]:
+    """Template arguments of the user's call in CuTe notation, whole: the decisive one may be a layout, a bare
+    copy op where a Copy_Atom was needed, or a raw array (`Iterator = float [4]`). Empty packs are left out."""
     out = {}
     for k, v in template_bindings(what).items():
-        if "cute::" in v and ("Layout" in v or "tuple" in v or "Tensor" in v):
-            pretty = cute_notation(v)
-            out[k] = pretty if len(pretty) <= 90 else pretty[:89] + "…"
+        if v not in ("<>", "") and not k.startswith("<"):
+            out[k] = compact_type(cute_notation(v))
     return out
+
+
+def _compose(prefix: str, root: str, api: str, bindings: dict[str, str], notes: list[str], asserted: str = "") -> str:
+    """One line of at most _MAX_MESSAGE characters. Long parts shrink in order of how little they say (strides,
+    then whole bindings); a cut never falls inside a type, and every cut is marked with an ellipsis."""
+    head, _, args = root.partition("; argument types are: ")
+    message = prefix + head + "".join(f" ({n})" for n in notes)
+    if api and api not in head:
+        message += f" — in {api}"
+    if args and any(n.startswith("argument #") for n in notes):
+        return fit(message, _MAX_MESSAGE)  # the note names the argument and its type: the full list adds nothing
+    if args:  # an overload that does not match: the argument types are the bindings that decide
+        items = [compact_type(x) for x in top_level_items(args)]
+        shapes = [drop_strides(x) for x in items]
+        forms = (items, shapes, [_ENGINE.sub("Tensor<", x) for x in shapes])
+        for n in range(len(items), 0, -1):  # all arguments in a shorter form before fewer arguments
+            for form in forms:
+                full = message + "; argument types are: (" + ", ".join(form[:n]) + (", …)" if n < len(items) else ")")
+                if len(full) <= _MAX_MESSAGE:
+                    return full
+        return fit(message, _MAX_MESSAGE)
+    if bindings:
+        named = set(re.findall(r"\w+", asserted))  # the parameters the failing line itself names decide
+        ranked = dict(sorted(bindings.items(), key=lambda kv: -1 if kv[0] in named else _binding_rank(*kv)))
+        for form in (ranked, {k: drop_strides(v) for k, v in ranked.items()}):
+            shown = [f"{k} = {v}" for k, v in form.items()]
+            while shown and len(message) + len(", ".join(shown)) + 6 > _MAX_MESSAGE:
+                shown.pop()
+            if len(shown) == len(form):
+                return message + " [" + ", ".join(shown) + "]"
+        if shown:
+            return message + " [" + ", ".join(shown) + ", " + ELLIPSIS + "]"
+    return fit(message, _MAX_MESSAGE)
+
+
+_ENGINE = re.compile(r"Tensor<(?:rmem|smem|gmem) [^,<>]*, ")
+_LAYOUTISH = re.compile(r"^\(|^Tensor<|:|^_\d")
+
+
+def _binding_rank(name: str, value: str) -> int:
+    """Layouts, tensors and tuples first (what CuTe asserts compare), then other types; engines last."""
+    if name.endswith("Engine") or value.startswith(("ArrayEngine", "ViewEngine")) or name in ("TV", "Tiler"):
+        return 2
+    return 0 if _LAYOUTISH.search(value) else 1
+
+
+_ARG_MISMATCH = re.compile(r'"(?P<name>[^"]+)" does not match because argument #(?P<n>\d+) does not match parameter')
+
+
+def _decisive_notes(m: RawMessage, users_call: bool) -> list[str]:
+    """EDG notes that say why a candidate was rejected (which argument, which parameter), not only that it was;
+    the argument's type and the parameter's declaration spelled out."""
+    out = []
+    for note in m.note_places:
+        found = _ARG_MISMATCH.search(note.what)
+        if found:
+            k = int(found["n"])
+            args = top_level_items(m.text.partition("; argument types are: ")[2])
+            params = _parameters(note.echo, found["name"])
+            arg = f" ({args[k - 1]})" if 0 < k <= len(args) else ""
+            param = f" `{params[k - 1]}`" if 0 < k <= len(params) else ""
+            out.append(f"argument #{k}{arg} does not match parameter #{k}{param} of {found['name']}")
+        elif "because" in note.what:
+            out.append(note.what)
+    deduction = [n.what for n in m.note_places if "failed deduction" in n.what]
+    if not out and len(deduction) == 1 and len(m.note_places) == 1:  # the one candidate: why is in the arguments
+        out.append(deduction[0])
+    # Parameter counts only for the user's own call: inside a library, EDG lists just some of the candidates.
+    return out[:2] or (_parameter_counts(m) if users_call else [])
+
+
+_PARAM_COUNT = re.compile(r'number of parameters of function template "(?P<decl>[^"]+)" does not match the call')
+
+
+def _parameter_counts(m: RawMessage) -> list[str]:
+    """'no instance matches' when the call has the wrong number of arguments: the closest candidate's signature."""
+    given = len(top_level_items(m.text.partition("; argument types are: ")[2]))
+    candidates = []
+    for note in m.note_places:
+        found = _PARAM_COUNT.search(note.what)
+        if found:
+            name, _, params = found["decl"].partition("(")
+            candidates.append((name, top_level_items("(" + params)))
+    if not given or not candidates:
+        return []
+    name, params = min(candidates, key=lambda c: abs(len(c[1]) - given))
+    if len(params) == given:
+        return []
+    signature = f"{compact_type(name)}({', '.join(compact_type(p) for p in params)})"
+    return [f"{given} arguments given; the closest candidate takes {len(params)}: {signature}"]
+
+
+def _parameters(declaration: str, name: str) -> list[str]:
+    """'void gemm_device(const float* A, const float* B)' → ['const float* A', 'const float* B']."""
+    at = declaration.find(name + "(")
+    if at < 0:
+        return []
+    rest = declaration[at + len(name):]
+    depth = 0
+    for i, c in enumerate(rest):
+        depth += c in "(<["
+        depth -= c in ")>]"
+        if depth == 0:
+            return top_level_items(rest[: i + 1])
+    return top_level_items(rest.rstrip(",") + ")")[:-1] if "," in rest else []  # a declaration that goes on
+
+
+def _note_locations(m: RawMessage, is_user) -> list[Location]:
+    """Notes in the user's own code (the template whose parameter does not match, the brace to match)."""
+    return [Location(n.file, n.line, 1, "note: " + n.what) for n in m.note_places if is_user(n.file)][:3]
 
 
 def _outermost_user_frame(m: RawMessage, is_user) -> Frame | None:
@@ -239,9 +401,10 @@ def _header_ref(m: RawMessage, is_user) -> str:
 def _short_path(path: str) -> str:
     """'/…/include/cute/algorithm/copy.hpp' → 'cute/algorithm/copy.hpp'."""
     parts = Path(path).parts
-    for anchor in ("cute", "cutlass", "cutegen"):
+    for anchor in ("cute", "cutlass", "cutegen", "c10", "ATen", "pybind11", "torch"):
         if anchor in parts:
-            return "/".join(parts[parts.index(anchor):])
+            last = len(parts) - 1 - parts[::-1].index(anchor)  # torch/include/torch/...: the inner one
+            return "/".join(parts[last:])
     return Path(path).name
 
 
@@ -253,10 +416,11 @@ def _explanation(root, comment, a: _Anchored, members, api, bindings) -> str:
         md.append(f"Raised inside `{api}`, called on this line.")
     for k, v in bindings.items():
         md.append(f"- `{k}` = `{v}`")
-    if a.msg.file:
-        md.append(f"Asserted at `{_short_path(a.msg.file)}:{a.msg.line}`.")
+    if a.msg.file and (a.msg.file, a.msg.line) != (a.file, a.line):
+        verb = "Asserted" if "static assertion" in a.msg.text else "Reported"
+        md.append(f"{verb} at `{_short_path(a.msg.file)}:{a.msg.line}`.")
     others = [x.msg for x in members if x is not a]
     if others:
         md.append(f"{len(others)} more error(s) on this line follow from the same cause:")
-        md += [f"- {cute_notation(o.text)[:160]}" for o in others[:5]]
+        md += [f"- {fit(cute_notation(o.text), 200)}" for o in others[:5]]
     return "\n\n".join(md)

@@ -150,3 +150,46 @@ def template_bindings(what: str) -> dict[str, str]:
             k, v = p.split("=", 1)
             out[k.strip()] = v.strip()
     return out
+
+
+_NOISE = re.compile(r"\b(?:cute|cutlass)::|(?<=\d)UL?\b|(?<=\d)L\b")
+_CONST_CUTE = re.compile(r"\bconst (?=(?:cute|cutlass)::)")
+
+
+def compact_type(text: str) -> str:
+    """CuTe/CUTLASS namespaces (and the const on such objects) and integer suffixes dropped: 'const
+    cute::Tensor<rmem cutlass::half_t[64UL], …>' → 'Tensor<rmem half_t[64], …>'; `const float *` stays (it can
+    be what mismatches). For messages only; the explanation keeps nvcc's spelling."""
+    return _NOISE.sub("", _CONST_CUTE.sub("", text)).replace(" &", "&").strip()
+
+
+def drop_strides(text: str) -> str:
+    """'Tensor<rmem float[32], ((_2,_2),_2,_4):((_1,_2),_4,_8)>' → 'Tensor<rmem float[32], ((_2,_2),_2,_4)>': a
+    layout's shape only (its rank and extents are what mismatches; the strides are the long part)."""
+    out, i = [], 0
+    while i < len(text):
+        c = text[i]
+        if c == ":" and text[i - 1 : i] != ":" and text[i + 1 : i + 2] != ":":
+            i = _end_of_term(text, i + 1)
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def _end_of_term(text: str, i: int) -> int:
+    depth = 0
+    while i < len(text):
+        c = text[i]
+        if c in "(<[":
+            depth += 1
+        elif c in ")>]":
+            if depth == 0:
+                return i
+            depth -= 1
+        elif c == "," and depth == 0:
+            return i
+        elif c == " " and depth == 0:
+            return i
+        i += 1
+    return i

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 import subprocess
 
+from cutegen.diagnostics.cute_types import compact_type, cute_notation
+from cutegen.diagnostics.text import fit
 from cutegen.model import Diagnostic, KernelResources, Severity
 
 _ENTRY = re.compile(r"Compiling entry function '(?P<name>[^']+)' for '(?P<arch>[^']+)'")
@@ -56,6 +58,30 @@ def short_kernel_name(readable: str) -> str:
     return head.split()[-1].split("::")[-1] if head else readable
 
 
+def kernel_instantiation(readable: str, limit: int = 120) -> str:
+    """'void ns::k<float, 512>(const float *, int)' → 'k<float, 512>': the name with its template arguments
+    (in CuTe notation, shortened between arguments, never inside one)."""
+    head = _before_parameters(readable)
+    name = short_kernel_name(readable)
+    at = head.find(name + "<")
+    if at < 0:
+        return name
+    return fit(compact_type(cute_notation(head[at:].strip())), limit)
+
+
+def _before_parameters(readable: str) -> str:
+    """The text before the parameter list: the first '(' outside template brackets."""
+    depth = 0
+    for i, c in enumerate(readable):
+        if c == "<":
+            depth += 1
+        elif c == ">":
+            depth -= 1
+        elif c == "(" and depth == 0:
+            return readable[:i]
+    return readable
+
+
 def kernel_line(source: str, name: str) -> int | None:
     """The line of the `__global__` that declares `name` (the first one: templates are declared once)."""
     pattern = re.compile(rf"__global__[^;{{]*?\b{re.escape(name)}\s*\(", re.S)
@@ -74,12 +100,12 @@ def resource_diagnostics(kernels: list[KernelResources], file: str) -> list[Diag
         line = k.line or 1
         if k.spill_stores or k.spill_loads:
             out.append(_at(file, line, Severity.WARNING, "ptxas-spill",
-                f"{k.name} spills registers to local memory: {k.spill_stores} bytes spill stores, {k.spill_loads} bytes spill loads "
+                f"{k.instantiation or k.name} spills registers to local memory: {k.spill_stores} bytes spill stores, {k.spill_loads} bytes spill loads "
                 f"({k.registers} registers used). Lower register pressure (smaller per-thread tiles, fewer live "
                 "fragments) or allow more registers per thread (__launch_bounds__).", k))
         elif k.stack_bytes:
             out.append(_at(file, line, Severity.WARNING, "ptxas-stack",
-                f"{k.name} uses a {k.stack_bytes} B stack frame: a local array indexed at run time, or a "
+                f"{k.instantiation or k.name} uses a {k.stack_bytes} B stack frame: a local array indexed at run time, or a "
                 "non-inlined call, lives in local memory (slow). Index register arrays only with "
                 "compile-time constants.", k))
         out.append(_at(file, line, Severity.INFO, "ptxas-resources", k.summary(), k))

@@ -6,25 +6,9 @@ patterns are recognized with reductions over the mismatch mask.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-
 import torch
 
-
-@dataclass
-class Mismatch:
-    message: str  # one line: what is wrong, how much, where
-    pattern: str  # "tail", "row-tail", "periodic", "tile-blocks", "everything", "nan", "scattered", "shape", ...
-    bad: int = 0
-    total: int = 0
-    max_abs: float = 0.0
-    max_rel: float = 0.0
-    first_bad_index: list[int] | None = None
-    expected: float | None = None  # at the first bad index
-    got: float | None = None
-
-    def to_json(self) -> dict:
-        return asdict(self)
+from cutegen.harness.verdicts import Mismatch
 
 
 def compare(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float) -> Mismatch | None:

@@ -13,20 +13,24 @@ import torch
 from cutegen.harness.abi import KernelLibrary
 from cutegen.harness.compare import compare
 from cutegen.harness.problem import Problem
+from cutegen.harness.verdicts import Verdict
 from cutegen.harness.timing import throughput, time_interleaved
 
 SUSPICIOUS_SPEEDUP = 10.0  # over eager: re-verified with extra trials before it is believed
 
 
-class Verdict(Exception):
-    """A failed check: `name` is the verdict, `message` says what was seen."""
+class Failed(Exception):
+    """A failed check: `verdict` names it, `message` says what was seen."""
 
-    def __init__(self, name: str, message: str, **details):
+    def __init__(self, verdict: Verdict, message: str, **details):
         super().__init__(message)
-        self.name, self.message, self.details = name, message, details
+        self.verdict, self.message, self.details = Verdict(verdict), message, details
+
+    def to_json(self) -> dict:
+        return {"verdict": self.verdict.value, "message": self.message, **self.details}
 
 
-def verify(problem: Problem, lib: KernelLibrary, *, trials: int, seed: int, timing: bool, baselines: list[str]) -> dict:
+def judge(problem: Problem, lib: KernelLibrary, *, trials: int, seed: int, timing: bool, baselines: list[str]) -> dict:
     """`lib` is anything called as lib(inputs, outputs, stream) -> error code: a KernelLibrary on the GPU, or
     a Python stand-in on the CPU (the checks themselves are device-agnostic; timing needs CUDA)."""
     model = problem.make_model(seed).to(_device()).eval()
@@ -34,7 +38,7 @@ def verify(problem: Problem, lib: KernelLibrary, *, trials: int, seed: int, timi
         buffers, outs = _trial(problem, model, lib, seed, None, None)
         for t in range(1, trials):
             buffers, outs = _trial(problem, model, lib, seed + t, buffers, outs)
-        result = {"verdict": "pass", "trials": trials, "message": f"correct on {trials} trials with fresh random inputs"}
+        result = {"verdict": Verdict.PASS.value, "trials": trials, "message": f"correct on {trials} trials with fresh random inputs"}
         if timing:
             result.update(_times(problem, model, lib, buffers, outs, baselines))
             speedup = result.get("speedup_vs_eager", 0.0)
@@ -59,7 +63,7 @@ def _fresh_inputs(problem: Problem) -> list[torch.Tensor]:
         inputs = problem.make_inputs()
     bad = [type(x).__name__ for x in inputs if not isinstance(x, torch.Tensor)]
     if bad:
-        raise Verdict("problem-error", f"get_inputs() returned non-tensor values ({', '.join(bad)}); the kernel ABI "
+        raise Failed(Verdict.PROBLEM_ERROR, f"get_inputs() returned non-tensor values ({', '.join(bad)}); the kernel ABI "
                                        "passes tensors only")
     return [x.to(_device()).contiguous() for x in inputs]
 
@@ -83,17 +87,17 @@ def _trial(problem, model, lib, seed, buffers, prev_outs):
     stream = torch.cuda.current_stream() if torch.cuda.is_available() else None
     code = lib(buffers, outs, stream)
     if code != 0:
-        raise Verdict("launch-error", f"cutegen_forward returned {code} (a cudaError_t: {_cuda_error_name(code)})")
+        raise Failed(Verdict.LAUNCH_ERROR, f"cutegen_forward returned {code} (a cudaError_t: {_cuda_error_name(code)})")
     if stream is not None:
         stream.synchronize()  # what the caller's stream promises now...
     on_return = [o.clone() for o in outs]
     _sync()  # ...and what the whole device finished later
     if any(not _same_bits(a, b) for a, b in zip(on_return, outs)):
-        raise Verdict("other-stream", "outputs changed after the call's stream was done: work runs on another "
+        raise Failed(Verdict.OTHER_STREAM, "outputs changed after the call's stream was done: work runs on another "
                                       "stream and is not finished when cutegen_forward returns")
     for b, x in zip(before, buffers):
         if not _same_bits(b, x):
-            raise Verdict("inputs-mutated", "the kernel wrote into its inputs (they must stay unchanged)")
+            raise Failed(Verdict.INPUTS_MUTATED, "the kernel wrote into its inputs (they must stay unchanged)")
     for i, (o, r) in enumerate(zip(outs, refs)):
         _check_output(problem, i, o, r, prev_outs[i] if prev_outs else None, seed)
     return buffers, outs
@@ -104,15 +108,15 @@ def _check_output(problem, i, out, ref, prev, seed):
         first = out.reshape(-1)[0]
         if bool((out == first).all()) and not bool((ref == ref.reshape(-1)[0]).all()):
             kind = "zero" if float(first) == 0.0 else f"constant ({float(first):.6g})"
-            raise Verdict("constant-output", f"output {i} is {kind} everywhere; the reference is not")
+            raise Failed(Verdict.CONSTANT_OUTPUT, f"output {i} is {kind} everywhere; the reference is not")
     atol, rtol = problem.tolerance(str(ref.dtype).removeprefix("torch."))
     mismatch = compare(out, ref, atol, rtol)
     if mismatch is None:
         return
     if prev is not None and _same_bits(out, prev):
-        raise Verdict("cached-results", "new input values gave bit-identical outputs to the previous call: results "
+        raise Failed(Verdict.CACHED_RESULTS, "new input values gave bit-identical outputs to the previous call: results "
                                         "are cached across calls instead of computed", mismatch=mismatch.to_json())
-    raise Verdict("mismatch", f"output {i}: {mismatch.message} (atol={atol:g}, rtol={rtol:g}, seed {seed})",
+    raise Failed(Verdict.MISMATCH, f"output {i}: {mismatch.message} (atol={atol:g}, rtol={rtol:g}, seed {seed})",
                   mismatch=mismatch.to_json())
 
 

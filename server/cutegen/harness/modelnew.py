@@ -5,21 +5,16 @@ testable with the same checks; its compile errors are mapped back to lines of th
 from __future__ import annotations
 
 import importlib.util
-import re
 import sys
 from pathlib import Path
 
 import torch
 
-from cutegen.diagnostics import parse_log
-from cutegen.harness.gpu_checks import Verdict
+from cutegen.build.inline_sources import is_modelnew, map_build_errors  # noqa: F401 (is_modelnew: re-exported)
+from cutegen.harness.gpu_checks import Failed
 from cutegen.harness.problem import Problem
-from cutegen.model import Diagnostic, Severity
-
-
-def is_modelnew(path: str | Path) -> bool:
-    p = Path(path)
-    return p.suffix == ".py" and re.search(r"^class\s+ModelNew\b", p.read_text(errors="replace"), re.M) is not None
+from cutegen.harness.verdicts import Verdict
+from cutegen.model import Diagnostic
 
 
 class ModelNewAdapter:
@@ -39,13 +34,13 @@ class ModelNewAdapter:
         result = self.model(*inputs)
         results = list(result) if isinstance(result, (tuple, list)) else [result]
         if len(results) != len(outputs):
-            raise Verdict("mismatch", f"ModelNew returned {len(results)} outputs, the reference {len(outputs)}")
+            raise Failed(Verdict.MISMATCH, f"ModelNew returned {len(results)} outputs, the reference {len(outputs)}")
         for r, o in zip(results, outputs):
             if not isinstance(r, torch.Tensor):
-                raise Verdict("mismatch", f"ModelNew returned a {type(r).__name__}, not a tensor")
+                raise Failed(Verdict.MISMATCH, f"ModelNew returned a {type(r).__name__}, not a tensor")
             for x in inputs:
                 if _shares_memory(r, x):
-                    raise Verdict("output-aliases-input", "ModelNew returned (a view of) its input as the output: "
+                    raise Failed(Verdict.OUTPUT_ALIASES_INPUT, "ModelNew returned (a view of) its input as the output: "
                                                           "the result must be written to new memory")
             o.copy_(r)
         return 0
@@ -73,39 +68,3 @@ class BuildFailed(Exception):
     def __init__(self, log: str, diagnostics: list[Diagnostic]):
         super().__init__(diagnostics[0].message if diagnostics else "load_inline failed to build the extension")
         self.log, self.diagnostics = log, diagnostics
-
-
-def map_build_errors(log: str, py_file: Path) -> list[Diagnostic]:
-    """nvcc errors in load_inline's generated cuda.cu/main.cpp → the lines of the Python file holding that code.
-
-    The generated file is the user's string plus a few include lines torch adds, so a line's text identifies
-    its place in the Python file; where a text repeats, the neighbouring lines decide."""
-    py_lines = py_file.read_text(errors="replace").splitlines()
-    out: list[Diagnostic] = []
-    for m in parse_log(log):
-        if m.severity not in ("error", "fatal") or not m.file:
-            continue
-        generated = Path(m.file)
-        line = _locate(generated, m.line or 0, py_lines) if generated.exists() else None
-        text = line and py_lines[line - 1]
-        col = (len(text) - len(text.lstrip()) + 1) if text else 1
-        out.append(Diagnostic(file=str(py_file), line=line or 1, col=col, end_col=max(col + 1, len(text or "") + 1),
-                              severity=Severity.ERROR, message=m.text, code=f"edg-{m.code}" if m.code else "load-inline",
-                              root=m.text, data={"generated": f"{generated.name}:{m.line}"}))
-    return out
-
-
-def _locate(generated: Path, line: int, py_lines: list[str]) -> int | None:
-    gen = generated.read_text(errors="replace").splitlines()
-    if not 0 < line <= len(gen):
-        return None
-    target = gen[line - 1].strip()
-    candidates = [i for i, t in enumerate(py_lines, 1) if t.strip() == target and target]
-    if len(candidates) <= 1:
-        return candidates[0] if candidates else None
-
-    def context_score(i: int) -> int:
-        return sum(1 for d in (-2, -1, 1, 2)
-                   if 0 < i + d <= len(py_lines) and 0 < line + d <= len(gen)
-                   and py_lines[i + d - 1].strip() == gen[line + d - 1].strip())
-    return max(candidates, key=context_score)

@@ -4,26 +4,12 @@ a median with its spread, and baselines (eager, torch.compile) measured the same
 from __future__ import annotations
 
 import statistics
-from dataclasses import asdict, dataclass
 from typing import Callable
 
 import torch
 
-# Ceilings measured on the H200 (DESIGN.md): copy bandwidth counts bytes read + written.
-COPY_BANDWIDTH = 4.30e12
-MATMUL_PEAK = {"bfloat16": 776e12, "float16": 745e12, "tf32": 401e12, "float32": 50.9e12}
-
-
-@dataclass
-class Timing:
-    median_ms: float
-    p10_ms: float
-    p90_ms: float
-    spread: float  # (p90 - p10) / median
-    trials: int
-
-    def to_json(self) -> dict:
-        return asdict(self)
+from cutegen import hardware
+from cutegen.records import Timing  # the record's type: what is measured is what is stored
 
 
 def time_cuda(fn: Callable[[], object], **kwargs) -> Timing:
@@ -65,10 +51,16 @@ def _summary(times: list[float]) -> Timing:
     return Timing(med, p10, p90, (p90 - p10) / med if med else 0.0, len(times))
 
 
-def throughput(seconds: float, nbytes: int, flops: int | None, dtype: str) -> dict:
-    """Achieved GB/s and TFLOP/s, and their share of the measured ceilings."""
-    out = {"bytes": nbytes, "gb_per_s": nbytes / seconds / 1e9, "bandwidth_share": nbytes / seconds / COPY_BANDWIDTH}
+def throughput(seconds: float, nbytes: int, flops: int | None, dtype: str, gpu: hardware.Gpu | None = None) -> dict:
+    """Achieved GB/s and TFLOP/s, and their share of `gpu`'s ceilings (hardware.py; the GPU running this by
+    default). A card not in the table gets the rates without shares."""
+    gpu = gpu or hardware.by_name(torch.cuda.get_device_name() if torch.cuda.is_available() else None)
+    out: dict = {"bytes": nbytes, "gb_per_s": nbytes / seconds / 1e9}
+    if gpu is not None:
+        out.update(gpu=gpu.name, ceiling_source=gpu.source, bandwidth_ceiling=gpu.copy_bandwidth,
+                   bandwidth_share=nbytes / seconds / gpu.copy_bandwidth)
     if flops:
-        peak = MATMUL_PEAK.get(dtype, MATMUL_PEAK["float32"])
-        out.update({"flops": flops, "tflop_per_s": flops / seconds / 1e12, "compute_share": flops / seconds / peak})
+        out.update(flops=flops, tflop_per_s=flops / seconds / 1e12, math=dtype)
+        if gpu is not None:
+            out.update(compute_ceiling=gpu.matmul_peak(dtype), compute_share=flops / seconds / gpu.matmul_peak(dtype))
     return out

@@ -1,20 +1,30 @@
 """A worker process that owns the CUDA context. A hang, a crash or a poisoned context kills the worker,
-never the caller; the next request starts a fresh one. A healthy worker is reused (warm)."""
+never the caller; the next request starts a fresh one. A healthy worker is reused (warm).
+
+`Worker()` runs the user's own kernels with the user's rights (a spawned child). `Worker(jail=...)` runs
+model-written candidates: the same loop, started as `bwrap ... python -m cutegen.harness.worker` and
+spoken to over pipes in JSON (see cutegen.sandbox), so verdicts, timeouts and crashes read the same.
+"""
 
 from __future__ import annotations
 
+import argparse
 import multiprocessing as mp
+import signal
 import traceback
 
 
 class Worker:
-    def __init__(self):
+    def __init__(self, jail=None):
         self._ctx = mp.get_context("spawn")  # never fork a process that may hold a CUDA context
+        self.jail = jail  # a cutegen.sandbox.Jail: candidates run inside it
         self._proc = None
         self._conn = None
 
     def call(self, request: dict, timeout: float) -> dict:
         self._ensure()
+        if self.jail is not None:
+            request = {**request, "cpu_budget": timeout}
         self._conn.send(request)
         if not self._conn.poll(timeout):
             self.stop()
@@ -27,14 +37,21 @@ class Worker:
                 self._proc.join(5)  # reap it, so the exit code is known
             code = self._proc.exitcode if self._proc else None
             self.stop()
-            return {"verdict": "crashed", "message": f"the worker process died (exit code {code}) during the run: a "
-                    "host-side crash in the kernel library or the problem"}
+            where = " in the sandbox" if self.jail else ""
+            return {"verdict": "crashed", "message": f"the worker process died{where} during the run: a host-side "
+                    f"crash in the kernel library or the problem ({_died(code, self.jail is not None)})"}
         if reply.pop("poisoned", False):
             self.stop()  # a CUDA error leaves the context unusable: the next run gets a fresh process
         return reply
 
     def _ensure(self) -> None:
         if self._proc is not None and self._proc.is_alive():
+            return
+        if self.jail is not None:
+            from cutegen.sandbox.process import JailedProcess
+
+            self._proc = JailedProcess(self.jail)
+            self._conn = self._proc.conn
             return
         parent, child = self._ctx.Pipe()
         self._proc = self._ctx.Process(target=_serve, args=(child,), daemon=True, name="cutegen-gpu-worker")
@@ -55,14 +72,47 @@ def _serve(conn) -> None:
             request = conn.recv()
         except EOFError:
             return
+        budget = request.pop("cpu_budget", None)
+        if budget is not None:
+            from cutegen.sandbox.limits import cpu_budget
+
+            cpu_budget(4 * budget)  # CPU time counts every thread; the wall-clock timeout stays the caller's
         conn.send(_handle(request))
+
+
+def _died(code: int | None, jailed: bool) -> str:
+    """How the worker ended, for the verdict: a signal by name, and which jail limit it means."""
+    sig = -code if code is not None and code < 0 else None
+    if jailed and code is not None and code > 128:
+        sig = code - 128  # bwrap exits with 128+n when its child is killed by signal n
+    if sig is None or sig not in signal.valid_signals():
+        return f"exit code {code}"
+    limit = {signal.SIGXCPU: "; it used up its CPU-time limit", signal.SIGXFSZ: "; it wrote a file over the size "
+             "limit", signal.SIGKILL: "; it was killed (a resource limit or the timeout)"}.get(sig, "") if jailed else ""
+    return f"killed by {signal.Signals(sig).name}{limit}"
+
+
+def main(argv: list[str] | None = None) -> None:
+    """The jailed worker: `python -m cutegen.harness.worker --read-fd R --write-fd W --cpu S ...`. Limits
+    are set here, before any candidate code is loaded."""
+    from multiprocessing.connection import Connection
+
+    from cutegen.sandbox.limits import apply
+    from cutegen.sandbox.process import JsonConnection
+
+    ap = argparse.ArgumentParser(prog="python -m cutegen.harness.worker")
+    for name in ("read-fd", "write-fd", "cpu", "memory", "file-size", "processes"):
+        ap.add_argument(f"--{name}", type=int, required=True)
+    args = ap.parse_args(argv)
+    apply(cpu=args.cpu, memory=args.memory, file_size=args.file_size, processes=args.processes)
+    _serve(JsonConnection(Connection(args.read_fd, writable=False), Connection(args.write_fd, readable=False)))
 
 
 def _handle(request: dict) -> dict:
     import torch
 
     from cutegen.harness.abi import KernelLibrary
-    from cutegen.harness.gpu_checks import Verdict, verify
+    from cutegen.harness.gpu_checks import Failed, judge
     from cutegen.harness.problem import ProblemError, load_problem
 
     from cutegen.harness.modelnew import BuildFailed, ModelNewAdapter
@@ -73,10 +123,10 @@ def _handle(request: dict) -> dict:
             lib = ModelNewAdapter(request["modelnew"], problem, request.get("seed", 0))
         else:
             lib = KernelLibrary(request["library"])
-        return verify(problem, lib, trials=request.get("trials", 5), seed=request.get("seed", 0),
+        return judge(problem, lib, trials=request.get("trials", 5), seed=request.get("seed", 0),
                       timing=request.get("timing", False), baselines=request.get("baselines", []))
-    except Verdict as v:
-        return {"verdict": v.name, "message": v.message, **v.details}
+    except Failed as f:
+        return f.to_json()
     except BuildFailed as b:
         return {"verdict": "build-failed", "message": f"load_inline failed: {b}", "build": {
             "ok": False, "log": b.log, "diagnostics": [d.to_json() for d in b.diagnostics]}}
@@ -90,3 +140,7 @@ def _handle(request: dict) -> dict:
         cuda = "CUDA error" in text or "cuda" in type(e).__name__.lower() or isinstance(e, torch.AcceleratorError if hasattr(torch, "AcceleratorError") else ())
         return {"verdict": "cuda-error" if cuda else "error", "message": text, "poisoned": cuda,
                 "traceback": traceback.format_exc(limit=6)}
+
+
+if __name__ == "__main__":
+    main()

@@ -11,22 +11,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from cutegen.harness.verdicts import MismatchPattern, Verdict
+from cutegen.profiler.signals import Signal
+
 KINDS = ("error", "idiom", "optimization")
 WORKLOADS = ("elementwise", "reduction", "gemm", "other")
 
-# The profiler's signal names (server/cutegen/profiler): exactly these.
-SIGNALS = (
-    "register-pressure", "spills", "under-one-wave", "uncoalesced-global", "smem-bank-conflicts",
-    "long-scoreboard-stalls", "tensor-pipes-idle", "wgmma-serialized", "low-occupancy",
-    "memory-bound-below-roofline", "compute-bound", "latency-bound", "mma-sync-not-wgmma",
-)
-# The harness's verdicts (cutegen.harness.gpu_checks / worker / verify) and mismatch patterns (compare.py).
-VERDICTS = (
-    "pass", "mismatch", "constant-output", "inputs-mutated", "other-stream", "cached-results", "launch-error",
-    "cuda-error", "timeout", "crashed", "out-of-memory", "build-failed", "not-run", "problem-error", "error",
-)
-MISMATCH_PATTERNS = ("tail", "row-tail", "periodic", "tile-blocks", "everything", "nan", "scattered", "shape",
-                     "dtype", "type", "device")
+# The producers own these names: the profiler its signals, the harness its verdicts and mismatch patterns.
+SIGNALS = tuple(s.value for s in Signal)
+VERDICTS = tuple(v.value for v in Verdict)
+MISMATCH_PATTERNS = tuple(p.value for p in MismatchPattern)
 # What a snippet is expected to do under the check tier.
 EXPECTS = ("fail", "warn", "compile")
 

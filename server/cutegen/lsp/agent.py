@@ -1,15 +1,13 @@
-"""The agent in the editor: background verified fixes, the diagnose/fix/optimize/tune commands,
-and applying a stored verified patch with a versioned workspace edit.
+"""The agent in the editor: background verified fixes, the diagnose/fix/optimize/tune/generate commands,
+and applying a stored verified patch (patches.py holds them and builds the edits).
 
-Verified patches live in memory (`patches`, by id) and are indexed by the diagnostic they fix, so
-code actions answer from memory. A patch is applied only to the text it was verified against; if
-the document moved on, it is re-based onto the new text and verified again, or refused.
+A patch is applied only to the text it was verified against; if the document moved on, it is re-based onto
+the new text and verified again, or refused.
 """
 
 from __future__ import annotations
 
 import asyncio
-import difflib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,34 +16,17 @@ from pygls.capabilities import get_capability
 
 from cutegen.lsp import convert
 from cutegen.lsp.documents import path_of, uri_of
+from cutegen.lsp.patches import PatchStore, create_file_edit, diagnostic_key, minimal_edits, replace_edit
 from cutegen.lsp.progress import Work
 from cutegen.model import Diagnostic, Severity
 
 APPLY_WAIT_S = 5.0  # how long to wait for the client's didChange after it applied an edit
 
 
-@dataclass
-class Stored:
-    uri: str
-    version: int | None
-    proposal: object  # cutegen.agent.loop.Proposal
-
-    def to_json(self) -> dict:
-        p = self.proposal
-        return {"uri": self.uri, "version": self.version, "diff": p.diff, "new_text": p.new_text,
-                "verified": p.label, "figures": p.figures, "id": p.id, "action": p.action}
-
-
-def diagnostic_key(data: dict | None) -> tuple:
-    data = data or {}
-    return (data.get("code"), data.get("line"), data.get("root") or data.get("message"))
-
-
 class AgentService:
     def __init__(self, server) -> None:
         self.server = server
-        self.patches: dict[str, Stored] = {}
-        self.by_diagnostic: dict[tuple[str, tuple], str] = {}  # (uri, diagnostic key) → newest patch id
+        self.patches = PatchStore()
         self.tasks: dict[tuple[str, tuple], asyncio.Task] = {}
         self._slots: asyncio.Semaphore | None = None
 
@@ -79,17 +60,6 @@ class AgentService:
             return path, path.read_text(errors="replace"), None
         return path, None, None
 
-    def store(self, uri: str, version: int | None, proposal, key: tuple | None = None) -> Stored:
-        stored = Stored(uri, version, proposal)
-        self.patches[proposal.id] = stored
-        if key is not None:
-            self.by_diagnostic[(uri, key)] = proposal.id
-        return stored
-
-    def verified_for(self, uri: str, data: dict | None) -> Stored | None:
-        pid = self.by_diagnostic.get((uri, diagnostic_key(data)))
-        return self.patches.get(pid) if pid else None
-
     # -- background fixes ---------------------------------------------------------------------
 
     def after_publish(self, job, result) -> None:
@@ -109,7 +79,7 @@ class AgentService:
             return
         data = convert.to_data(errors[0])
         key = (uri, diagnostic_key(data))
-        if key in self.tasks or self.verified_for(uri, data):
+        if key in self.tasks or self.patches.verified_for(uri, data):
             return
         self.tasks[key] = asyncio.ensure_future(self._background_fix(uri, job.version, data, key))
 
@@ -136,13 +106,13 @@ class AgentService:
         if path is None or text is None:
             return _message(f"{uri}: no such file")
         key = (uri, diagnostic_key(data))
-        existing = self.verified_for(uri, data)
+        existing = self.patches.verified_for(uri, data)
         if existing and existing.proposal.base_text == text:
             return {"ok": True, "patch": existing.to_json(), "message": existing.proposal.label}
         running = self.tasks.get(key)
         if not background and running is not None and not running.done():
             await asyncio.shield(running)
-            existing = self.verified_for(uri, data)
+            existing = self.patches.verified_for(uri, data)
             if existing and existing.proposal.base_text == text:
                 return {"ok": True, "patch": existing.to_json(), "message": existing.proposal.label}
         diagnostic = convert.from_data(data) if data else None
@@ -153,7 +123,7 @@ class AgentService:
         usage = outcome.usage.to_json()  # tokens and LLM wait of this action
         if outcome.proposal is None:
             return _message(outcome.message, transcript=outcome.transcript, usage=usage)
-        stored = self.store(uri, now, outcome.proposal, diagnostic_key(data))
+        stored = self.patches.store(uri, now, outcome.proposal, diagnostic_key(data))
         return {"ok": True, "patch": stored.to_json(), "message": outcome.message, "transcript": outcome.transcript,
                 "usage": usage}
 
@@ -182,7 +152,7 @@ class AgentService:
         outcome = await self._run(kernel, f"generating {kernel.name}", lambda a: a.generate(problem, kernel))
         if outcome.proposal is None:
             return _message(outcome.message)
-        stored = self.store(uri_of(kernel), None, outcome.proposal)
+        stored = self.patches.store(uri_of(kernel), None, outcome.proposal)
         return {"ok": True, "patch": stored.to_json(), "message": outcome.message}
 
     async def optimize(self, uri: str) -> dict:
@@ -206,7 +176,7 @@ class AgentService:
                  "usage": outcome.usage.to_json() if getattr(outcome, "usage", None) else None}
         if outcome.proposal is None:
             return _message(outcome.message, **extra)
-        stored = self.store(uri, now, outcome.proposal)
+        stored = self.patches.store(uri, now, outcome.proposal)
         return {"ok": True, "patch": stored.to_json(), "message": outcome.message,
                 **{k: v for k, v in extra.items() if v is not None}}
 
@@ -264,12 +234,8 @@ class AgentService:
             if isinstance(rebased, str):
                 return {"applied": False, "message": rebased}
             new_text, note = rebased
-        edits = minimal_edits(text, new_text)
-        ident = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=now)
-        if self.server.supports("workspace.workspace_edit.document_changes"):
-            edit = types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(text_document=ident, edits=edits)])
-        else:
-            edit = types.WorkspaceEdit(changes={uri: edits})
+        edit = replace_edit(uri, now, minimal_edits(text, new_text),
+                            self.server.supports("workspace.workspace_edit.document_changes"))
         try:
             answer = await self.server.workspace_apply_edit_async(
                 types.ApplyWorkspaceEditParams(edit=edit, label=f"CuTeGen: {p.action} ({p.short})"))
@@ -288,12 +254,7 @@ class AgentService:
             return {"applied": False, "message": f"{path.name} exists now; nothing was changed: generate again"}
         ops = get_capability(self.server.client_capabilities, "workspace.workspace_edit.resource_operations", None)
         if types.ResourceOperationKind.Create in (ops or []):
-            ident = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None)
-            start = types.Position(line=0, character=0)
-            edit = types.WorkspaceEdit(document_changes=[
-                types.CreateFile(uri=uri, options=types.CreateFileOptions(overwrite=False, ignore_if_exists=False)),
-                types.TextDocumentEdit(text_document=ident, edits=[
-                    types.TextEdit(range=types.Range(start=start, end=start), new_text=p.new_text)])])
+            edit = create_file_edit(uri, p.new_text)
             answer = await self.server.workspace_apply_edit_async(
                 types.ApplyWorkspaceEditParams(edit=edit, label=f"CuTeGen: {p.action} ({p.short})"))
             if not answer.applied:
@@ -341,22 +302,3 @@ class _Wrapped:
 
 def _message(message: str, **extra) -> dict:
     return {"ok": False, "message": message, **{k: v for k, v in extra.items() if v is not None}}
-
-
-def minimal_edits(old: str, new: str) -> list[types.TextEdit]:
-    """Line-level edits that turn `old` into `new`, touching only the changed lines."""
-    a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
-    edits = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        if tag == "equal":
-            continue
-        edits.append(types.TextEdit(range=types.Range(start=_pos(a, i1), end=_pos(a, i2)), new_text="".join(b[j1:j2])))
-    return edits
-
-
-def _pos(lines: list[str], i: int) -> types.Position:
-    """The start of line `i`, or the end of the text when `i` is past a last line without newline."""
-    if i < len(lines) or not lines or lines[-1].endswith(("\n", "\r")):
-        return types.Position(line=i, character=0)
-    last = lines[-1]
-    return types.Position(line=len(lines) - 1, character=len(last.encode("utf-16-le")) // 2)

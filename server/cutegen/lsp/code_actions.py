@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from lsprotocol import types
 
+from cutegen.lsp.command_ids import Command
 from cutegen.lsp.convert import contains
 from cutegen.model import Severity
 
-APPLY = "cutegen.server.applyPatch"
+APPLY = Command.APPLY_PATCH.value
 
 
 def _overlaps(r: types.Range, want: types.Range) -> bool:
@@ -20,12 +21,11 @@ def _overlaps(r: types.Range, want: types.Range) -> bool:
 
 
 def actions(ls, uri: str, want: types.Range) -> list[types.CodeAction]:
-    agent = getattr(ls, "agent", None)
     out = []
     for lsp, d in ls.published.at(uri):
-        if d.severity is not Severity.ERROR or not _overlaps(lsp.range, want) or agent is None:
+        if d.severity is not Severity.ERROR or not _overlaps(lsp.range, want):
             continue
-        stored = agent.verified_for(uri, lsp.data)
+        stored = ls.agent.patches.verified_for(uri, lsp.data)
         if stored is None:
             continue
         p = stored.proposal

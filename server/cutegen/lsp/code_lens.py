@@ -6,10 +6,10 @@ from __future__ import annotations
 from lsprotocol import types
 
 from cutegen.lsp import kernels, runs
+from cutegen.lsp.command_ids import Command
 from cutegen.lsp.documents import is_checked, path_of
 
-ACTIONS = (("Test", "cutegen.server.test"), ("Profile", "cutegen.server.profile"),
-           ("Optimize", "cutegen.server.optimize"))
+ACTIONS = (("Test", Command.TEST.value), ("Profile", Command.PROFILE.value), ("Optimize", Command.OPTIMIZE.value))
 
 
 def lenses(ls, uri: str, text: str) -> list[types.CodeLens]:
@@ -25,7 +25,7 @@ def lenses(ls, uri: str, text: str) -> list[types.CodeLens]:
     out = []
     for a in found:
         kernel = a.name if a.kind == "kernel" else None
-        out.append(_lens(a, runs.resources_title(result, kernel), "cutegen.server.check", [uri]))
+        out.append(_lens(a, runs.resources_title(result, kernel), Command.CHECK.value, [uri]))
         if a is entry:
             out += _run_lenses(ls, a, uri, path)
     return out
@@ -35,7 +35,7 @@ def _run_lenses(ls, a: kernels.Anchor, uri: str, path) -> list[types.CodeLens]:
     out = []
     for kind, record in runs.latest(ls.session.state_dir(path), str(path)).items():
         if kind in ("test", "bench"):
-            out.append(_lens(a, f"{kind}: {runs.summary(record)}", "cutegen.server.test", [uri]))
+            out.append(_lens(a, f"{kind}: {record.summary()}", Command.TEST.value, [uri]))
     out += [_lens(a, title, command, [uri]) for title, command in ACTIONS]
     return out
 

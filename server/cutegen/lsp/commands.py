@@ -1,6 +1,6 @@
 """Server-side commands (ids distinct from the VS Code client's UI commands).
 
-`check` is real; `test` and `profile` live in `verification`; the agent commands (diagnose, fix,
+`check` is real; `test` and `profile` live in `gpu_commands`; the agent commands (diagnose, fix,
 optimize, applyPatch, tune, restoreBest) live in `agent`.
 Every command replies with a plain dict: {"ok": bool, "message": str, ...}; fix/optimize/tune/restoreBest
 add {"patch": {...}} when a verified patch is proposed, applyPatch answers {"applied": bool, "message": str}.
@@ -11,17 +11,17 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from cutegen.lsp import agent, verification
+from cutegen.lsp import gpu_commands
+from cutegen.lsp.command_ids import Command
 from cutegen.lsp.documents import path_of, uri_of
 from cutegen.lsp.progress import Work
-from cutegen.lsp.verification import reply, say
+from cutegen.lsp.gpu_commands import reply, say
 from cutegen.model import CheckResult
 from cutegen.toolchain import ToolchainError
 
-CHECK, TEST, PROFILE = "cutegen.server.check", "cutegen.server.test", "cutegen.server.profile"
-DIAGNOSE, FIX, OPTIMIZE, APPLY = ("cutegen.server.diagnose", "cutegen.server.fix", "cutegen.server.optimize",
-                                  "cutegen.server.applyPatch")
-TUNE, RESTORE, GENERATE = "cutegen.server.tune", "cutegen.server.restoreBest", "cutegen.server.generate"
+CHECK, TEST, PROFILE = Command.CHECK.value, Command.TEST.value, Command.PROFILE.value
+DIAGNOSE, FIX, OPTIMIZE, APPLY = Command.DIAGNOSE.value, Command.FIX.value, Command.OPTIMIZE.value, Command.APPLY_PATCH.value
+TUNE, RESTORE, GENERATE = Command.TUNE.value, Command.RESTORE_BEST.value, Command.GENERATE.value
 
 
 def target(args: tuple) -> str | None:
@@ -71,20 +71,18 @@ def _auto_test(ls, job, result) -> None:
     previous = ls.auto_tests.get(job.uri)
     if previous is not None and not previous.done():
         previous.cancel()  # a newer save supersedes the running test
-    ls.auto_tests[job.uri] = asyncio.ensure_future(verification.test(ls, job.uri))
+    ls.auto_tests[job.uri] = asyncio.ensure_future(gpu_commands.test(ls, job.uri))
 
 
 def register(server) -> None:
-    server.auto_tests = {}
     @server.command(CHECK)
     async def check_command(ls, *args):
         uri = target(args)
         return await check(ls, uri) if uri else reply(False, f"{CHECK} needs a file URI argument")
 
-    server.command(TEST)(_file_command(TEST, verification.test))
-    server.command(PROFILE)(_file_command(PROFILE, verification.profile))
+    server.command(TEST)(_file_command(TEST, gpu_commands.test))
+    server.command(PROFILE)(_file_command(PROFILE, gpu_commands.profile))
 
-    server.agent = agent.AgentService(server)
     server.checks.listeners.append(server.agent.after_publish)  # background verified fixes
     server.checks.listeners.append(lambda job, result: _auto_test(server, job, result))
 

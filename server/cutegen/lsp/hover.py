@@ -66,11 +66,10 @@ def kernel_markdown(ls, path: Path, anchor: kernels.Anchor) -> str:
         if record is None:
             lines.append(f"- **{kind}**: no run yet")
             continue
-        where = runs.record_path(state, str(path), kind)
-        link = f" — [record]({uri_of(where)})" if where else ""
-        lines.append(f"- **{kind}**: {runs.summary(record)} ({runs.age(record)}){link}")
-        if isinstance(record.get("message"), str) and record["message"]:
-            lines.append(f"  {record['message']}")
+        link = f" — [record]({uri_of(record.path)})" if record.path else ""
+        lines.append(f"- **{kind}**: {record.summary()} ({runs.age(record)}){link}")
+        if record.message and not record.note:
+            lines.append(f"  {record.message}")
     return "\n\n".join(lines[:2]) + "\n\n" + "\n".join(lines[2:])
 
 

@@ -1,7 +1,6 @@
-"""Run records (test, bench, profile, check) as one-line figures for hovers and CodeLens.
+"""Run records (test, bench, profile) and check results as the short texts hovers and CodeLens show.
 
-The harness and profiler are written separately; their payloads are read defensively: a `summary`
-string wins, else well-known keys are picked out, else the record is only dated.
+The figures come from the typed record (records.RunRecord.summary): the CLI and the status bar show the same line.
 """
 
 from __future__ import annotations
@@ -11,45 +10,19 @@ from pathlib import Path
 
 from cutegen import records
 from cutegen.model import CheckResult, KernelResources
+from cutegen.records import RunKind, RunRecord
 
-RUN_KINDS = ("test", "bench", "profile")
-_FIGURES = (  # payload key → how it reads
-    ("speedup", "{:.2f}× vs reference"), ("time_ms", "{:.3g} ms"), ("median_ms", "{:.3g} ms"),
-    ("max_abs_error", "max abs err {:.2g}"), ("bandwidth_tbs", "{:.2f} TB/s"), ("bottleneck", "{}"),
-)
+RUN_KINDS = (RunKind.TEST.value, RunKind.BENCH.value, RunKind.PROFILE.value)
 
 
-def latest(state_dir: Path, file: str) -> dict[str, dict]:
+def latest(state_dir: Path, file: str) -> dict[str, RunRecord]:
     """The newest record of each run kind for `file` (kinds without one are left out)."""
     found = {kind: records.latest(state_dir, file, kind) for kind in RUN_KINDS}
     return {kind: rec for kind, rec in found.items() if rec}
 
 
-def record_path(state_dir: Path, file: str, kind: str) -> Path | None:
-    folder = getattr(records, "_folder", None)  # records has no public path helper yet
-    return folder(state_dir, file) / f"latest-{kind}.json" if folder else None
-
-
-def summary(record: dict) -> str:
-    if isinstance(record.get("summary"), str):
-        return record["summary"]
-    parts = []
-    verdict = record.get("verdict")
-    if verdict is None and isinstance(record.get("ok"), bool):
-        verdict = "passed" if record["ok"] else "failed"
-    if verdict is not None:
-        parts.append(str(verdict))
-    for key, fmt in _FIGURES:
-        if key in record:
-            try:
-                parts.append(fmt.format(record[key]))
-            except (TypeError, ValueError):
-                parts.append(f"{key} {record[key]}")
-    return " · ".join(parts) or "recorded"
-
-
-def age(record: dict) -> str:
-    seconds = max(0.0, time.time() - float(record.get("time", time.time())))
+def age(record: RunRecord) -> str:
+    seconds = max(0.0, time.time() - (record.time or time.time()))
     for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
         if seconds >= size:
             return f"{seconds // size:.0f} {unit} ago"

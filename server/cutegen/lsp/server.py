@@ -17,9 +17,10 @@ from pygls.lsp.server import LanguageServer
 
 from cutegen import __version__
 from cutegen.lsp import code_actions, code_lens, commands, config, diagnostics, hover
+from cutegen.lsp.agent import AgentService
 from cutegen.lsp.documents import path_of
 from cutegen.lsp.protocol import CuteGenProtocol
-from cutegen.lsp.session import Session
+from cutegen.session import Session
 from cutegen.lsp.store import Published
 
 SETTINGS_WAIT_S = 10.0  # a check waits this long for the first settings before using defaults
@@ -31,6 +32,8 @@ class CuteGenServer(LanguageServer):
         self.session = Session()
         self.published = Published()
         self.checks = diagnostics.Checker(self)
+        self.agent = AgentService(self)
+        self.auto_tests: dict[str, asyncio.Future] = {}  # uri → the running cutegen.autoTest run
         self.initialization_options: object = None
         self._settings_loaded: asyncio.Event | None = None
 

@@ -1,14 +1,15 @@
-"""Why a kernel is slow: NVIDIA's Speed-of-Light rule, a roofline position against the H200 ceilings measured
-here, and signals, each with the evidence that triggered it (what the knowledge base and the agent act on)."""
+"""Why a kernel is slow: NVIDIA's Speed-of-Light rule, a roofline position against the ceilings of the GPU that
+ran it (hardware.py), and signals, each with the evidence that triggered it (what the knowledge base and the agent act on)."""
 
 from __future__ import annotations
 
 import re
 
+from cutegen.hardware import Gpu
 from cutegen.profiler.ncu_csv import byte_count, seconds
+from cutegen.profiler.signals import Signal
 
-COPY_BANDWIDTH = 4.30e12  # bytes/s read + write, measured on the H200 (DESIGN.md)
-PEAKS = {"tensor-bf16": 776e12, "tensor-fp16": 745e12, "tensor-tf32": 401e12, "ffma": 56.8e12}
+PEAK_MATH = {"tensor-bf16": "bfloat16", "tensor-fp16": "float16", "tensor-tf32": "tf32", "ffma": "ffma"}
 
 SM = "sm__throughput.avg.pct_of_peak_sustained_elapsed"
 MEM = "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"
@@ -38,7 +39,8 @@ def speed_of_light(sm: float, mem: float) -> tuple[str, str]:
     return "balanced", f"compute and memory balanced: SM {sm:.0f} %, memory {mem:.0f} % of peak"
 
 
-def summarize(kernels: list[dict], *, flops: int | None, dtype: str, spills: int = 0, wgmma_serialized: bool = False) -> dict:
+def summarize(kernels: list[dict], *, gpu: Gpu, flops: int | None, dtype: str, spills: int = 0,
+              wgmma_serialized: bool = False) -> dict:
     """Classification and signals for the kernels of one call (the longest one drives the SOL rule)."""
     main = max(kernels, key=lambda k: seconds(k) or 0.0)
     total_s = sum(seconds(k) or 0.0 for k in kernels)
@@ -47,12 +49,12 @@ def summarize(kernels: list[dict], *, flops: int | None, dtype: str, spills: int
     bound, sol_text = speed_of_light(sm, mem)
     counted_flops = flops if flops else _sass_flops(kernels)
     peak_name = _peak_for(dtype, main, bool(flops))
-    roof = _roofline(total_s, dram, counted_flops, peak_name)
+    roof = _roofline(total_s, dram, counted_flops, peak_name, gpu)
     return {
         "bound": bound, "sol": sol_text, "sm_pct": sm, "memory_pct": mem, "seconds": total_s,
         "kernels": [str(k.get("Kernel Name", "?")) for k in kernels], **roof,
-        "summary": _verdict_line(bound, roof),
-        "signals": _signals(main, bound, roof, spills, wgmma_serialized, bool(flops)),
+        "gpu": gpu.name, "summary": _verdict_line(bound, roof, gpu),
+        "signals": _signals(main, bound, roof, spills, wgmma_serialized, bool(flops), gpu),
     }
 
 
@@ -71,35 +73,35 @@ def _peak_for(dtype: str, main: dict, matmul: bool) -> str:
     return "ffma"
 
 
-def _roofline(seconds_: float, dram: float, flops: int, peak_name: str) -> dict:
+def _roofline(seconds_: float, dram: float, flops: int, peak_name: str, gpu: Gpu) -> dict:
     if not seconds_:
         return {"bytes": dram, "flops": flops}
-    peak = PEAKS[peak_name]
+    peak = gpu.peaks[PEAK_MATH[peak_name]]
     intensity = flops / dram if dram else float("inf")
-    ridge = peak / COPY_BANDWIDTH
+    ridge = peak / gpu.copy_bandwidth
     bw, fl = dram / seconds_, flops / seconds_
     binding = "memory" if intensity < ridge else "compute"
-    share = bw / COPY_BANDWIDTH if binding == "memory" else fl / peak
+    share = bw / gpu.copy_bandwidth if binding == "memory" else fl / peak
     return {"bytes": dram, "flops": flops, "bytes_per_s": bw, "flops_per_s": fl, "intensity": intensity,
             "ridge": ridge, "peak": peak_name, "roofline_bound": binding, "share_of_peak": share}
 
 
-def _verdict_line(bound: str, roof: dict) -> str:
+def _verdict_line(bound: str, roof: dict, gpu: Gpu) -> str:
     if "share_of_peak" not in roof:
         return f"{bound}-bound"
     if roof["roofline_bound"] == "memory":
-        where = f"{roof['share_of_peak']:.0%} of achievable DRAM bandwidth ({roof['bytes_per_s'] / 1e12:.2f} of 4.30 TB/s)"
+        where = f"{roof['share_of_peak']:.0%} of achievable DRAM bandwidth ({roof['bytes_per_s'] / 1e12:.2f} of {gpu.ceiling_text()})"
     else:
         where = f"{roof['share_of_peak']:.0%} of the {roof['peak']} peak ({roof['flops_per_s'] / 1e12:.1f} TFLOP/s)"
     kind = {"latency": "latency-bound", "balanced": "balanced"}.get(bound, f"{bound}-bound")
     return f"{kind} at {where}"
 
 
-def _signals(k: dict, bound: str, roof: dict, spills: int, wgmma_serialized: bool, matmul: bool) -> list[dict]:
+def _signals(k: dict, bound: str, roof: dict, spills: int, wgmma_serialized: bool, matmul: bool, gpu: Gpu) -> list[dict]:
     out: list[dict] = []
 
     def add(name: str, evidence: str) -> None:
-        out.append({"name": name, "evidence": evidence})
+        out.append({"name": Signal(name).value, "evidence": evidence})
 
     tensor = _num(k, "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active")
     if tensor is None:
@@ -120,7 +122,7 @@ def _signals(k: dict, bound: str, roof: dict, spills: int, wgmma_serialized: boo
     if spills:
         add("spills", f"ptxas: {spills} bytes spill stores")
     if waves is not None and waves < 1:
-        add("under-one-wave", f"{waves:.2f} waves per SM: part of the 132 SMs idle")
+        add("under-one-wave", f"{waves:.2f} waves per SM: part of the {gpu.sms} SMs idle")
     if occupancy_matters and achieved is not None and achieved < 25:
         add("low-occupancy", f"achieved occupancy {achieved:.0f} % of peak warps")
     sectors = _num(k, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum")
@@ -148,7 +150,7 @@ def _signals(k: dict, bound: str, roof: dict, spills: int, wgmma_serialized: boo
     if wgmma_serialized:
         add("wgmma-serialized", "ptxas C7510: wgmma instructions are serialized")
     if roof.get("roofline_bound") == "memory" and roof.get("share_of_peak", 1) < 0.7:
-        add("memory-bound-below-roofline", f"memory-bound at {roof['share_of_peak']:.0%} of 4.30 TB/s")
+        add("memory-bound-below-roofline", f"memory-bound at {roof['share_of_peak']:.0%} of {gpu.ceiling_text()}")
     if bound == "compute":
         add("compute-bound", f"SM throughput leads ({roof.get('share_of_peak', 0):.0%} of the {roof.get('peak')} peak)")
     if bound == "latency":

@@ -12,12 +12,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable
 
-from cutegen import records
+from cutegen import hardware, records
 from cutegen.build import Builder, Tier
 from cutegen.harness.problem import find_problem, load_problem
 from cutegen.profiler.classify import summarize
 from cutegen.profiler.driver import RANGE
-from cutegen.profiler.ncu_csv import parse_raw_csv
+from cutegen.profiler.ncu_csv import byte_count, parse_raw_csv, seconds
+from cutegen.state import StateDir
 from cutegen.toolchain import local_gpu_arch
 
 SECTIONS = ["SpeedOfLight", "LaunchStats", "Occupancy", "WarpStateStats", "MemoryWorkloadAnalysis",
@@ -45,7 +46,8 @@ def find_ncu(setting: str | None, cuda_root: str) -> str | None:
 
 def profile_kernel(kernel: Path, builder: Builder, worker=None, *, problem: str | Path | None = None,
                    state_dir: Path = Path(".cutegen"), reference: bool = False,
-                   on_stage: Callable[[str], None] | None = None) -> dict:
+                   on_stage: Callable[[str], None] | None = None, jail=None) -> dict:
+    """`jail` (a cutegen.sandbox.Jail): run ncu and the profiled program inside it (a model-written candidate)."""
     kernel = Path(kernel).resolve()
     stage = on_stage or (lambda s: None)
     record: dict = {"kernel": str(kernel), "reference": reference}
@@ -59,7 +61,7 @@ def profile_kernel(kernel: Path, builder: Builder, worker=None, *, problem: str 
     ncu = find_ncu(builder.settings.ncu, builder.toolchain.cuda_root)
     if ncu is None:
         return finish("ncu-missing", "Nsight Compute (ncu) was not found: install it with the CUDA toolkit, put it on "
-                                     "PATH or set cutegen.ncu")
+                                     f"PATH or set {builder.settings.name_of('ncu')}")
     spills, serialized, target = 0, False, ["--reference"]
     if not reference:
         stage("build")
@@ -72,17 +74,21 @@ def profile_kernel(kernel: Path, builder: Builder, worker=None, *, problem: str 
     if local_gpu_arch() is None:
         return finish("not-run", "no NVIDIA GPU on this machine: nothing to profile")
 
-    folder = Path(state_dir).resolve() / "profiles" / f"{kernel.stem}-{time.strftime('%Y%m%dT%H%M%S')}"
+    folder = StateDir(state_dir).profile_folder(kernel)
     folder.mkdir(parents=True, exist_ok=True)
     report = folder / ("reference.ncu-rep" if reference else "kernel.ncu-rep")
     stage("ncu")
     started = time.perf_counter()
-    outcome = _run_ncu(ncu, report, problem_path, target, builder.settings.profile_timeout)
+    if jail is not None:  # ncu, the problem and the library read-only; only the report folder writable
+        jail = jail.with_paths(readonly=[os.path.dirname(os.path.realpath(ncu)), problem_path, *target[1:]],
+                               writable=[folder])
+    outcome = _run_ncu(ncu, report, problem_path, target, builder.settings.profile_timeout,
+                       builder.settings.name_of("profile_timeout"), jail)
     record["stage_seconds"] = {"ncu": round(time.perf_counter() - started, 2)}
     if outcome is not None:
         verdict, message = outcome
         if verdict == "no-counter-permission" and worker is not None:
-            from cutegen.harness.verify import verify_kernel
+            from cutegen.harness.run import verify_kernel
 
             timing = verify_kernel(kernel, builder, worker, problem=problem, timing=True, state_dir=state_dir)
             return finish(verdict, message, timing=timing.get("timing"), throughput=timing.get("throughput"))
@@ -99,23 +105,26 @@ def profile_kernel(kernel: Path, builder: Builder, worker=None, *, problem: str 
         return finish("kernel-not-found", "ncu profiled no kernel inside the call (does cutegen_forward launch any?)")
     loaded = load_problem(problem_path)
     dtype = _output_dtype(loaded)
-    result = summarize(kernels, flops=loaded.flops(), dtype=dtype, spills=spills, wgmma_serialized=serialized)
+    gpu = hardware.present() or hardware.H200  # a card not in the table is read against the one measured here
+    result = summarize(kernels, gpu=gpu, flops=loaded.flops(), dtype=dtype, spills=spills, wgmma_serialized=serialized)
     return finish("profiled", result["summary"], report=str(report), classification=result,
-                  signals=result.pop("signals"), ncu_rule=ncu_sol_rule(details), metrics=_curated(kernels))
+                  signals=result.pop("signals"), ncu_rule=ncu_sol_rule(details), metrics=curated(kernels))
 
 
-def _run_ncu(ncu: str, report: Path, problem: Path, target: list[str], timeout: float) -> tuple[str, str] | None:
+def _run_ncu(ncu: str, report: Path, problem: Path, target: list[str], timeout: float,
+             timeout_name: str, jail=None) -> tuple[str, str] | None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[2]),
                                                         os.environ.get("PYTHONPATH", "")])}
+    wrap = jail.command if jail is not None else (lambda argv: argv)
     base = [ncu, "--clock-control", "none", "--nvtx", "--nvtx-include", f"{RANGE}/", "-f", "-o", str(report.with_suffix(""))]
     sections = [a for s in SECTIONS for a in ("--section", s)]
     program = [sys.executable, "-m", "cutegen.profiler.driver", "--problem", str(problem), *target]
     for extra in (["--metrics", ",".join(METRICS)], []):  # retry with sections only if a metric is unknown
         try:
-            proc = subprocess.run([*base, *sections, *extra, *program], capture_output=True, text=True,
+            proc = subprocess.run(wrap([*base, *sections, *extra, *program]), capture_output=True, text=True,
                                   timeout=timeout, env=env)
         except subprocess.TimeoutExpired:
-            return "ncu-timeout", f"ncu did not finish within {timeout:.0f} s (setting cutegen.profileTimeout)"
+            return "ncu-timeout", f"ncu did not finish within {timeout:.0f} s (setting {timeout_name})"
         out = proc.stdout + proc.stderr
         if "ERR_NVGPUCTRPERM" in out:
             return "no-counter-permission", PERMISSION_HELP
@@ -180,12 +189,18 @@ CURATED = {
 }
 
 
-def _curated(kernels: list[dict]) -> list[dict]:
+def curated(kernels: list[dict]) -> list[dict]:
     out = []
     for k in kernels:
         row = {"kernel": k.get("Kernel Name")}
         for key, metric in CURATED.items():
             row[key] = k.get(metric)
+        # ncu prints each metric in its own unit (ms, Gbyte): the record holds base units, as its names say.
+        time_s = seconds(k)
+        row["time_ns"] = time_s * 1e9 if time_s is not None else None
+        for key in ("dram_read_bytes", "dram_write_bytes"):
+            if isinstance(row[key], (int, float)):
+                row[key] = byte_count(k, CURATED[key])
         row["occupancy_limits"] = {n.removeprefix("launch__occupancy_limit_"): v for n, v in k.items()
                                    if n.startswith("launch__occupancy_limit_")}
         row["stalls"] = {n.split("stalled_")[1].split("_per_issue")[0]: v for n, v in k.items()

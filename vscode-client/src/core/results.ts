@@ -153,8 +153,8 @@ export function humanize(key: string): string {
   return spaced;
 }
 
-/** Test verdicts that say the kernel was not (fully) tested, not that it failed. */
-const NOT_A_FAILURE = new Set(["not-run", "no-problem", "no-gpu", "skipped", "cancelled"]);
+/** The levels a run's reply may carry: the server decides them (harness/verdicts.py, profiler/signals.py). */
+const RUN_LEVELS = new Set(["ok", "info", "error"]);
 
 /** What the status bar keeps after a server command ends. */
 export function verdictOf(command: string, file: string, reply: unknown): Verdict | undefined {
@@ -169,9 +169,12 @@ export function verdictOf(command: string, file: string, reply: unknown): Verdic
     return { text: `${file}: patch proposed (${patch.verified})`, level: "info" };
   }
   const kind = command.split(".").pop() ?? command;
-  if (kind === "test" && typeof reply.verdict === "string") {
-    const level = reply.verdict === "pass" ? "ok" : NOT_A_FAILURE.has(reply.verdict) ? "info" : "error";
-    return { text: `${file}: ${reply.verdict}`, level };
+  if ((kind === "test" || kind === "profile") && typeof reply.verdict === "string") {
+    // The record's one-line summary (what CodeLens, hovers and the CLI show) and the level the server gave
+    // the verdict: the extension keeps no verdict list of its own.
+    const level = typeof reply.level === "string" && RUN_LEVELS.has(reply.level) ? reply.level : "error";
+    const summary = str(reply.summary) ?? reply.verdict;
+    return { text: `${file}: ${summary}`, level: level as Verdict["level"] };
   }
   if (kind === "check" && typeof reply.errors === "number") {
     return reply.errors === 0

@@ -119,7 +119,7 @@ export class StatusModel {
     }
     const icon = { ok: "$(pass)", warning: "$(warning)", error: "$(error)", info: "$(info)" }[this.verdict.level];
     const level = this.verdict.level === "error" ? "error" : this.verdict.level === "warning" ? "warning" : "normal";
-    return { text: `${icon} CuTeGen: ${shorten(this.verdict.text, 60)}`, tooltip, level };
+    return { text: `${icon} CuTeGen: ${shorten(this.verdict.text, 100)}`, tooltip, level };
   }
 
   private changed(): void {

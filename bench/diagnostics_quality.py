@@ -1,0 +1,175 @@
+"""Diagnostic quality against raw nvcc: does the first error land on the line a fixer changes, does it state the
+root cause, and how much text does it take? Scored on recorded nvcc logs (real nvcc 13.0 output, kept in
+tests/corpus/logs/), so the score runs in seconds; `--record` recompiles the corpus and rewrites the logs.
+
+    python bench/diagnostics_quality.py [--corpus model_errors errors] [--record] [--out results.json]
+
+Per case (a corpus file with `// BUG` / `// BUG-ALT` fix lines and an `// expect-root:` phrase):
+- exact: the first error is on a fix line; near: within 3 lines of one.
+  nvcc's first error is where a reader of the raw log lands: the first error's line when it is in the user's
+  file, else the innermost frame of its instantiation chain that is.
+- root: the expect-root phrase is in the first diagnostic (message or root). For nvcc: in the text of the
+  first error block of the log (namespaces and spaces around '=' normalised, so `CopyPolicy=cute::X` counts as
+  `CopyPolicy = X`).
+- size: the bytes `cutegen check` prints (every non-info diagnostic as `file:line:col: severity: message`)
+  against the raw log's bytes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "server"))
+
+from cutegen.diagnostics import condense, parse_log  # noqa: E402
+from cutegen.model import Severity  # noqa: E402
+from tests.conftest import CORPUS, CorpusCase  # noqa: E402
+
+# Recorded logs name library directories by placeholder (no machine paths in the repository).
+PLACEHOLDERS = ("$CUTLASS_INCLUDE", "$TORCH_INCLUDE", "$PYTHON_INCLUDE", "$CUDA_INCLUDE")
+NEAR = 3
+
+
+def is_user(file: str) -> bool:
+    return not file.startswith("$") and not file.startswith("/usr")
+
+
+def lines_of(file: str) -> list[str]:
+    p = ROOT / file
+    return p.read_text().splitlines() if p.is_file() else []
+
+
+def cases(kinds: list[str]) -> list[CorpusCase]:
+    return [CorpusCase(p) for k in kinds for p in sorted((CORPUS / k).glob("*.cu"))]
+
+
+def log_of(case: CorpusCase) -> str | None:
+    p = CORPUS / "logs" / f"{case.path.stem}.log"
+    return p.read_text() if p.is_file() else None
+
+
+def nvcc_first(log: str) -> tuple[int | None, str]:
+    """The line a reader of the raw log lands on, and the text of that first error block."""
+    for m in parse_log(log):
+        if m.severity not in ("error", "fatal"):
+            continue
+        line = m.line if m.file and is_user(m.file) else next((f.line for f in m.frames if is_user(f.file)), None)
+        block = " ".join([m.text, *m.notes, *(f.what for f in m.frames[:1])])
+        return line, block
+    return None, ""
+
+
+def _norm(text: str) -> str:
+    text = re.sub(r"\b(?:cute|cutlass)::", "", text)
+    return re.sub(r"\s*=\s*", " = ", text)
+
+
+def score(case: CorpusCase, log: str) -> dict:
+    rel = str(case.path.relative_to(ROOT))
+    diagnostics = condense(parse_log(log), rel, is_user, lines_of)
+    errors = [d for d in diagnostics if d.severity is Severity.ERROR]
+    fix = case.bug_lines | case.alt_lines
+    ours = errors[0].line if errors else None
+    theirs, block = nvcc_first(log)
+    printed = sum(len(d.format().encode()) + 1 for d in diagnostics if d.severity is not Severity.INFO)
+
+    def near(line):
+        return line is not None and any(abs(line - f) <= NEAR for f in fix)
+    root = case.expect_root or ""
+    return {
+        "case": f"{case.path.parent.name}/{case.path.stem}", "fix_lines": sorted(fix),
+        "cutegen_line": ours, "nvcc_line": theirs,
+        "cutegen_exact": ours in fix, "nvcc_exact": theirs in fix,
+        "cutegen_near": near(ours), "nvcc_near": near(theirs),
+        "cutegen_root": bool(errors) and _norm(root) in _norm(errors[0].message + " " + errors[0].root),
+        "nvcc_root": _norm(root) in _norm(block),
+        "cutegen_bytes": printed, "nvcc_bytes": len(log.encode()),
+        "first_message": errors[0].message if errors else "",
+    }
+
+
+def summary(rows: list[dict]) -> dict:
+    n = len(rows)
+    out = {"cases": n}
+    for who in ("cutegen", "nvcc"):
+        for k in ("exact", "near", "root"):
+            out[f"{who}_{k}"] = sum(r[f"{who}_{k}"] for r in rows) / n if n else 0.0
+    out["size_ratio"] = sum(r["cutegen_bytes"] for r in rows) / max(1, sum(r["nvcc_bytes"] for r in rows))
+    return out
+
+
+# -- recording -----------------------------------------------------------------------------------------------
+
+
+def record(case: CorpusCase) -> None:
+    """Compile the case with the check tier's flags; keep the log with library paths as placeholders."""
+    from cutegen.build import Builder, Tier
+    from cutegen.settings import Settings
+    from cutegen.toolchain import discover, includes_torch, torch_include_dirs
+
+    settings = Settings()
+    tc = discover(settings)
+    builder = Builder(tc, settings, Path("/tmp/cutegen-record"))
+    rel = case.path.relative_to(ROOT)
+    flags = builder._flags(Tier.CHECK, case.path, includes_torch(case.text))
+    command = [tc.nvcc, *flags, str(rel), "-o", "/tmp/cutegen-record.ptx"]
+    log = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    places = {tc.cutlass_include: "$CUTLASS_INCLUDE", str(case.path.parent): str(rel.parent)}
+    dirs = torch_include_dirs()
+    if dirs:
+        places[dirs[0]] = "$TORCH_INCLUDE"
+        places[dirs[-1]] = "$PYTHON_INCLUDE"
+    places[os.path.join(tc.cuda_root, "include")] = "$CUDA_INCLUDE"
+    text, cmd = log.stdout + log.stderr, " ".join(command[1:])
+    for real, placeholder in sorted(places.items(), key=lambda kv: -len(kv[0])):
+        text, cmd = text.replace(real, placeholder), cmd.replace(real, placeholder)
+    cmd = cmd.replace(str(ROOT / "server"), "server")
+    (CORPUS / "logs" / f"{case.path.stem}.log").write_text(text)
+    (CORPUS / "logs" / f"{case.path.stem}.cmd").write_text(f"nvcc {cmd}\n")
+    print(f"  recorded {rel}: rc={log.returncode}, {len(text)} B", flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--corpus", nargs="+", default=["model_errors", "errors"])
+    ap.add_argument("--record", action="store_true", help="recompile the cases and rewrite their logs first")
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args()
+    results = {}
+    for kind in args.corpus:
+        rows = []
+        for case in cases([kind]):
+            if args.record:
+                record(case)
+            log = log_of(case)
+            if log is not None:
+                rows.append(score(case, log))
+        results[kind] = {"summary": summary(rows), "rows": rows}
+        _print(kind, rows, results[kind]["summary"])
+    if args.out:
+        args.out.write_text(json.dumps(results, indent=1))
+
+
+def _print(kind: str, rows: list[dict], s: dict) -> None:
+    print(f"\n{kind}: {s['cases']} cases")
+    for r in rows:
+        mark = lambda ok: "✓" if ok else "·"  # noqa: E731
+        print(f"  {r['case']:<42} fix {str(r['fix_lines']):<10} cutegen {str(r['cutegen_line']):>4} "
+              f"{mark(r['cutegen_near'])}{mark(r['cutegen_root'])}  nvcc {str(r['nvcc_line']):>4} "
+              f"{mark(r['nvcc_near'])}{mark(r['nvcc_root'])}")
+    print(f"  first error on a fix line: cutegen {s['cutegen_exact']:.0%} (±{NEAR}: {s['cutegen_near']:.0%}), "
+          f"nvcc {s['nvcc_exact']:.0%} (±{NEAR}: {s['nvcc_near']:.0%})")
+    print(f"  root cause stated: cutegen {s['cutegen_root']:.0%}, nvcc {s['nvcc_root']:.0%}")
+    print(f"  output size: cutegen ÷ nvcc log = 1/{1 / max(s['size_ratio'], 1e-9):.1f}")
+
+
+if __name__ == "__main__":
+    main()

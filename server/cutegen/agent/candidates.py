@@ -1,0 +1,323 @@
+"""Verify a candidate text before anything is offered: check → build → test → time, as far as
+this machine can, and say exactly how far that was.
+
+The check runs on the candidate text under the real file's path (so the build cache already holds
+the result when the user applies the patch and saves). Build, test and time run on a shadow copy
+under `.cutegen/shadow/`: the harness loads files, and the user's file is never touched.
+
+A candidate is model-written code: the static gate (cutegen.sandbox.gate) reviews it before anything
+is built, and its test and timing run in the jailed worker (cutegen.sandbox). Without a sandbox it is
+offered "compiled, not run: no sandbox", unless `cutegen.sandbox` is `off` (then it runs unjailed and
+every label says so).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import shutil
+import threading
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from cutegen.build import Builder, Tier
+from cutegen.harness.problem import find_problem
+from cutegen.model import CheckResult, Diagnostic
+from cutegen.sandbox import gate
+
+NOISE_FLOOR = 0.02  # a speedup must beat the measured spread, and never less than 2 %
+_ids = itertools.count()
+UNSANDBOXED = "ran unsandboxed: cutegen.sandbox is off"
+_jailed_workers: dict = {}  # one warm jailed worker per jail configuration, shared by every agent request
+_jailed_lock = threading.Lock()
+
+
+@dataclass
+class Verification:
+    ok: bool  # passed every tier this machine can run (and, with a baseline, was faster)
+    verdict: str  # "verified", "check-failed", "build-failed", a harness verdict, "not-faster", "cancelled"
+    label: str  # one line for a person: what was verified
+    short: str  # a few words for a code-action title: "compiled, not run"
+    feedback: str = ""  # for the next round's prompt when not ok
+    figures: dict = field(default_factory=dict)  # seconds per stage, timing, speedup
+    tiers: list[str] = field(default_factory=list)  # the tiers that ran and passed
+    record: str | None = None  # the harness run record
+    errors: list[Diagnostic] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        d = {k: getattr(self, k) for k in ("ok", "verdict", "label", "short", "feedback", "figures", "tiers", "record")}
+        d["errors"] = [e.to_json() for e in self.errors]
+        return d
+
+
+class Cancelled(Exception):
+    pass
+
+
+class Verifier:
+    def __init__(self, builder: Builder, worker=None, *, state_dir: Path, problem: str | Path | None = None,
+                 trials: int = 5, cancel: threading.Event | None = None, gpu: bool | None = None, on_stage=None):
+        self.builder, self.worker, self.state_dir = builder, worker, Path(state_dir)
+        self.problem, self.trials = problem, trials
+        self.cancel_event = cancel or threading.Event()
+        self.on_stage = on_stage or (lambda s: None)
+        self._gpu = gpu
+        self._jobs: list[tuple[Builder, str]] = []
+        self._runners: dict = {}  # problem → (worker or None, note)
+        self._base: tuple | None = None  # (jail or None, note), decided once
+        self._jailed_checker = None
+
+    @property
+    def gpu(self) -> bool:
+        if self._gpu is None:
+            from cutegen.toolchain import local_gpu_arch
+
+            self._gpu = local_gpu_arch() is not None and self.worker is not None
+        return self._gpu
+
+    def cancel(self) -> None:
+        """From any thread: stop the compiler and the GPU worker of the candidate in progress."""
+        self.cancel_event.set()
+        for builder, job in list(self._jobs):
+            builder.cancel(job)
+        if self.worker is not None:
+            self.worker.stop()
+        for worker, _ in list(self._runners.values()):
+            if worker is not None and worker is not self.worker:
+                worker.stop()
+
+    def candidate_worker(self, problem: Path | None = None):
+        """(the worker that runs candidates of `problem`, a note). Jailed when a sandbox can be made; None
+        with the reason when it cannot; the user's own worker, with a warning note, when cutegen.sandbox
+        is off. The jail sees the build cache and the problem file, nothing else of the project."""
+        if problem not in self._runners:
+            self._runners[problem] = self._choose_runner(problem)
+        return self._runners[problem]
+
+    def _choose_runner(self, problem: Path | None) -> tuple:
+        jail, note = self._sandbox()
+        if jail is None:
+            return (self.worker, note) if note == UNSANDBOXED else (None, note)
+        # The build cache (the .so files) and the shadow copies (ModelNew .py candidates load from there).
+        shadows = (self.state_dir / "shadow").resolve()
+        shadows.mkdir(parents=True, exist_ok=True)
+        cache = [str(self.builder.cache.root.resolve())] if isinstance(self.builder, Builder) else []
+        jail = jail.with_paths(readonly=[*cache, str(shadows), *([str(Path(problem).resolve())] if problem else [])])
+        with _jailed_lock:
+            if jail not in _jailed_workers:
+                from cutegen.harness.worker import Worker
+
+                _jailed_workers[jail] = Worker(jail=jail)
+            return _jailed_workers[jail], ""
+
+    def _sandbox(self) -> tuple:
+        """(the sandbox's base jail, "") or (None, why not): cutegen.sandbox is off, or none can be made here."""
+        if self._base is None:
+            from cutegen.sandbox import Jail, availability
+
+            settings = getattr(self.builder, "settings", None)
+            key_env = getattr(settings, "llm_api_key_env", "OPENAI_API_KEY")
+            if getattr(settings, "sandbox", "required") == "off":
+                self._base = (None, UNSANDBOXED)
+            elif not (found := availability()).ok:
+                self._base = (None, f"no sandbox ({found.reason})")
+            else:
+                self._base = (Jail(found.bwrap, forbidden_env=(key_env,)), "")
+        return self._base
+
+    def problem_for(self, kernel: Path) -> Path | None:
+        p = find_problem(kernel, self.problem)
+        return p if p is not None and p.is_file() else None
+
+    # -- the tiers ----------------------------------------------------------------------------
+
+    def candidate(self, kernel: Path, text: str, *, baseline: dict | None = None, timing: bool = False,
+                  original: str | None = None) -> Verification:
+        """Verify `text` as the new content of `kernel`. With `baseline` (figures of the current
+        version: median_ms, spread) the candidate must also be faster beyond noise. `original` is the
+        text it was derived from (default: the file on disk; none for a new file): the gate refuses
+        only what the candidate adds."""
+        kernel = Path(kernel).resolve()
+        figures: dict = {"gpu": self.gpu}
+        if original is None:
+            original = kernel.read_text(errors="replace") if kernel.is_file() else ""
+        refusal = gate.review(text, original, python=kernel.suffix == ".py")
+        if refusal is not None:
+            return Verification(False, "refused", refusal.reason, "refused: unsafe host code", feedback=refusal.reason,
+                                figures=figures)
+        try:
+            v = self._candidate(kernel, text, figures, baseline, timing or baseline is not None)
+        except Cancelled:
+            return Verification(False, "cancelled", "cancelled", "cancelled", figures=figures)
+        if figures.get("sandbox") == "off":  # never silently: the label, the title and the transcript say it
+            v.label += f" · {UNSANDBOXED}"
+            v.short += " (unsandboxed)"
+        return v
+
+    def _candidate(self, kernel, text, figures, baseline, timing) -> Verification:
+        check = self._build(Tier.CHECK, self._check_builder(), kernel, text, figures, "check_s")
+        if not check.ok:
+            return _failed("check-failed", "does not compile", check, kernel, kernel, figures, [])
+        shadow, builder = self.shadow(kernel, text)
+        build = self._build(Tier.BUILD, builder, shadow, None, figures, "build_s")
+        if not build.ok:
+            return _failed("build-failed", "compiles, but the library does not build", build, shadow, kernel,
+                           figures, ["check"])
+        tiers = ["check", "build"]
+        problem = self.problem_for(kernel)
+        if problem is None:
+            return Verification(True, "verified", f"compiled and built · not tested: no problem paired with {kernel.name}",
+                                "compiled, not tested", figures=figures, tiers=tiers)
+        if not self.gpu:
+            return Verification(True, "verified", "compiled and built · not run: no GPU on this machine",
+                                "compiled, not run", figures=figures, tiers=tiers)
+        runner, note = self.candidate_worker(problem)
+        figures["sandbox"] = "off" if note == UNSANDBOXED else "jailed" if runner is not None else "unavailable"
+        if runner is None:
+            return Verification(True, "verified", f"compiled and built · not run: {note}",
+                                "compiled, not run: no sandbox", figures=figures, tiers=tiers)
+        record = self._harness(shadow, builder, problem, figures, "test_s", timing=False)
+        if record["verdict"] != "pass":
+            return Verification(False, record["verdict"], f"{record['verdict']}: {record['message']}", record["verdict"],
+                                feedback=_test_feedback(record), figures=figures, tiers=tiers, record=record.get("record"))
+        tiers.append("test")
+        correct = f"correct on {self.trials} trials"
+        if not timing:
+            return Verification(True, "verified", f"compiles · {correct}", correct, figures=figures, tiers=tiers,
+                                record=record.get("record"))
+        timed = self._harness(shadow, builder, problem, figures, "time_s", timing=True, trials=1)
+        if timed["verdict"] != "pass":  # flaky: passed 5 trials, failed the timed one
+            return Verification(False, timed["verdict"], f"{timed['verdict']}: {timed['message']}", timed["verdict"],
+                                feedback=_test_feedback(timed), figures=figures, tiers=tiers, record=timed.get("record"))
+        tiers.append("time")
+        t = timed["timing"]
+        figures.update(median_ms=t["median_ms"], spread=t["spread"], timing_trials=t["trials"])
+        if "throughput" in timed:
+            figures["gb_per_s"] = timed["throughput"].get("gb_per_s")
+        if baseline is None:
+            return Verification(True, "verified", f"compiles · {correct} · {t['median_ms']:.3f} ms", correct,
+                                figures=figures, tiers=tiers, record=timed.get("record"))
+        return _compare(baseline, figures, correct, tiers, timed.get("record"))
+
+    def _build(self, tier: Tier, builder: Builder, path: Path, text: str | None, figures: dict, key: str) -> CheckResult:
+        if self.cancel_event.is_set():
+            raise Cancelled
+        self.on_stage(tier.value)
+        job = f"agent-{tier.value}:{path}:{next(_ids)}"
+        self._jobs.append((builder, job))
+        started = time.perf_counter()
+        try:
+            result = builder.run(tier, path, text, job=job)
+        finally:
+            self._jobs.remove((builder, job))
+        figures[key] = round(time.perf_counter() - started, 3)
+        figures[key.replace("_s", "_cached")] = result.cached
+        if result.cancelled or self.cancel_event.is_set():
+            raise Cancelled
+        return result
+
+    def _harness(self, shadow: Path, builder: Builder, problem: Path, figures: dict, key: str, *, timing: bool,
+                 trials: int | None = None) -> dict:
+        from cutegen.harness.run import verify_kernel
+
+        if self.cancel_event.is_set():
+            raise Cancelled
+        self.on_stage("time" if timing else "test")
+        started = time.perf_counter()
+        record = verify_kernel(shadow, builder, self.candidate_worker(problem)[0], problem=problem, trials=trials or self.trials,
+                               timing=timing, state_dir=self.state_dir)
+        figures[key] = round(time.perf_counter() - started, 3)
+        if self.cancel_event.is_set():
+            raise Cancelled
+        return record
+
+    # -- shadow copies ------------------------------------------------------------------------
+
+    def shadow(self, kernel: Path, text: str) -> tuple[Path, Builder]:
+        """A copy of `text` under .cutegen/shadow/, and a builder that still finds the kernel's own
+        headers (its directory is added to the include path)."""
+        digest = hashlib.sha256(f"{kernel}\0{text}".encode()).hexdigest()[:12]
+        folder = self.state_dir / "shadow" / f"{kernel.stem}-{digest}"
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / kernel.name
+        if not path.exists() or path.read_text(errors="replace") != text:
+            path.write_text(text)
+        if not isinstance(self.builder, Builder):
+            return path, self.builder  # a stand-in builder (tests) serves the shadow too
+        s = self.builder.settings
+        settings = replace(s, include_dirs=[*s.include_dirs, str(kernel.parent)])
+        builder = Builder(self.builder.toolchain, settings, self.builder.cache.root.parent)
+        builder.jail = self.build_jail()
+        return path, builder
+
+    def build_jail(self):
+        """The jail nvcc runs in on candidate text, or None when the sandbox is off or cannot be made (then
+        the gate alone stands between the text and the compiler, and nothing built is run)."""
+        return self._sandbox()[0]
+
+    def _check_builder(self):
+        """The check tier on candidate text: jailed, sharing the user's build cache (so the result is there
+        when the user applies the patch and saves)."""
+        if not isinstance(self.builder, Builder) or self.build_jail() is None:
+            return self.builder
+        if self._jailed_checker is None:
+            self._jailed_checker = Builder(self.builder.toolchain, self.builder.settings, self.builder.cache.root.parent)
+            self._jailed_checker.jail = self.build_jail()
+        return self._jailed_checker
+
+    def clean_shadows(self, keep: int = 50) -> None:
+        """Shadow copies are build inputs only; keep the newest few for inspection."""
+        folders = sorted((self.state_dir / "shadow").glob("*"), key=lambda p: p.stat().st_mtime, reverse=True)
+        for old in folders[keep:]:
+            shutil.rmtree(old, ignore_errors=True)
+
+
+def _compare(baseline: dict, figures: dict, correct: str, tiers: list[str], record: str | None) -> Verification:
+    before, after = baseline["median_ms"], figures["median_ms"]
+    speedup = before / after if after else 0.0
+    noise = max(NOISE_FLOOR, baseline.get("spread", 0.0), figures.get("spread", 0.0))
+    figures.update(baseline_ms=before, speedup=round(speedup, 4), noise=round(noise, 4))
+    change = f"{before:.3f} → {after:.3f} ms"
+    if speedup > 1 + noise:
+        return Verification(True, "verified", f"compiles · {correct} · {speedup:.2f}× faster than before ({change})",
+                            f"{speedup:.2f}× faster, correct", figures=figures, tiers=tiers, record=record)
+    what = "slower" if speedup < 1 - noise else "not faster beyond noise"
+    return Verification(False, "not-faster", f"compiles · {correct} · {what}: {change} ({speedup:.2f}×, noise ±{noise:.0%})",
+                        what, feedback=f"The change was correct but {what}: {change} ({speedup:.2f}×; the measured "
+                                       f"noise is ±{noise:.0%}).", figures=figures, tiers=tiers, record=record)
+
+
+def _failed(verdict: str, what: str, result: CheckResult, built: Path, kernel: Path, figures: dict,
+            tiers: list[str]) -> Verification:
+    errors = [_relocate(d, built, kernel) for d in result.errors]
+    lines = [f"{what}:"] + [describe_diagnostic(d) for d in errors[:3]]
+    first = errors[0].message if errors else "see the build log"
+    return Verification(False, verdict, f"{what}: {first}", what, feedback="\n".join(lines), figures=figures,
+                        tiers=tiers, errors=errors)
+
+
+def _relocate(d: Diagnostic, built: Path, kernel: Path) -> Diagnostic:
+    """Diagnostics of the shadow copy, named by the user's file."""
+    if d.file == str(built):
+        d = replace(d, file=str(kernel))
+    return d
+
+
+def describe_diagnostic(d: Diagnostic, explanation_chars: int = 600) -> str:
+    text = f"- line {d.line}: {d.message}"
+    if d.root and d.root not in d.message:
+        text += f"\n  root cause: {d.root}"
+    if d.explanation:
+        text += "\n  " + d.explanation[:explanation_chars].replace("\n", "\n  ")
+    return text
+
+
+def _test_feedback(record: dict) -> str:
+    text = f"The harness verdict is `{record['verdict']}`: {record.get('message', '')}"
+    mismatch = record.get("mismatch")
+    if isinstance(mismatch, dict):
+        keep = {k: mismatch[k] for k in ("pattern", "bad", "total", "max_abs", "first_bad_index", "expected", "got")
+                if k in mismatch}
+        text += f"\nMismatch: {keep}"
+    return text

@@ -1,0 +1,132 @@
+"""The CUDA sources of a KernelBench/CuTeGen `ModelNew` file (Python strings passed to `load_inline`), and the way
+back from nvcc's lines to the Python file's. Torch-free: the check tier reads the file, it never imports it."""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from cutegen.diagnostics import parse_log
+from cutegen.model import Diagnostic, Severity
+
+# What load_inline puts in front of the user's CUDA sources (torch/utils/cpp_extension.py).
+LOAD_INLINE_PRELUDE = "#include <torch/types.h>\n#include <cuda.h>\n#include <cuda_runtime.h>\n"
+
+
+@dataclass(frozen=True)
+class InlineSource:
+    text: str  # the CUDA source as load_inline receives it
+    line: int  # the Python line on which the string's first line lies
+    exact: bool  # False when escapes (a "\n" in a non-raw string) shift the lines: then only text matching maps
+
+
+def is_modelnew(path: str | Path) -> bool:
+    p = Path(path)
+    return p.suffix == ".py" and re.search(r"^class\s+ModelNew\b", p.read_text(errors="replace"), re.M) is not None
+
+
+def cuda_sources(py_text: str) -> list[InlineSource]:
+    """The `cuda_sources=` strings of every `load_inline(...)` call: literals, names bound to literals at module
+    level, and lists of either."""
+    try:
+        tree = ast.parse(py_text)
+    except SyntaxError:
+        return []
+    names = _module_strings(tree)
+    out: list[InlineSource] = []
+    for call in ast.walk(tree):
+        if not (isinstance(call, ast.Call) and _callee(call) == "load_inline"):
+            continue
+        for kw in call.keywords:
+            if kw.arg == "cuda_sources":
+                out += _strings(kw.value, names, py_text)
+    return out
+
+
+def syntax_error(py_text: str) -> tuple[int, str] | None:
+    """(line, message) when the Python file does not parse (then its CUDA strings cannot be found)."""
+    try:
+        ast.parse(py_text)
+    except SyntaxError as e:
+        return e.lineno or 1, f"{e.msg}"
+    return None
+
+
+def as_cuda_file(py_file: Path, sources: list[InlineSource]) -> str:
+    """One .cu text that nvcc reports against the Python file's own lines (#line), as load_inline builds it."""
+    quoted = str(py_file).replace("\\", "\\\\").replace('"', '\\"')
+    parts = [LOAD_INLINE_PRELUDE]
+    for s in sources:
+        parts.append(f'#line {s.line} "{quoted}"\n{s.text}\n')
+    return "".join(parts)
+
+
+def _callee(call: ast.Call) -> str:
+    f = call.func
+    return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+
+
+def _module_strings(tree: ast.Module) -> dict[str, ast.expr]:
+    out = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            out[node.targets[0].id] = node.value
+    return out
+
+
+def _strings(node: ast.expr, names: dict[str, ast.expr], py_text: str, depth: int = 0) -> list[InlineSource]:
+    if depth > 3:
+        return []
+    if isinstance(node, ast.Name) and node.id in names:
+        return _strings(names[node.id], names, py_text, depth + 1)
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [s for e in node.elts for s in _strings(e, names, py_text, depth + 1)]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):  # header + kernel: each at its own lines
+        return _strings(node.left, names, py_text, depth + 1) + _strings(node.right, names, py_text, depth + 1)
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        segment = ast.get_source_segment(py_text, node) or ""
+        exact = segment.count("\n") == node.value.count("\n")
+        return [InlineSource(node.value, node.lineno, exact)]
+    return []
+
+
+# -- load_inline's own build errors (cutegen test on a ModelNew) --------------------------------------------------
+
+
+def map_build_errors(log: str, py_file: Path) -> list[Diagnostic]:
+    """nvcc errors in load_inline's generated cuda.cu/main.cpp → the lines of the Python file holding that code.
+
+    The generated file is the user's string plus a few include lines torch adds, so a line's text identifies
+    its place in the Python file; where a text repeats, the neighbouring lines decide."""
+    py_lines = py_file.read_text(errors="replace").splitlines()
+    out: list[Diagnostic] = []
+    for m in parse_log(log):
+        if m.severity not in ("error", "fatal") or not m.file:
+            continue
+        generated = Path(m.file)
+        line = locate(generated.read_text(errors="replace").splitlines(), m.line or 0, py_lines) \
+            if generated.exists() else None
+        text = line and py_lines[line - 1]
+        col = (len(text) - len(text.lstrip()) + 1) if text else 1
+        out.append(Diagnostic(file=str(py_file), line=line or 1, col=col, end_col=max(col + 1, len(text or "") + 1),
+                              severity=Severity.ERROR, message=m.text, code=f"edg-{m.code}" if m.code else "load-inline",
+                              root=m.text, data={"generated": f"{generated.name}:{m.line}"}))
+    return out
+
+
+def locate(gen: list[str], line: int, py_lines: list[str]) -> int | None:
+    """The Python line holding line `line` of the generated source `gen`, by its text."""
+    if not 0 < line <= len(gen):
+        return None
+    target = gen[line - 1].strip()
+    candidates = [i for i, t in enumerate(py_lines, 1) if t.strip() == target and target]
+    if len(candidates) <= 1:
+        return candidates[0] if candidates else None
+
+    def context_score(i: int) -> int:
+        return sum(1 for d in (-2, -1, 1, 2)
+                   if 0 < i + d <= len(py_lines) and 0 < line + d <= len(gen)
+                   and py_lines[i + d - 1].strip() == gen[line + d - 1].strip())
+    return max(candidates, key=context_score)

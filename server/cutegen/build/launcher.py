@@ -1,0 +1,38 @@
+"""A kernel file paired with a problem must export the ABI launcher the harness calls; say so at check time
+(without it, only a GPU run would tell, after a full build)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from cutegen.model import Diagnostic, Severity
+
+LAUNCHER = "cutegen_forward"
+_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_GLOBAL = re.compile(r"^.*\b__global__\b", re.M)
+_DIRECTIVE = re.compile(r"(?://|#)\s*cutegen:\s*problem\s*=", re.M)
+
+
+def defines_launcher(source: str) -> bool:
+    return re.search(rf"\b{LAUNCHER}\s*\(", _COMMENTS.sub("", source)) is not None
+
+
+def missing_launcher(path: Path, source: str, problem: Path) -> Diagnostic | None:
+    """A warning at the problem directive (else the first kernel, else line 1) when `cutegen_forward` is absent."""
+    if defines_launcher(source):
+        return None
+    line = _line_of(_DIRECTIVE, source) or _line_of(_GLOBAL, source) or 1
+    text = source.splitlines()[line - 1] if source else ""
+    col = len(text) - len(text.lstrip()) + 1
+    message = (f"no `{LAUNCHER}` launcher: this file is paired with {problem.name}, but the harness can only test "
+               f"a kernel through `CUTEGEN_EXPORT int {LAUNCHER}(const DLTensor* inputs, int num_inputs, "
+               "DLTensor* outputs, int num_outputs, cudaStream_t stream)` (#include <cutegen/abi.h>)")
+    return Diagnostic(file=str(path), line=line, col=col, end_col=max(col + 1, len(text.rstrip()) + 1),
+                      severity=Severity.WARNING, message=message, code="missing-launcher", root=message,
+                      data={"problem": str(problem)})
+
+
+def _line_of(pattern: re.Pattern, source: str) -> int | None:
+    m = pattern.search(source)
+    return source.count("\n", 0, m.start()) + 1 if m else None

@@ -1,0 +1,28 @@
+"""`cutegen` on the command line: the same engine session and results as the language server.
+
+`run.py` holds check, test, bench, profile and lsp; `agent.py` the agent's commands; `patch.py` replays an LLM
+reply; `options.py` what they share (flags, the session they build, clear failures); `present.py` how records
+print.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from cutegen import __version__
+
+
+def main(argv: list[str] | None = None) -> int:
+    from cutegen.cli import agent, patch, run
+    from cutegen.cli.options import HELP
+
+    parser = argparse.ArgumentParser(prog="cutegen", description="Compile, check, test and profile CuTe kernels.",
+                                     formatter_class=HELP)
+    parser.add_argument("--version", action="version", version=f"cutegen {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    run.add_parsers(sub)
+    agent.add_parsers(sub)
+    patch.add_parser(sub)
+    run.add_lsp_parser(sub)
+    args = parser.parse_args(argv)
+    return args.run(args)

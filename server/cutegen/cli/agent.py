@@ -1,0 +1,205 @@
+"""The agent's command-line subcommands: diagnose, fix, optimize, tune, restore-best, generate. They print the verified diff and what was verified; `--apply` writes
+it (only when the file still holds the text the patch was verified against)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+
+from cutegen.cli.options import command, console, session, settings, toolchain_options
+from cutegen.settings import Settings
+
+DEFAULTS = Settings()
+LLM_ENV = {"llm_base_url": "CUTEGEN_LLM_BASE_URL", "llm_model": "CUTEGEN_LLM_MODEL"}
+
+
+NEEDS_LLM = ("fix", "optimize", "generate")  # diagnose falls back to the knowledge base; tune and restore need none
+
+
+def add_parsers(sub) -> None:
+    specs = [
+        ("diagnose", "explain the file's first error (LLM, else the knowledge base)", _diagnose),
+        ("fix", "propose a verified patch for the first error (or the failing test)", _fix),
+        ("optimize", "one verified optimization step, timed against the current version (GPU)", _optimize),
+        ("tune", "sweep `// cutegen: tunable` constants; propose the fastest correct values (GPU, no LLM)", _tune),
+        ("restore-best", "propose going back to the fastest measured version", _restore),
+    ]
+    for name, help_text, run in specs:
+        p = command(sub, name, help_text)
+        p.add_argument("file", type=Path, help="the kernel")
+        p.add_argument("--problem", help="the reference problem (default: the `// cutegen: problem=` comment, then "
+                                         "a sibling .py)")
+        _common(p, llm=name not in ("tune", "restore-best"))
+        if name != "diagnose":
+            p.add_argument("--apply", action="store_true", help="write the verified patch into the file")
+        p.set_defaults(run=lambda args, run=run, name=name: _main(args, run, name))
+    g = command(sub, "generate", "write a first kernel for a KernelBench problem, then fix it until it verifies")
+    g.add_argument("problem", type=Path, help="the KernelBench problem (.py with Model, get_inputs)")
+    g.add_argument("-o", "--output", type=Path, required=True, help="the .cu file to write (must not exist)")
+    _common(g, llm=True)
+    g.set_defaults(run=lambda args: _main(args, _generate, "generate"))
+
+
+def _common(p: argparse.ArgumentParser, *, llm: bool) -> None:
+    toolchain_options(p)
+    p.add_argument("--trials", type=int, default=5, help="correctness trials per verification")
+    p.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    if not llm:
+        return
+    p.add_argument("--llm-base-url", help=f"OpenAI-compatible endpoint (default: ${LLM_ENV['llm_base_url']})")
+    p.add_argument("--llm-model", help=f"model name (default: ${LLM_ENV['llm_model']})")
+    p.add_argument("--llm-api-key-env", default=DEFAULTS.llm_api_key_env,
+                   help="the NAME of the environment variable holding the key (never the key)")
+    p.add_argument("--temperature", type=float, default=DEFAULTS.temperature, help="sampling temperature (0: greedy)")
+    p.add_argument("--max-tokens", type=int, default=DEFAULTS.max_tokens, help="tokens per reply")
+    p.add_argument("--llm-timeout", type=float, default=DEFAULTS.llm_timeout, help="seconds for one request")
+    p.add_argument("--llm-retries", type=int, default=DEFAULTS.llm_retries,
+                   help="retries after a timeout, 429, 5xx or a malformed reply")
+    p.add_argument("--max-rounds", type=int, default=DEFAULTS.max_rounds,
+                   help="agent rounds (diagnose → patch → verify) before giving up")
+
+
+def _settings(args):
+    problem = None if isinstance(getattr(args, "problem", None), Path) else getattr(args, "problem", None)
+    s = settings(args, problem=problem)
+    for name in ("llm_api_key_env", "temperature", "max_tokens", "llm_timeout", "llm_retries", "max_rounds"):
+        if hasattr(args, name):
+            setattr(s, name, getattr(args, name))
+    for name, env in LLM_ENV.items():
+        setattr(s, name, getattr(args, name, None) or os.environ.get(env) or None)
+    return s
+
+
+def _main(args, run, name: str) -> int:
+    from cutegen.agent.loop import Agent
+
+    err = console()
+    source = Path(getattr(args, "file", None) or args.problem)
+    s = _settings(args)
+    if name in NEEDS_LLM:
+        why = _unreachable(s)  # before any build or measurement: say it in a second, not after 21 s
+        if why:
+            err.print(f"[red]error:[/] {why}")
+            return 2
+    engine = session(args, err, s, source)
+    if engine is None:
+        return 2
+    path = source.resolve()
+    try:
+        with err.status("starting") as status:
+            agent = Agent(s, engine.builder(path), engine.worker(), state_dir=engine.state_dir(path),
+                          problem=getattr(args, "problem", None), trials=args.trials,
+                          on_stage=lambda st: status.update(st))
+            outcome = run(args, agent)
+    finally:
+        engine.close()
+    return _report(args, outcome, err)
+
+
+def _unreachable(s) -> str | None:
+    """Why the LLM endpoint cannot be used (not configured, unreachable, key refused), or None."""
+    from cutegen.agent.llm import LLMClient, LLMError
+
+    try:
+        LLMClient(s).reach()
+    except LLMError as e:
+        return e.message
+    return None
+
+
+def _report(args, outcome, err) -> int:
+    proposal = getattr(outcome, "proposal", None)
+    if args.json:
+        data = outcome.to_json() if hasattr(outcome, "to_json") else {"ok": outcome.ok, "message": outcome.message}
+        print(json.dumps(data, indent=1, default=str))
+    else:
+        message = outcome.message
+        if proposal is not None:
+            print(proposal.diff, end="")
+        elif getattr(outcome, "diagnosis", None):
+            print(outcome.diagnosis)  # the answer, once, on stdout; stderr says only where it came from
+            source = {"llm": "the LLM", "knowledge": "the knowledge base"}.get(outcome.diagnosis_source, "")
+            message = message.replace(outcome.diagnosis, "").strip() or f"diagnosis from {source}"
+        err.print(("[green]" if outcome.ok else "[yellow]") + message.replace("[", r"\[") + "[/]")
+        if getattr(outcome, "usage", None) and outcome.usage.calls:
+            u = outcome.usage
+            err.print(f"[dim]LLM: {u.calls} calls, {u.prompt_tokens} prompt + {u.completion_tokens} completion tokens, "
+                      f"{u.wait_s:.1f} s waiting[/]")
+        if getattr(outcome, "transcript", None):
+            err.print(f"[dim]transcript: {Path(outcome.transcript).parent}[/]")
+    if proposal is not None and getattr(args, "apply", False):
+        target = Path(proposal.kernel)
+        current = target.read_text() if target.exists() else ""
+        if current != proposal.base_text:
+            err.print(f"[red]not applied:[/] {target} changed since the patch was verified")
+            return 1
+        target.write_text(proposal.new_text)
+        err.print(f"applied to {target}")
+    return 0 if outcome.ok else 1
+
+
+def _read(args) -> tuple[Path, str]:
+    return args.file.resolve(), args.file.read_text()
+
+
+def _first_error(agent, path: Path, text: str):
+    from cutegen.build import Tier
+
+    result = agent.verifier.builder.run(Tier.CHECK, path, text)
+    return next((d for d in result.errors if d.file == str(path)), result.errors[0] if result.errors else None)
+
+
+def _diagnose(args, agent):
+    path, text = _read(args)
+    diagnostic = _first_error(agent, path, text)
+    if diagnostic is None:
+        from cutegen.agent.loop import Outcome
+
+        return Outcome(False, f"{path.name} compiles: nothing to diagnose (run `cutegen test` for a wrong result)")
+    return agent.diagnose(path, text, diagnostic=diagnostic)
+
+
+def _fix(args, agent):
+    from cutegen.agent.loop import Outcome
+    from cutegen.harness.run import verify_kernel
+
+    path, text = _read(args)
+    diagnostic = _first_error(agent, path, text)
+    if diagnostic is not None:
+        return agent.fix(path, text, diagnostic=diagnostic)
+    v = agent.verifier
+    if v.problem_for(path) is None or not v.gpu:
+        return Outcome(False, f"{path.name} compiles; without a paired problem and a GPU there is no failing test to fix")
+    record = verify_kernel(path, v.builder, v.worker, problem=args.problem, trials=args.trials, state_dir=agent.state_dir)
+    if record["verdict"] == "pass":
+        return Outcome(True, f"{path.name} passes its test: nothing to fix")
+    return agent.fix(path, text, record=record)
+
+
+def _optimize(args, agent):
+    return agent.optimize(*_read(args))
+
+
+def _restore(args, agent):
+    return agent.restore_best(*_read(args))
+
+
+def _tune(args, agent):
+    from cutegen.agent.tune import tune
+
+    return tune(*_read(args), agent.verifier, on_stage=agent.on_stage)
+
+
+def _generate(args, agent):
+    from cutegen.agent.loop import Outcome
+
+    if args.output.exists():
+        return Outcome(False, f"{args.output} exists: generate writes new files only")
+    outcome = agent.generate(args.problem, args.output)
+    if outcome.proposal is not None:
+        args.output.write_text(outcome.proposal.new_text)  # a new file: nothing of the user's is overwritten
+        outcome.message += f" · written to {args.output}"
+    return outcome
+

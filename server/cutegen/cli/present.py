@@ -1,0 +1,83 @@
+"""How results print in a terminal: diagnostics on stdout (file:line:col), the record's one-line summary (the
+same line CodeLens, hovers and the status bar show) and the details below it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cutegen.model import CheckResult, Severity
+from cutegen.records import BASELINE_LABELS, RunRecord
+
+
+def check(result: CheckResult, record: Path, verbose: bool, err) -> None:
+    shown = [d for d in result.diagnostics if d.severity is not Severity.INFO or verbose]
+    for d in shown:
+        print(d.format(relative_to=Path.cwd()))
+        if verbose and d.explanation:
+            print("    " + d.explanation.replace("\n\n", "\n    "))
+    for k in result.resources:
+        err.print(f"[dim]resources: {k.summary()}[/]")
+    state = "cached" if result.cached else f"{result.seconds:.1f} s"
+    verdict = "[green]ok[/]" if result.ok else f"[red]{len(result.errors)} error(s)[/]"
+    err.print(f"{verdict} · {result.tier} tier · {state} · raw log in {record}")
+
+
+def verdict(payload: dict, err) -> None:
+    """A finished test or bench: the summary line, the message, then the figures in full."""
+    r = RunRecord.from_payload(payload.get("kind", "test"), payload.get("kernel", ""), payload)
+    print(f"{payload['kernel']}: {r.summary()}")
+    print(f"  {r.message}")
+    if r.timing is not None:
+        t, tp = r.timing, r.throughput
+        line = f"  kernel {t.median_ms:.4f} ms (spread {t.spread:.1%}, {t.trials} trials)"
+        if tp is not None:
+            line += f" · {tp.gb_per_s:.0f} GB/s"
+            if tp.bandwidth_share is not None:
+                line += f" = {tp.bandwidth_share:.0%} of {tp.bandwidth_ceiling / 1e12:.2f} TB/s ({tp.gpu}, {tp.ceiling_source})"
+            if tp.tflop_per_s is not None:
+                line += f" · {tp.tflop_per_s:.1f} TFLOP/s"
+                if tp.compute_share is not None:
+                    line += f" = {tp.compute_share:.0%} of peak"
+        print(line)
+        for key, label in BASELINE_LABELS.items():
+            if key in r.baselines:
+                print(f"  {label}: {r.baselines[key].median_ms:.4f} ms → {r.speedup(key):.2f}×")
+    if r.suspicious:
+        print(f"  note: {r.suspicious}")
+    color = {"ok": "green", "info": "yellow"}.get(r.level, "red")
+    err.print(f"[{color}]{r.verdict}[/] · run record {payload.get('record')}")
+
+
+def profile(payload: dict, err) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    r = RunRecord.from_payload("profile", payload.get("kernel", ""), payload)
+    print(f"{payload['kernel']}: {r.summary()}")
+    if r.verdict != "profiled":
+        print(f"  {r.message}")
+        return
+    out = Console(soft_wrap=True)
+    metrics = r.details.get("metrics", [])
+    for i, m in enumerate(metrics, 1):  # names of instantiations are long: each on its own line, numbered
+        out.print(f"[bold]#{i}[/] {m['kernel']}", highlight=False)
+    table = Table("#", "time", "SM %", "mem %", "DRAM %", "occup. %", "regs", "waves", "tensor %")
+    for i, m in enumerate(metrics, 1):
+        table.add_row(str(i), _time(m["time_ns"]), _pct(m["sm_pct"]), _pct(m["memory_pct"]), _pct(m["dram_pct"]),
+                      _pct(m["achieved_occupancy_pct"]), str(m["registers_per_thread"]), _pct(m["waves_per_sm"]),
+                      _pct(m["tensor_pipe_pct"]))
+    out.print(table)
+    out.print(f"Speed of Light: {payload['classification']['sol']}")
+    for s in payload["signals"]:
+        out.print(f"  • [bold]{s['name']}[/]: {s['evidence']}")
+    err.print(f"report (opens in Nsight Compute): {payload['report']}")
+
+
+def _time(ns) -> str:
+    if not isinstance(ns, (int, float)):
+        return "–"
+    return f"{ns / 1e6:.3f} ms" if ns >= 1e6 else f"{ns / 1e3:.1f} µs"
+
+
+def _pct(v) -> str:
+    return f"{v:.1f}" if isinstance(v, (int, float)) else "–"

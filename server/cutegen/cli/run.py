@@ -1,0 +1,125 @@
+"""check, test, bench, profile and lsp: the engine session's actions, printed for a terminal."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from cutegen.cli import present
+from cutegen.cli.options import command, console, session, settings, toolchain_options
+from cutegen.settings import Settings
+
+DEFAULTS = Settings()
+
+
+def add_parsers(sub) -> None:
+    check = command(sub, "check", "compile a .cu file and print condensed CuTe diagnostics")
+    check.add_argument("file", type=Path, help="the .cu file")
+    check.add_argument("--json", action="store_true", help="print the check result as JSON")
+    check.add_argument("--tier", choices=["check", "build"], default="check",
+                       help="check: syntax and templates (fast); build: the loadable library the harness runs")
+    check.add_argument("--timeout", type=float, default=DEFAULTS.check_timeout,
+                       help="seconds before the compiler is stopped")
+    check.add_argument("--verbose", "-v", action="store_true", help="also print resource usage and the explanation")
+    toolchain_options(check)
+    check.set_defaults(run=_check)
+
+    for name, help_text in (("test", "verify a kernel against its PyTorch reference on the GPU"),
+                            ("bench", "verify, then time the kernel against eager PyTorch and torch.compile")):
+        p = command(sub, name, help_text)
+        p.add_argument("file", type=Path, help="the kernel (.cu, or a KernelBench ModelNew .py)")
+        p.add_argument("--problem", help="the reference problem (default: the `// cutegen: problem=` comment, then "
+                                         "a sibling .py)")
+        p.add_argument("--trials", type=int, default=5, help="correctness trials, each with fresh random inputs")
+        p.add_argument("--seed", type=int, default=0, help="seed of the first trial's inputs")
+        p.add_argument("--timeout", type=float, default=DEFAULTS.test_timeout,
+                       help="seconds before a run counts as hung")
+        p.add_argument("--json", action="store_true", help="print the run record as JSON")
+        toolchain_options(p)
+        p.set_defaults(run=_verify, timing=name == "bench")
+
+    prof = command(sub, "profile", "profile a kernel with Nsight Compute: metrics, bottleneck, signals")
+    prof.add_argument("file", type=Path, help="the kernel")
+    prof.add_argument("--problem", help="the reference problem (default: the directive comment, then a sibling .py)")
+    prof.add_argument("--reference", action="store_true", help="profile the PyTorch reference instead (a baseline)")
+    prof.add_argument("--ncu", help="path of Nsight Compute's ncu (default: PATH, then CUDA's bin/)")
+    prof.add_argument("--timeout", type=float, default=DEFAULTS.profile_timeout, help="seconds before ncu is stopped")
+    prof.add_argument("--json", action="store_true", help="print the run record as JSON")
+    toolchain_options(prof)
+    prof.set_defaults(run=_profile)
+
+
+def add_lsp_parser(sub) -> None:
+    lsp = command(sub, "lsp", "start the language server (stdio by default)")
+    lsp.add_argument("--tcp", action="store_true", help="listen on TCP instead of stdio (for debugging)")
+    lsp.add_argument("--stdio", action="store_true", help="use stdio (the default; accepted for LSP clients)")
+    lsp.add_argument("--host", default="127.0.0.1", help="TCP address to listen on")
+    lsp.add_argument("--port", type=int, default=2087, help="TCP port to listen on")
+    lsp.set_defaults(run=_lsp)
+
+
+def _check(args) -> int:
+    from cutegen import records
+    from cutegen.build import Tier
+
+    err = console()
+    s = session(args, err, settings(args, check_timeout=args.timeout), args.file)
+    if s is None:
+        return 2
+    path = args.file.resolve()
+    builder = s.builder(path)
+    with err.status(f"compiling {args.file.name} ({builder.toolchain.arch}, nvcc {builder.toolchain.nvcc_version})") as status:
+        result = builder.run(Tier(args.tier), path, on_stage=lambda st: status.update(f"{st}: {args.file.name}"))
+    record = records.write(s.state_dir(path), args.tier, result.file, {"result": result.to_json()})
+    if args.json:
+        print(json.dumps({**result.to_json(), "record": str(record)}, indent=1))
+    else:
+        present.check(result, record, args.verbose, err)
+    return 0 if result.ok else 1
+
+
+def _verify(args) -> int:
+    err = console()
+    s = session(args, err, settings(args, problem=args.problem, test_timeout=args.timeout), args.file)
+    if s is None:
+        return 2
+    try:
+        with err.status(f"{args.file.name}: starting") as status:
+            record = s.test(args.file.resolve(), timing=args.timing, trials=args.trials, seed=args.seed,
+                            on_stage=lambda st: status.update(f"{args.file.name}: {st}"))
+    finally:
+        s.close()
+    if args.json:
+        print(json.dumps(record, indent=1, default=str))
+    else:
+        present.verdict(record, err)
+    return 0 if record["verdict"] == "pass" else 1
+
+
+def _profile(args) -> int:
+    err = console()
+    s = session(args, err, settings(args, problem=args.problem, ncu=args.ncu, profile_timeout=args.timeout), args.file)
+    if s is None:
+        return 2
+    try:
+        with err.status(f"{args.file.name}: profiling") as status:
+            record = s.profile(args.file.resolve(), reference=args.reference,
+                               on_stage=lambda st: status.update(f"{args.file.name}: {st}"))
+    finally:
+        s.close()
+    if args.json:
+        print(json.dumps(record, indent=1, default=str))
+    else:
+        present.profile(record, err)
+    return 0 if record["verdict"] == "profiled" else 1
+
+
+def _lsp(args) -> int:
+    try:
+        from cutegen.lsp.server import serve
+    except ImportError as e:
+        print(f"error: the language server needs pygls and lsprotocol: pip install pygls lsprotocol ({e})",
+              file=sys.stderr)
+        return 2
+    return serve(tcp=args.tcp, host=args.host, port=args.port)

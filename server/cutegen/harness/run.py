@@ -1,0 +1,79 @@
+"""Run a kernel against its problem: pair → build → run in the worker → verdict → run record.
+Used by the engine session (CLI and language server alike) and the agent."""
+
+from __future__ import annotations
+
+import platform
+from pathlib import Path
+from typing import Callable
+
+from cutegen import records
+from cutegen.build import Builder, Tier
+from cutegen.harness.problem import find_problem
+from cutegen.harness.worker import Worker
+from cutegen.toolchain import local_gpu_arch
+
+
+def verify_kernel(kernel: Path, builder: Builder, worker: Worker, *, problem: str | Path | None = None,
+                  trials: int = 5, seed: int = 0, timing: bool = False, baselines: tuple[str, ...] = (),
+                  state_dir: Path = Path(".cutegen"), on_stage: Callable[[str], None] | None = None) -> dict:
+    """Returns the run record (also written under `state_dir`)."""
+    kernel = Path(kernel).resolve()
+    stage = on_stage or (lambda s: None)
+    kind = "bench" if timing else "test"
+    record: dict = {"kernel": str(kernel), "problem": None, "environment": _environment(builder)}
+
+    finish = records.finisher(state_dir, kind, str(kernel), record)
+
+    problem_path = find_problem(kernel, problem)
+    if problem_path is None or not problem_path.is_file():
+        return finish("no-problem", f"no problem paired with {kernel.name}: add `// cutegen: problem=path/to/ref.py` "
+                      f"or a sibling {kernel.stem}.py" + (f" ({problem_path} does not exist)" if problem_path else ""))
+    record["problem"] = str(problem_path)
+    if kernel.suffix == ".py":
+        return _verify_modelnew(kernel, problem_path, builder, worker, trials, seed, timing, baselines, finish, stage)
+    stage("build")
+    build = builder.run(Tier.BUILD, kernel)
+    record["build"] = {"ok": build.ok, "seconds": build.seconds, "cached": build.cached, "log": build.raw_log,
+                       "diagnostics": [d.to_json() for d in build.errors],
+                       "resources": [r.__dict__ for r in build.resources]}
+    if not build.ok:
+        first = build.errors[0].format() if build.errors else "see the build log"
+        return finish("build-failed", f"the kernel does not build: {first}")
+    if local_gpu_arch() is None:
+        return finish("not-run", "built, not run: no NVIDIA GPU on this machine")
+    stage("bench" if timing else "test")
+    reply = worker.call({"problem": str(problem_path), "library": build.artifact, "trials": trials, "seed": seed,
+                         "timing": timing, "baselines": list(baselines)}, timeout=builder.settings.test_timeout)
+    verdict, message = reply.pop("verdict"), reply.pop("message")
+    return finish(verdict, message, **reply)
+
+
+def _verify_modelnew(kernel, problem_path, builder, worker, trials, seed, timing, baselines, finish, stage) -> dict:
+    """KernelBench `ModelNew` files: built by load_inline inside the worker (torch headers: slow)."""
+    from cutegen.harness.modelnew import is_modelnew
+
+    if not is_modelnew(kernel):
+        return finish("problem-error", f"{kernel.name} defines no `class ModelNew`")
+    if local_gpu_arch() is None:
+        return finish("not-run", "not run: ModelNew files build and run only on a machine with an NVIDIA GPU")
+    stage("build + test (load_inline)")
+    reply = worker.call({"problem": str(problem_path), "modelnew": str(kernel), "trials": trials, "seed": seed,
+                         "timing": timing, "baselines": list(baselines)},
+                        timeout=builder.settings.build_timeout + builder.settings.test_timeout)
+    verdict, message = reply.pop("verdict"), reply.pop("message")
+    return finish(verdict, message, **reply)
+
+
+def _environment(builder: Builder) -> dict:
+    env = {"host": platform.node(), "python": platform.python_version(), "nvcc": builder.toolchain.nvcc_version,
+           "cutlass": builder.toolchain.cutlass_version, "arch": builder.toolchain.arch}
+    try:
+        import torch
+
+        env["torch"] = torch.__version__
+        if torch.cuda.is_available():
+            env["gpu"] = torch.cuda.get_device_name()
+    except ImportError:
+        pass
+    return env

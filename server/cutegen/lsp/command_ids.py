@@ -1,0 +1,22 @@
+"""Every server command id in one place: registration (commands.py), CodeLens, code actions and tests import
+these; the extension's list (vscode-client/src/core/commands.ts) is tied to it by tests/lsp/test_contracts.py."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class Command(str, Enum):
+    CHECK = "cutegen.server.check"
+    TEST = "cutegen.server.test"
+    PROFILE = "cutegen.server.profile"
+    DIAGNOSE = "cutegen.server.diagnose"
+    FIX = "cutegen.server.fix"
+    OPTIMIZE = "cutegen.server.optimize"
+    APPLY_PATCH = "cutegen.server.applyPatch"
+    TUNE = "cutegen.server.tune"
+    RESTORE_BEST = "cutegen.server.restoreBest"
+    GENERATE = "cutegen.server.generate"
+
+    def __str__(self) -> str:
+        return self.value

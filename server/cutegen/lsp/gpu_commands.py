@@ -1,0 +1,78 @@
+"""The test and profile commands: the engine session's harness run (build → GPU worker → verdict → run
+record) and its profiler.
+
+Both are optional parts of a build; without them the command says so plainly. They block, so they
+run in a worker thread; cancelling kills the build's nvcc and the GPU worker process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from lsprotocol import types
+
+from cutegen.lsp.documents import path_of
+from cutegen.lsp.progress import Work
+from cutegen.toolchain import ToolchainError
+
+
+def reply(ok: bool, message: str, **extra) -> dict:
+    return {"ok": ok, "message": message, **extra}
+
+
+def say(ls, answer: dict) -> dict:
+    """Commands started from a CodeLens have no visible reply: show the message too."""
+    ls.show(answer["message"], types.MessageType.Info if answer["ok"] else types.MessageType.Warning)
+    return answer
+
+
+def _finished(ls, path: Path, record: dict) -> dict:
+    """The reply of a finished test or profile: the record's one-line summary (what CodeLens, hover and the CLI
+    show) and its level, so the extension needs no verdict list of its own."""
+    ls.refresh_code_lens()
+    verdict = record.get("verdict")
+    summary = record.get("summary") or str(verdict)
+    return say(ls, reply(record.get("level") == "ok", f"{path.name}: {summary}: {record.get('message', '')}",
+                         verdict=verdict, summary=summary, level=record.get("level"), record=record.get("record")))
+
+
+async def test(ls, uri: str) -> dict:
+    try:
+        import cutegen.harness.run  # noqa: F401  (torch and the harness are optional parts of a build)
+    except ImportError as e:
+        return say(ls, reply(False, f"Testing is not available in this build ({e.name} is missing)."))
+    path = path_of(uri)
+    try:
+        await asyncio.to_thread(ls.session.builder, path)
+    except ToolchainError as e:
+        return say(ls, reply(False, str(e)))
+    async with Work(ls, f"CuTeGen: testing {path.name}") as work:
+        try:
+            record = await asyncio.to_thread(ls.session.test, path, on_stage=work.report)
+        except asyncio.CancelledError:
+            ls.session.cancel_build(path)
+            ls.session.stop_worker()
+            work.end_message = "cancelled"
+            return reply(False, f"test of {path.name} cancelled", cancelled=True)
+        work.end_message = record.get("summary") or str(record.get("verdict"))
+    return _finished(ls, path, record)
+
+
+async def profile(ls, uri: str) -> dict:
+    try:
+        import cutegen.profiler.profile  # noqa: F401
+    except ImportError as e:
+        return say(ls, reply(False, f"Profiling is not available in this build ({e.name} is missing)."))
+    path: Path = path_of(uri)
+    try:
+        await asyncio.to_thread(ls.session.builder, path)
+    except ToolchainError as e:
+        return say(ls, reply(False, str(e)))
+    async with Work(ls, f"CuTeGen: profiling {path.name}") as work:
+        try:
+            record = await asyncio.to_thread(ls.session.profile, path, on_stage=work.report)
+        except asyncio.CancelledError:
+            work.end_message = "cancelled"
+            return reply(False, f"profile of {path.name} cancelled", cancelled=True)
+    return _finished(ls, path, record)

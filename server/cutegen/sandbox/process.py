@@ -1,0 +1,107 @@
+"""The jailed worker process, seen from the caller as a `multiprocessing.Process` + `Connection` pair.
+
+The pipes carry JSON, never pickle: unpickling what a jailed process sends would let it run code in
+the (unjailed) caller. The worker's stdout and stderr go to the caller's stderr, never its stdout (the
+language server's protocol channel).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import signal
+import subprocess
+import sys
+from multiprocessing.connection import Connection
+
+from cutegen.sandbox import cgroup
+from cutegen.sandbox.jail import Jail
+
+MAX_REPLY = 64 << 20
+
+
+class JsonConnection:
+    """`send`/`recv`/`poll` of a multiprocessing Connection, with JSON bodies."""
+
+    def __init__(self, reader: Connection, writer: Connection):
+        self._reader, self._writer = reader, writer
+
+    def send(self, obj: dict) -> None:
+        self._writer.send_bytes(json.dumps(obj, default=str).encode())
+
+    def recv(self) -> dict:
+        try:
+            reply = json.loads(self._reader.recv_bytes(MAX_REPLY))
+        except ValueError as e:  # not JSON: treated like a dead worker, never trusted
+            raise EOFError(f"the jailed worker sent malformed data ({e})") from e
+        if not isinstance(reply, dict):
+            raise EOFError("the jailed worker sent something other than a JSON object")
+        return reply
+
+    def poll(self, timeout: float) -> bool:
+        return self._reader.poll(timeout)
+
+    def close(self) -> None:
+        self._reader.close()
+        self._writer.close()
+
+
+class JailedProcess:
+    """`bwrap ... python -m cutegen.harness.worker --read-fd R --write-fd W`, with the Process methods the
+    Worker uses (is_alive, kill, join, exitcode)."""
+
+    def __init__(self, jail: Jail):
+        to_child_r, to_child_w = os.pipe()
+        from_child_r, from_child_w = os.pipe()
+        program = [sys.executable, "-m", "cutegen.harness.worker", "--read-fd", str(to_child_r), "--write-fd",
+                   str(from_child_w), *jail.limits.args()]
+        self.cgroup = cgroup.make(jail.limits.processes)  # root is exempt from RLIMIT_NPROC: count it here
+
+        def before_exec() -> None:
+            _die_with_parent()
+            cgroup.enter(self.cgroup)
+
+        log = _stderr_fd()
+        self._popen = subprocess.Popen(jail.command(program, limited=False), pass_fds=(to_child_r, from_child_w),
+                                       stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                       start_new_session=True, preexec_fn=before_exec)
+        os.close(to_child_r)
+        os.close(from_child_w)
+        self.conn = JsonConnection(Connection(from_child_r, writable=False), Connection(to_child_w, readable=False))
+
+    def is_alive(self) -> bool:
+        return self._popen.poll() is None
+
+    def kill(self) -> None:
+        try:
+            os.killpg(self._popen.pid, signal.SIGKILL)  # bwrap and, through --die-with-parent, its PID namespace
+        except ProcessLookupError:
+            pass
+        self.conn.close()
+
+    def join(self, timeout: float | None = None) -> None:
+        try:
+            self._popen.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return
+        cgroup.remove(self.cgroup)
+
+    @property
+    def exitcode(self) -> int | None:
+        return self._popen.returncode
+
+
+def _stderr_fd() -> int:
+    try:
+        return sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):  # a replaced sys.stderr: the process's own fd 2
+        return 2
+
+
+def _die_with_parent() -> None:
+    """bwrap itself dies with the server (its child already dies with bwrap)."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass

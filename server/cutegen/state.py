@@ -1,0 +1,94 @@
+"""`.cutegen/`: the one owner of every path under it (build cache, run records, profiles, agent transcripts and
+history, shadow copies), and where it lives: at the workspace root, whether the CLI or the language server
+asks, so that the editor shows what the terminal ran.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from pathlib import Path
+
+NAME = ".cutegen"
+ROOT_MARKERS = (".git", "pyproject.toml", NAME)  # a folder holding one of these is a workspace root
+
+
+def workspace_root(path: Path) -> Path:
+    """The nearest folder at or above `path` (a file's folder, or a folder) holding `.git`, `pyproject.toml` or an
+    existing `.cutegen/`; the file's own folder when none does."""
+    path = Path(path).resolve()
+    start = path if path.is_dir() else path.parent
+    for folder in (start, *start.parents):
+        if any((folder / marker).exists() for marker in ROOT_MARKERS):
+            return folder
+    return start
+
+
+def file_key(file: str | Path) -> str:
+    """Readable and collision-free folder name for a source file: its stem plus a short hash of its full path."""
+    p = Path(file).resolve()
+    return f"{p.stem}-{hashlib.sha1(str(p).encode()).hexdigest()[:8]}"
+
+
+def stamp() -> str:
+    """A sortable time stamp, unique within a process (nanoseconds)."""
+    return time.strftime("%Y%m%dT%H%M%S") + f"-{time.time_ns() % 1_000_000_000:09d}"
+
+
+class StateDir:
+    """A `.cutegen/` folder. Behaves as a path (os.fspath, `/`) for code that only passes it on."""
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = Path(path).resolve()
+
+    @classmethod
+    def for_file(cls, file: Path, roots: list[Path] | tuple[Path, ...] = ()) -> "StateDir":
+        """The workspace folder (of `roots`, the editor's folders, first match) holding `file`, else the nearest
+        workspace root above it (workspace_root)."""
+        file = Path(file).resolve()
+        for root in roots:
+            if file.is_relative_to(Path(root).resolve()):
+                return cls(Path(root).resolve() / NAME)
+        return cls(workspace_root(file) / NAME)
+
+    def __fspath__(self) -> str:
+        return str(self.path)
+
+    def __truediv__(self, other) -> Path:
+        return self.path / other
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, StateDir) and other.path == self.path
+
+    def __hash__(self) -> int:
+        return hash(self.path)
+
+    def __repr__(self) -> str:
+        return f"StateDir({str(self.path)!r})"
+
+    # -- the layout --------------------------------------------------------------------------
+
+    @property
+    def build_cache(self) -> Path:
+        return self.path / "cache"
+
+    def runs(self, file: str | Path) -> Path:
+        """Run records of one source file: `runs/<stem>-<hash>/`."""
+        return self.path / "runs" / file_key(file)
+
+    def latest_record(self, file: str | Path, kind: str) -> Path:
+        return self.runs(file) / f"latest-{kind}.json"
+
+    def profile_folder(self, kernel: Path) -> Path:
+        """A new folder for one Nsight Compute run (the report, its CSV and text exports)."""
+        return self.path / "profiles" / f"{Path(kernel).stem}-{time.strftime('%Y%m%dT%H%M%S')}"
+
+    def agent(self, kernel: Path) -> Path:
+        """Transcripts and the measured history of one kernel: `agent/<stem>-<hash>/`."""
+        return self.path / "agent" / file_key(kernel)
+
+    @property
+    def shadow(self) -> Path:
+        """Candidate texts the agent verifies, never the user's file."""
+        return self.path / "shadow"

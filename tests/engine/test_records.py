@@ -1,0 +1,125 @@
+"""Run records from real H200 runs (schema 1, tests/records/h200/) read into the typed model, and the one summary
+line every presenter shows; records of another schema or damaged ones read as a note, never an exception."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cutegen import records
+from cutegen.records import RunRecord
+from cutegen.state import StateDir, workspace_root
+
+H200_RECORDS = Path(__file__).resolve().parents[1] / "records" / "h200"
+
+SUMMARIES = {
+    "softsign-bench.json": "pass · 3.17 ms · 3.32× eager · 1.04× torch.compile · 95 % of HBM peak",
+    "gemm_bf16-bench.json": "pass · 0.301 ms · 0.58× eager · 0.58× torch.compile · 59 % of compute peak",
+    "tail_bug-test.json": "mismatch · tail (296 of 3,146,024 wrong)",
+    "zero_output-test.json": "constant-output",
+    "softsign-profile.json": "profiled · memory-bound at 97% of achievable DRAM bandwidth (4.15 of 4.30 TB/s)",
+    "softsign-check.json": "compiles",
+}
+
+
+def h200(name: str) -> RunRecord:
+    return records.read(H200_RECORDS / name)
+
+
+@pytest.mark.parametrize("name", sorted(SUMMARIES))
+def test_real_schema1_records_read_into_their_summary(name):
+    record = h200(name)
+    assert record.schema == 1 and not record.note
+    assert record.summary() == SUMMARIES[name]
+
+
+def test_bench_figures_are_typed():
+    r = h200("softsign-bench.json")
+    assert r.timing.median_ms == pytest.approx(3.1657, abs=1e-4) and r.timing.trials == 100
+    assert r.speedup("eager") == pytest.approx(3.3225, abs=1e-4)
+    assert r.speedup("torch_compile") == pytest.approx(1.0402, abs=1e-4)
+    # Schema 1 divided by the H200's measured copy bandwidth without saying so; the typed record says it.
+    assert (r.throughput.gpu, r.throughput.ceiling_source, r.throughput.bandwidth_ceiling) == ("H200", "measured", 4.30e12)
+    assert r.level == "ok" and r.details["environment"]["gpu"] == "NVIDIA H200"
+
+
+def test_failures_carry_verdict_and_level():
+    tail = h200("tail_bug-test.json")
+    assert tail.mismatch.pattern == "tail" and tail.mismatch.bad == 296 and tail.level == "error"
+    assert h200("zero_output-test.json").level == "error"
+    profile = h200("softsign-profile.json")
+    assert profile.profile.signals == ["long-scoreboard-stalls"] and profile.level == "ok"
+
+
+@pytest.mark.parametrize("name", sorted(SUMMARIES))
+def test_schema2_round_trip_keeps_every_figure(tmp_path, name):
+    old = h200(name)
+    path = records.write(StateDir(tmp_path / ".cutegen"), old.kind, old.file, old)
+    new = records.read(path)
+    assert json.loads(path.read_text())["schema"] == 2 and new.schema == 2
+    assert new.summary() == old.summary() and new.to_json() == {**old.to_json(), "schema": 2}
+    assert records.latest(tmp_path / ".cutegen", old.file, old.kind).summary() == old.summary()
+
+
+def test_finisher_returns_the_summary_the_editor_shows(tmp_path):
+    payload = json.loads((H200_RECORDS / "softsign-bench.json").read_text())
+    verdict, message = payload.pop("verdict"), payload.pop("message")
+    for key in ("schema", "kind", "file", "time", "seconds"):
+        payload.pop(key)
+    finish = records.finisher(tmp_path / ".cutegen", "bench", "/ws/softsign.cu", dict(payload))
+    done = finish(verdict, message)
+    assert done["summary"] == SUMMARIES["softsign-bench.json"] and done["level"] == "ok"
+    assert done["speedup_vs_eager"] == pytest.approx(3.3225, abs=1e-4)  # still there for the agent
+    assert records.read(Path(done["record"])).summary() == done["summary"]
+
+
+@pytest.mark.parametrize("content, says", [
+    ({"schema": 99, "kind": "bench", "file": "/ws/k.cu", "verdict": "pass"}, "schema 99"),
+    ({"kind": "test", "verdict": "pass"}, "schema None"),
+    ({"schema": 1, "kind": "bench", "file": "/ws/k.cu", "verdict": "pass", "timing": {"median": 1}}, "unreadable"),
+    ({"schema": 2, "kind": "bench", "file": "/ws/k.cu", "verdict": "pass", "timing": "fast"}, "unreadable"),
+    ([1, 2], "damaged"),
+    ("{not json", "damaged"),
+])
+def test_other_schemas_and_damaged_records_read_as_a_note(tmp_path, content, says):
+    path = tmp_path / "latest-bench.json"
+    path.write_text(content if isinstance(content, str) else json.dumps(content))
+    record = records.read(path)
+    assert says in record.summary() and "again" in record.summary() and record.level == "info"
+
+
+def test_a_missing_record_is_none(tmp_path):
+    assert records.read(tmp_path / "nothing.json") is None
+    assert records.latest(tmp_path, "/ws/k.cu", "bench") is None
+
+
+def test_workspace_root_is_the_nearest_marked_folder(tmp_path):
+    project = tmp_path / "project"
+    (project / "a" / "b").mkdir(parents=True)
+    kernel = project / "a" / "b" / "k.cu"
+    kernel.write_text("")
+    assert workspace_root(kernel) == kernel.parent  # nothing marks a root: the file's own folder
+    (project / ".git").mkdir()
+    assert workspace_root(kernel) == project
+    (project / "a" / "pyproject.toml").write_text("")
+    assert workspace_root(kernel) == project / "a"
+    assert StateDir.for_file(kernel).path == project / "a" / ".cutegen"
+    assert StateDir.for_file(kernel, [project]).path == project / ".cutegen"  # the editor's folder wins
+
+
+def test_state_dir_owns_the_layout(tmp_path):
+    state = StateDir(tmp_path / ".cutegen")
+    kernel = tmp_path / "k.cu"
+    assert state.latest_record(kernel, "bench").parent == state.runs(kernel)
+    assert state.runs(kernel).name.startswith("k-") and state.agent(kernel).name == state.runs(kernel).name
+    assert state.build_cache == tmp_path / ".cutegen" / "cache" and Path(state) == state.path
+    copy = tmp_path / "other" / "k.cu"  # the same name elsewhere: another folder
+    assert state.runs(copy) != state.runs(kernel)
+
+
+def test_fixture_paths_are_not_machine_paths():
+    for f in H200_RECORDS.glob("*.json"):
+        text = f.read_text()
+        assert "/work/" not in text and "/tmp/" not in text, f.name

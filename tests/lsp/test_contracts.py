@@ -1,0 +1,39 @@
+"""The server and the VS Code extension agree by test, not by copy: command ids, and the levels a run's verdict
+can have (the extension keeps no verdict list; the server sends each verdict's level with its summary)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from cutegen.harness.verdicts import Verdict
+from cutegen.lsp.command_ids import Command
+from cutegen.profiler.signals import ProfileVerdict
+
+CORE = Path(__file__).resolve().parents[2] / "vscode-client" / "src" / "core"
+pytestmark = pytest.mark.skipif(not CORE.is_dir(), reason="no vscode-client/ beside the server")
+
+
+def test_the_extension_runs_exactly_the_server_commands():
+    ids = set(re.findall(r'"(cutegen\.server\.\w+)"', (CORE / "commands.ts").read_text()))
+    assert ids == {c.value for c in Command}
+
+
+def test_every_verdict_level_is_one_the_extension_shows():
+    results = (CORE / "results.ts").read_text()
+    levels = set(re.findall(r'"(\w+)"', re.search(r"RUN_LEVELS = new Set\(\[(.*?)\]\)", results).group(1)))
+    assert {v.level for v in Verdict} | {v.level for v in ProfileVerdict} <= levels
+    # No copy of the server's verdict names: the two it used to list were never sent.
+    assert '"no-gpu"' not in results and '"skipped"' not in results
+    for verdict in [v for v in [*Verdict, *ProfileVerdict] if v.value not in levels]:  # "error" is both
+        assert f'"{verdict.value}"' not in results, f"results.ts spells the verdict {verdict.value!r}"
+
+
+def test_the_server_registers_every_command():
+    from cutegen.lsp.server import create_server
+
+    server = create_server()
+    registered = set(server.protocol.fm.commands)
+    assert {c.value for c in Command} <= registered
