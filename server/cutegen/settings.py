@@ -91,7 +91,8 @@ def editor_key(name: str) -> str:
 
 CHOICES = {"llm_edit_format": ("auto", "diff", "search-replace", "json", "whole"),  # kept in step with edit_formats
            "llm_mode": ("pipeline", "tools"),
-           "sandbox": ("required", "off")}
+           "sandbox": ("required", "off"),
+           "layout_inlay_hints": ("off", "short", "all")}
 _ZERO_ALLOWED = {"temperature", "llm_retries"}  # 0 is meaningful: greedy sampling, no retries
 
 
