@@ -1,4 +1,4 @@
-"""`cutegen layout FILE:LINE[:COL] [--svg OUT] [--json]`, called through its own module (cli.py wires it)."""
+"""`cutegen layout FILE:LINE[:COL] [--svg OUT] [--json]`, called through its own module (cli/__init__.py wires it)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cutegen import cli_layout
+from cutegen.cli import layout as cli_layout
 
 KERNEL = Path(__file__).with_name("small_kernel.cu")
 pytestmark = pytest.mark.slow
@@ -62,7 +62,7 @@ def test_nothing_declared_there(state, capsys):
 def test_bad_place_and_missing_file(state, capsys):
     assert layout(state, "nocolon") == 2
     assert layout(state, "missing.cu:3") == 2
-    assert "no such file" in capsys.readouterr().err
+    assert "missing.cu: no such file" in capsys.readouterr().err
 
 
 def test_dynamic_layout_has_no_picture(state, tmp_path, capsys):

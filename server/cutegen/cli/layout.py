@@ -15,15 +15,13 @@ from pathlib import Path
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    p = subparsers.add_parser("layout", help="print the concrete CuTe layouts declared on a line (and draw one as SVG)")
-    p.add_argument("place", help="FILE:LINE or FILE:LINE:COL")
+    from cutegen.cli.options import command, toolchain_options
+
+    p = command(subparsers, "layout", "print the concrete CuTe layouts declared on a line (and draw one as SVG)")
+    p.add_argument("place", help="FILE:LINE or FILE:LINE:COL (1-based, as compilers print them)")
     p.add_argument("--json", action="store_true", help="name, line, col, kind, instantiation, layout per object")
     p.add_argument("--svg", type=Path, metavar="OUT", help="write a picture of the (first) object as SVG")
-    p.add_argument("--nvcc", help="path of nvcc (default: CUDA_HOME, then PATH)")
-    p.add_argument("--arch", help="target, e.g. sm_90a (default: the local GPU, else sm_90a)")
-    p.add_argument("--cutlass-path", help="CUTLASS include dir (default: CUTLASS_PATH, then the nvidia-cutlass wheel)")
-    p.add_argument("-I", dest="include_dirs", action="append", default=[], help="extra include directory")
-    p.add_argument("--state-dir", type=Path, default=Path(".cutegen"), help="where caches go")
+    toolchain_options(p)
     p.set_defaults(run=run)
     return p
 
@@ -36,26 +34,29 @@ def parse_place(place: str) -> tuple[Path, int, int | None]:
 
 
 def run(args) -> int:
+    from cutegen.cli.options import file_problem, settings
     from cutegen.layouts.pictures import NotDrawable, picture
     from cutegen.layouts.probe import LayoutProbe
-    from cutegen.settings import Settings
-    from cutegen.toolchain import ToolchainError, discover
+    from cutegen.session import Session
+    from cutegen.toolchain import ToolchainError
 
     try:
         path, line, col = parse_place(args.place)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    if not path.is_file():
-        print(f"error: {path}: no such file", file=sys.stderr)
+    why = file_problem(path)
+    if why:
+        print(f"error: {why}", file=sys.stderr)
         return 2
-    settings = Settings(nvcc=args.nvcc, arch=args.arch, cutlass_path=args.cutlass_path, include_dirs=args.include_dirs)
+    session = Session(settings(args), state_dir=args.state_dir)
     try:
-        toolchain = discover(settings)
+        builder = session.builder(path.resolve())
     except ToolchainError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    result = LayoutProbe(toolchain, settings, args.state_dir).run(path)
+    toolchain, state = builder.toolchain, session.state_dir(path.resolve())
+    result = LayoutProbe(toolchain, session.settings, state).run(path)
     facts = result.at(line, col)
     if result.problem:
         print(f"note: {result.problem}", file=sys.stderr)
@@ -72,7 +73,7 @@ def run(args) -> int:
         return 1
     if args.svg:
         try:
-            svg = picture(facts[0], toolchain.nvcc, toolchain.cutlass_include, Path(args.state_dir) / "layouts" / "pictures")
+            svg = picture(facts[0], toolchain.nvcc, toolchain.cutlass_include, Path(state) / "layouts" / "pictures")
         except NotDrawable as e:
             print(f"error: no picture of {facts[0].name}: {e}", file=sys.stderr)
             return 1
