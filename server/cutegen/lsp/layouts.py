@@ -18,11 +18,13 @@ from cutegen.layouts.pictures import NotDrawable, picture
 from cutegen.layouts.probe import LayoutFact, LayoutProbe, ProbeResult
 from cutegen.layouts.scan import find_declarations
 from cutegen.layouts.service import COMPUTING, READY, LayoutService
+from cutegen.lsp import kernels
 from cutegen.lsp.documents import is_checked, path_of, word_at
 
 SHOW_COMMAND = "cutegen.showLayout"  # the extension's webview (vscode-client/src/layoutView.ts): [{uri, line, character}]
 DRAWABLE = {"Layout", "ComposedLayout", "Tensor", "TiledCopy", "ThrCopy", "TiledMMA", "ThrMMA"}
-PICTURE_COMMAND = "cutegen.server.layoutPicture"  # {uri, line, character[, instantiation]} → {title, svg} | {error}
+# {uri, line, character[, instantiation]} → {title, kind, svg, instantiations} | {error}; belongs in command_ids.Command
+PICTURE_COMMAND = "cutegen.server.layoutPicture"
 HINT_MAX = 60  # "short" hints: longer ones (TiledCopy, TiledMMA, deep partitions) only on hover
 COMPUTING_TEXT = "*CuTe layouts are being computed (probe build of this version)…*"
 
@@ -138,8 +140,6 @@ def layout_code_lenses(ls, uri: str, text: str) -> list[types.CodeLens]:
     path = path_of(uri)
     if path is None:
         return []
-    from cutegen.lsp import kernels  # the same kernel scan the other lenses use
-
     _, facts = facts_for_text(ls, path, text)
     found = [a for a in kernels.anchors(text) if a.kind == "kernel"]
     out = []
