@@ -68,3 +68,12 @@ def test_bad_place_and_missing_file(state, capsys):
 def test_dynamic_layout_has_no_picture(state, tmp_path, capsys):
     assert layout(state, f"{KERNEL}:8", "--svg", str(tmp_path / "g.svg")) == 1
     assert "only layouts known at compile time" in capsys.readouterr().err
+
+
+def test_a_file_with_errors_still_shows_what_the_compiler_could_name(state, tmp_path, capsys):
+    broken = tmp_path / "broken.cu"
+    broken.write_text(KERNEL.read_text().replace("s(threadIdx.x) =", "undeclared_thing(threadIdx.x) ="))
+    assert layout(state, f"{broken}:10") == 0
+    captured = capsys.readouterr()
+    assert "[kTile=64] layout: (_64,_4):(_4,_1)" in captured.out
+    assert "note: the file has errors (first: line 13" in captured.err

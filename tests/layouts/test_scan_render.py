@@ -126,3 +126,15 @@ def test_coordinate_tensors_and_64_bit_extents_print_as_cute_does():
             "std::conditional_t<true, cute::tuple<std::conditional_t<true, cute::C<1>, cute::C<1> &>>, "
             "cute::tuple<std::conditional_t<true, cute::C<1>, cute::C<1> &>> &&>>>")
     assert render(wide) == ("Tensor", "gmem float (int64_t):(_1)")  # as in the issue: constness not shown
+
+
+def test_scanner_survives_every_cuda_file_in_the_repository_and_broken_text():
+    """Broken inputs are first-class: unbalanced braces, a cut-off file, the error corpus."""
+    files = sorted(ROOT.glob("examples/**/*.cu")) + sorted(ROOT.glob("tests/corpus/**/*.cu"))
+    assert len(files) > 10
+    texts = [f.read_text() for f in files] + [KERNEL[: len(KERNEL) // 2], "}}} {{ Tensor t = x;", "", "__global__ void k( {"]
+    for text in texts:
+        decls = find_declarations(text)
+        shadow = shadow_text(text, decls)
+        assert shadow.count("\n") == text.count("\n")
+        assert all(text.splitlines()[d.line - 1][d.col - 1:].startswith(d.name) for d in decls)
