@@ -27,7 +27,7 @@ from cutegen.diagnostics.cute_types import cute_notation, template_bindings
 from cutegen.layouts.render import render
 from cutegen.layouts.scan import Declaration, find_declarations
 from cutegen.settings import Settings
-from cutegen.toolchain import ABI_INCLUDE, Toolchain
+from cutegen.toolchain import ABI_INCLUDE, TORCH_NVCC_FLAGS, Toolchain, includes_torch, torch_include_dirs
 
 PROBE = "cutegen_layout_probe"
 PROBE_HEADER = f"// CuTeGen layout probe: declared, never defined.\ntemplate <int, int, class> struct {PROBE};\n"
@@ -147,16 +147,19 @@ class LayoutProbe:
         self._procs: dict[str, subprocess.Popen] = {}
         self._lock = threading.Lock()
 
-    def flags(self, path: Path) -> list[str]:
+    def flags(self, path: Path, text: str) -> list[str]:
+        """The check tier's flags (torch's headers where the file includes them: Builder._flags), front end only."""
         tc, s = self.toolchain, self.settings
         flags = ["-std=c++17", *tc.gencode, f"-I{tc.cutlass_include}", f"-I{ABI_INCLUDE}", f"-I{path.parent}"]
         flags += [f"-I{d}" for d in s.include_dirs]
+        if includes_torch(text):
+            flags += [f for d in torch_include_dirs() for f in ("-isystem", d)] + list(TORCH_NVCC_FLAGS)
         # -w: only the probes' errors matter; the error limit (100 by default) would drop probes.
         return flags + ["-ptx", "-w", "-Xcicc", "--error_limit=1000000", *s.extra_flags]
 
     def key(self, path: Path, text: str) -> str:
         h = hashlib.sha256()
-        for part in (str(SCHEMA), self.toolchain.fingerprint, str(path), "\0".join(self.flags(path)), text):
+        for part in (str(SCHEMA), self.toolchain.fingerprint, str(path), "\0".join(self.flags(path, text)), text):
             h.update(part.encode() + b"\1")
         for header in user_headers(text, path.parent, [Path(d) for d in self.settings.include_dirs]):
             h.update(str(header).encode())
@@ -208,7 +211,7 @@ class LayoutProbe:
         header.write_text(PROBE_HEADER)
         shadow = work / path.name
         shadow.write_text(shadow_text(text, declarations))
-        command = [self.toolchain.nvcc, *self.flags(path), "--pre-include", str(header), str(shadow),
+        command = [self.toolchain.nvcc, *self.flags(path, text), "--pre-include", str(header), str(shadow),
                    "-o", os.devnull]
         started = time.perf_counter()
         log, status = self._run(str(path), command)
