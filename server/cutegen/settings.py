@@ -26,6 +26,7 @@ class Settings:
     auto_test: bool = False  # run the harness after a clean save
     check_on_type: bool = False  # also check unsaved text after typing stops
     debounce_ms: int = 600
+    layout_inlay_hints: str = "short"  # concrete CuTe layouts after declarations: "off", "short" (≤ 60 chars), "all"
     llm_base_url: str | None = None
     llm_model: str | None = None
     llm_api_key_env: str = "OPENAI_API_KEY"  # the NAME of the variable, never the key itself
@@ -90,7 +91,8 @@ def editor_key(name: str) -> str:
 
 CHOICES = {"llm_edit_format": ("auto", "diff", "search-replace", "json", "whole"),  # kept in step with edit_formats
            "llm_mode": ("pipeline", "tools"),
-           "sandbox": ("required", "off")}
+           "sandbox": ("required", "off"),
+           "layout_inlay_hints": ("off", "short", "all")}
 _ZERO_ALLOWED = {"temperature", "llm_retries"}  # 0 is meaningful: greedy sampling, no retries
 
 
