@@ -8,6 +8,7 @@ import { needsRestart } from "./core/config";
 import { MessageGate, RecentMessages } from "./core/messages";
 import { SCHEME } from "./core/proposals";
 import { StatusModel } from "./core/status";
+import { LayoutView } from "./layoutView";
 import { ProposalView } from "./proposalView";
 import { Runner } from "./runner";
 import { Server } from "./server";
@@ -21,6 +22,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const messages = new RecentMessages();
   const gate = new MessageGate(messages);
   const proposals = new ProposalView(log);
+  const layouts = new LayoutView(log);
   server = new Server(log, status, gate);
   const runner = new Runner(server, status, proposals, messages, gate, log);
   const running = server;
@@ -28,7 +30,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   proposals.connect((command, args) => runner.run(command, args), () => running.advertises(SERVER.applyPatch));
 
   context.subscriptions.push(
-    log, proposals, server, new StatusBar(status),
+    log, proposals, layouts, server, new StatusBar(status),
     vscode.workspace.registerTextDocumentContentProvider(SCHEME, proposals),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (needsRestart((section) => e.affectsConfiguration(section))) {
@@ -38,7 +40,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   );
   for (const command of UI_COMMANDS) {
     context.subscriptions.push(vscode.commands.registerCommand(command.id, (arg?: unknown) =>
-      uiCommand(command, arg, { runner, proposals, log, server: running })));
+      uiCommand(command, arg, { runner, proposals, layouts, log, server: running })));
   }
   log.info(`CuTeGen ${context.extension.packageJSON.version} activated`);
   void running.start(); // not awaited: activation does not wait for Python; commands wait in ready()
@@ -51,6 +53,7 @@ export async function deactivate(): Promise<void> {
 interface Parts {
   runner: Runner;
   proposals: ProposalView;
+  layouts: LayoutView;
   log: vscode.LogOutputChannel;
   server: Server;
 }
@@ -62,6 +65,8 @@ async function uiCommand(command: UiCommand, arg: unknown, parts: Parts): Promis
       return undefined;
     case "cutegen.restartServer":
       return parts.server.restart("asked for");
+    case "cutegen.showLayout":
+      return parts.layouts.show(arg);
     case "cutegen.applyPatch":
       return parts.proposals.apply(arg);
     case "cutegen.discardPatch":

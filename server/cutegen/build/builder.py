@@ -183,8 +183,8 @@ class Builder:
         ptx = Path(o.artifact) if tier is Tier.CHECK and o.artifact else None
         diagnostics, resources = self._diagnose(o.log, path, source, ptx)
         if o.timed_out:
-            diagnostics.insert(0, _file_level(path, f"nvcc did not finish within {o.timeout:g} s "
-                                                     f"(setting {self.settings.name_of(tier.value + '_timeout')})", "timeout"))
+            diagnostics.insert(0, _file_level(path, f"nvcc did not finish within {o.timeout:g} s (the {tier.value} "
+                                                     f"timeout: setting {self.settings.name_of(tier.value + '_timeout')})", "timeout"))
         elif o.returncode != 0 and not o.cancelled and not any(d.severity is Severity.ERROR for d in diagnostics):
             tail = "\n".join(o.log.strip().splitlines()[-3:]) or f"exit code {o.returncode}"
             diagnostics.insert(0, _file_level(path, f"nvcc failed: {tail}", "nvcc-failed"))

@@ -1,7 +1,8 @@
 """`cutegen` on the command line: the same engine session and results as the language server.
 
 `run.py` holds check, test, bench, profile and lsp; `agent.py` the agent's commands; `patch.py` replays an LLM
-reply; `suite.py` runs a whole benchmark; `options.py` what they share (flags, the session they build, clear
+reply; `suite.py` runs a whole benchmark;
+`layout.py` prints CuTe layouts; `options.py` what they share (flags, the session they build, clear
 failures); `present.py` how records print.
 """
 
@@ -13,7 +14,7 @@ from cutegen import __version__
 
 
 def main(argv: list[str] | None = None) -> int:
-    from cutegen.cli import agent, patch, run, suite
+    from cutegen.cli import agent, layout, patch, run, suite
     from cutegen.cli.options import HELP
 
     parser = argparse.ArgumentParser(prog="cutegen", description="Compile, check, test and profile CuTe kernels.",
@@ -24,6 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     agent.add_parsers(sub)
     patch.add_parser(sub)
     suite.add_parser(sub)
+    layout.add_parser(sub)
     run.add_lsp_parser(sub)
     args = parser.parse_args(argv)
     return args.run(args)

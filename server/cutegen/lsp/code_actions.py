@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
+from cutegen.lsp import layouts
 from cutegen.lsp.command_ids import Command
 from cutegen.lsp.convert import contains
 from cutegen.model import Severity
@@ -37,7 +38,7 @@ def actions(ls, uri: str, want: types.Range) -> list[types.CodeAction]:
             command=types.Command(title=f"Apply the verified fix: {p.label}", command=APPLY,
                                   arguments=[{"id": p.id, "uri": uri, "version": stored.version}]),
         ))
-    return out
+    return out + layouts.layout_code_actions(ls, uri, want)
 
 
 def register(server) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from cutegen.lsp import kernels, runs
+from cutegen.lsp import kernels, layouts, runs
 from cutegen.lsp.command_ids import Command
 from cutegen.lsp.documents import is_checked, path_of
 
@@ -28,7 +28,7 @@ def lenses(ls, uri: str, text: str) -> list[types.CodeLens]:
         out.append(_lens(a, runs.resources_title(result, kernel), Command.CHECK.value, [uri]))
         if a is entry:
             out += _run_lenses(ls, a, uri, path)
-    return out
+    return out + layouts.layout_code_lenses(ls, uri, text)
 
 
 def _run_lenses(ls, a: kernels.Anchor, uri: str, path) -> list[types.CodeLens]:

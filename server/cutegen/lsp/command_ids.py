@@ -17,6 +17,7 @@ class Command(str, Enum):
     TUNE = "cutegen.server.tune"
     RESTORE_BEST = "cutegen.server.restoreBest"
     GENERATE = "cutegen.server.generate"
+    LAYOUT_PICTURE = "cutegen.server.layoutPicture"
 
     def __str__(self) -> str:
         return self.value

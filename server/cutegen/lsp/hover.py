@@ -9,7 +9,7 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from cutegen.lsp import kernels, runs
+from cutegen.lsp import kernels, layouts, runs
 from cutegen.lsp.convert import contains
 from cutegen.lsp.documents import path_of, uri_of, word_at
 from cutegen.model import Diagnostic
@@ -99,4 +99,5 @@ def register(server) -> None:
         for anchor in kernels.anchors(doc.source):
             if anchor.name == word:
                 return _markdown(kernel_markdown(ls, path, anchor), None)
-        return None
+        text = layouts.layout_hover(ls, uri, pos, doc.source)
+        return _markdown(text, None) if text else None

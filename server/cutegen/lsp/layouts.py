@@ -19,12 +19,13 @@ from cutegen.layouts.probe import LayoutFact, LayoutProbe, ProbeResult
 from cutegen.layouts.scan import find_declarations
 from cutegen.layouts.service import COMPUTING, READY, LayoutService
 from cutegen.lsp import kernels
+from cutegen.lsp.command_ids import Command
 from cutegen.lsp.documents import is_checked, path_of, word_at
 
 SHOW_COMMAND = "cutegen.showLayout"  # the extension's webview (vscode-client/src/layoutView.ts): [{uri, line, character}]
 DRAWABLE = {"Layout", "ComposedLayout", "Tensor", "TiledCopy", "ThrCopy", "TiledMMA", "ThrMMA"}
 # {uri, line, character[, instantiation]} → {title, kind, svg, instantiations} | {error}; belongs in command_ids.Command
-PICTURE_COMMAND = "cutegen.server.layoutPicture"
+PICTURE_COMMAND = Command.LAYOUT_PICTURE.value
 HINT_MAX = 60  # "short" hints: longer ones (TiledCopy, TiledMMA, deep partitions) only on hover
 COMPUTING_TEXT = "*CuTe layouts are being computed (probe build of this version)…*"
 

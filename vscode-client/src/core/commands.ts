@@ -30,6 +30,7 @@ export const SERVER = {
   tune: "cutegen.server.tune",
   generate: "cutegen.server.generate",
   restoreBest: "cutegen.server.restoreBest",
+  layoutPicture: "cutegen.server.layoutPicture",
 } as const;
 
 export const UI_COMMANDS: UiCommand[] = [
@@ -41,6 +42,7 @@ export const UI_COMMANDS: UiCommand[] = [
   { id: "cutegen.restoreBest", title: "Restore Best Version", server: SERVER.restoreBest, target: "kernel", palette: true },
   { id: "cutegen.showLog", title: "Show Log", target: "none", palette: true },
   { id: "cutegen.check", title: "Check File", server: SERVER.check, target: "kernel", palette: true },
+  { id: "cutegen.showLayout", title: "Show Layout", target: "none", palette: true },
   { id: "cutegen.restartServer", title: "Restart Language Server", target: "none", palette: true },
   { id: "cutegen.applyPatch", title: "Apply Proposed Patch", target: "none", palette: false },
   { id: "cutegen.reviewPatch", title: "Review Verified Fix", target: "none", palette: false },

@@ -1,8 +1,10 @@
 // The "Show layout" page: the server's picture of a CuTe layout (SVG) in a webview, in light and dark
 // themes. Pure functions (no `vscode` import), unit-tested under plain Node.
 
+import { SERVER } from "./commands";
+
 /** The server command that draws the layout at a position (see server/cutegen/lsp/layouts.py). */
-export const LAYOUT_PICTURE_COMMAND = "cutegen.server.layoutPicture";
+export const LAYOUT_PICTURE_COMMAND = SERVER.layoutPicture;
 /** The extension's own command (a different id: the language client registers the server's). */
 export const SHOW_LAYOUT_COMMAND = "cutegen.showLayout";
 
