@@ -2,9 +2,9 @@
 # Everything the GPU side needs, on the device machine (no package index there): installs the carried wheels
 # (.whl/: nvidia-cutlass for the CuTe headers; .whl/agent/: the pure-Python packages the GPU image lacks), then
 # runs the chosen parts and writes logs under $OUT. A device call is limited to 10 minutes, so the parts are
-# named; each one alone fits a call (measured 2026-11-29 on the H200: tests 7.5 min, profile
-# 3, variants 2.5, agent 1; examples with the verify-latency run about 5.5).
-#   device run, carry [".whl"]:  bash scripts/gpu-check.sh tests          (or: examples profile variants agent sandbox all)
+# named; each one alone fits a call (measured on the H200: harness 5, adapters 4, profile 3, variants 2.5,
+# agent 1, sandbox 3, modelnew 3, suite 4, records 2.5 minutes; examples with the verify-latency run about 5.5).
+#   device run, carry [".whl"]:  bash scripts/gpu-check.sh harness adapters   (or any part below, or all)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/cutegen-gpu-out}; mkdir -p "$OUT"
@@ -19,7 +19,7 @@ fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv | tee "$OUT/gpu.txt"
 
 parts=("$@"); [ ${#parts[@]} -eq 0 ] && parts=(all)
-[ "${parts[0]}" = all ] && parts=(tests examples profile variants agent sandbox)
+[ "${parts[0]}" = all ] && parts=(harness adapters examples profile variants agent sandbox modelnew suite records)
 status=0
 run() {  # run LOG COMMAND...: output to the terminal and $OUT/LOG; any failing command fails the script
   local log=$1; shift
@@ -28,8 +28,10 @@ run() {  # run LOG COMMAND...: output to the terminal and $OUT/LOG; any failing 
 }
 for part in "${parts[@]}"; do
   case $part in
-    tests) run gpu-tests.log python3 -m pytest -q -m gpu tests/gpu tests/knowledge tests/agent tests/profiler \
-             -p no:cacheprovider --durations=10 ;;
+    harness) run gpu-harness.log python3 -m pytest -q -m gpu tests/gpu tests/knowledge tests/profiler \
+               -p no:cacheprovider --durations=10 ;;
+    adapters) run gpu-adapters.log python3 -m pytest -q -m gpu tests/agent tests/lsp tests/engine tests/suite \
+                -p no:cacheprovider --durations=10 ;;
     examples) run examples.log python3 bench/examples_bench.py --out "$OUT/examples.json"
               run ncu.log python3 bench/ncu_agreement.py --out "$OUT/ncu.json"
               run verify_latency.log python3 bench/verify_latency.py --out "$OUT/verify_latency.json" ;;
@@ -39,7 +41,14 @@ for part in "${parts[@]}"; do
     agent) run agent.log python3 bench/agent_optimize_step.py --out "$OUT/agent_optimize_step.json" ;;
     sandbox) run sandbox-tests.log python3 -m pytest -q tests/sandbox -p no:cacheprovider --durations=10
              run sandbox.log python3 bench/sandbox_overhead.py --out "$OUT/sandbox_overhead.json" ;;
-    *) echo "unknown part '$part' (tests, examples, profile, variants, agent, sandbox, all)" >&2; exit 2 ;;
+    modelnew) run modelnew.log python3 bench/modelnew_timing.py --out "$OUT/modelnew_timing.json"
+              run modelnew-check.log python3 -m cutegen check examples/softsign_modelnew/softsign_modelnew.py
+              run torch-check.log python3 bench/torch_check_latency.py --reps 3 ;;
+    suite) run suite.log python3 bench/suite_overhead.py --profile --agent --out "$OUT/suite_overhead.json"
+           tar czf "$OUT/suite-h200.tgz" --exclude=.cutegen -C .cutegen suite-h200 ;;
+    records) run records.log bash scripts/gpu-records.sh ;;
+    *) echo "unknown part '$part' (harness adapters examples profile variants agent sandbox modelnew suite records all)" >&2
+       exit 2 ;;
   esac
 done
 exit $status
