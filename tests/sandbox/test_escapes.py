@@ -3,6 +3,7 @@ beside this file shows the same candidates never get built in the first place.""
 
 from __future__ import annotations
 
+import re
 import socket
 import time
 import uuid
@@ -25,8 +26,8 @@ def test_writes_outside_the_sandbox_fail_and_change_nothing(escape, tmp_path, ca
     body += f'{{ FILE* f = fopen("/tmp/private-{marker}", "w"); fprintf(stderr, "private tmp: %s\\n", f ? "ok" : "no"); }}'
     escape(body)
     printed = capfd.readouterr().err
-    for t in targets[1:]:
-        assert f"write {t.name}: Read-only file system" in printed
+    for t in targets[1:]:  # read-only where the jail binds the path, absent where it does not (HOME, on the H200)
+        assert re.search(rf"write {t.name}: (Read-only file system|No such file or directory)", printed), printed
     assert "private tmp: ok" in printed  # the jail has a writable /tmp of its own...
     assert not Path(f"/tmp/private-{marker}").exists()  # ...that is not the machine's
     assert not any(t.exists() for t in targets)
