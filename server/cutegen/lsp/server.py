@@ -100,6 +100,7 @@ def _register_lifecycle(server: CuteGenServer) -> None:
     @server.feature(types.INITIALIZE)
     def initialize(ls: CuteGenServer, params: types.InitializeParams):
         ls.initialization_options = params.initialization_options
+        ls.client_name = params.client_info.name if params.client_info else ""  # code actions: can it open settings?
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: CuteGenServer, params: types.InitializedParams):
