@@ -204,6 +204,6 @@ def _cmd_lsp(args) -> int:
     try:
         from cutegen.lsp.server import serve
     except ImportError as e:
-        print(f"error: the language server needs its extras: pip install 'cutegen[lsp]' ({e})", file=sys.stderr)
+        print(f"error: {e}: the language server needs pygls; reinstall CuTeGen (pip install .)", file=sys.stderr)
         return 2
     return serve(tcp=args.tcp, host=args.host, port=args.port)
