@@ -7,7 +7,7 @@
 #   bash scripts/test-vscode.sh --unit     # unit tests only (no Chromium, no code-server)
 #
 # Environment: CUTEGEN_TOOLS (tool cache; default ~/.cache/cutegen/vscode-tools),
-# CUTEGEN_E2E_PYTHON (Python with cutegen[lsp]; default .venv/bin/python, made by scripts/setup.sh),
+# CUTEGEN_E2E_PYTHON (Python with CuTeGen installed; default .venv/bin/python, made by scripts/setup.sh),
 # CUTEGEN_ARTIFACTS or OUT (screenshots and logs are copied there too, under vscode-e2e/),
 # CUTEGEN_E2E_SLOW (multiplies the e2e's waits on a slow machine).
 set -euo pipefail
