@@ -68,6 +68,10 @@ def build_state(tmp_path_factory) -> Path:
         return tmp_path_factory.mktemp("state")
     state = Path(where).expanduser() / _engine_hash()
     state.mkdir(parents=True, exist_ok=True)
+    os.utime(state)  # marks it used; caches of older engine code go after a week unused (~6 MB each)
+    for old in state.parent.iterdir():
+        if old != state and old.is_dir() and time.time() - old.stat().st_mtime > 7 * 86400:
+            shutil.rmtree(old, ignore_errors=True)
     return state
 
 
