@@ -6,15 +6,19 @@
 #                                   #   without one: check and build, a broken kernel's diagnostic, and what needs a GPU
 #   bash scripts/demo.sh --editor   # VS Code (code-server) with the extension on a sample workspace, at 127.0.0.1
 #
-# No LLM is needed for any of it (tune sweeps `// cutegen: tunable` constants). Environment: CUTEGEN_DEMO_DIR
-# (the demo's files; default ${TMPDIR:-/tmp}/cutegen-demo), CUTEGEN_DEMO_PORT (--editor; default 8080).
+# No LLM is needed for any of it (tune sweeps `// cutegen: tunable` constants). Environment: CUTEGEN_PYTHON (a
+# Python with CuTeGen importable: used instead of setting up .venv), CUTEGEN_DEMO_DIR (the demo's files; default
+# ${TMPDIR:-/tmp}/cutegen-demo), CUTEGEN_DEMO_PORT (--editor; default 8080).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 REPO=$PWD
 KERNEL=examples/softsign/softsign.cu
 DEMO=${CUTEGEN_DEMO_DIR:-${TMPDIR:-/tmp}/cutegen-demo}
-CUTEGEN=$REPO/.venv/bin/cutegen
+PYTHON=${CUTEGEN_PYTHON:-}
 failed=()
+
+cutegen() { "$PYTHON" -m cutegen "$@"; }
+in_dir() { (cd "$1" && shift && "$@"); }
 
 step() {  # step TITLE COMMAND...: runs it, shows it, remembers a failure and goes on
   local title=$1; shift
@@ -24,7 +28,7 @@ step() {  # step TITLE COMMAND...: runs it, shows it, remembers a failure and go
 
 has_gpu() {
   command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1 &&
-    "$REPO/.venv/bin/python" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null
+    "$PYTHON" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null
 }
 
 # softsign with its block size declared tunable, beside its problem: the bundled file stays as shipped.
@@ -38,23 +42,23 @@ tunable_copy() {
 
 gpu_loop() {
   echo "GPU: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1). The whole loop on $KERNEL:"
-  step "check (nvcc -ptx + ptxas: diagnostics and registers)" "$CUTEGEN" check --verbose "$KERNEL"
-  step "test (5 trials against the PyTorch reference, outputs poisoned)" "$CUTEGEN" test "$KERNEL"
-  step "bench (vs eager PyTorch and torch.compile, % of the GPU's ceilings)" "$CUTEGEN" bench "$KERNEL"
-  step "profile (Nsight Compute: bottleneck and signals)" "$CUTEGEN" profile "$KERNEL"
+  step "check (nvcc -ptx + ptxas: diagnostics and registers)" cutegen check --verbose "$KERNEL"
+  step "test (5 trials against the PyTorch reference, outputs poisoned)" cutegen test "$KERNEL"
+  step "bench (vs eager PyTorch and torch.compile, % of the GPU's ceilings)" cutegen bench "$KERNEL"
+  step "profile (Nsight Compute: bottleneck and signals)" cutegen profile "$KERNEL"
   tunable_copy || failed+=("tune")
   [ -f "$DEMO/softsign/softsign.cu" ] &&
     step "tune (kThreads = 128, 256, 512, 1024: each verified and timed; no LLM)" \
-      bash -c 'cd "$1" && "$2" tune softsign.cu' _ "$DEMO/softsign" "$CUTEGEN"
+      in_dir "$DEMO/softsign" cutegen tune softsign.cu
 }
 
 cpu_loop() {
   echo "No NVIDIA GPU here: what runs without one, on $KERNEL:"
-  step "check (nvcc -ptx + ptxas: diagnostics and registers)" "$CUTEGEN" check --verbose "$KERNEL"
-  step "build (the shared library the harness would load)" "$CUTEGEN" check --tier build "$KERNEL"
+  step "check (nvcc -ptx + ptxas: diagnostics and registers)" cutegen check --verbose "$KERNEL"
+  step "build (the shared library the harness would load)" cutegen check --tier build "$KERNEL"
   printf '\n== a broken kernel (copy with mismatched ranks): one diagnostic at the line to blame\n'
   echo "\$ cutegen check tests/corpus/errors/copy_rank_mismatch.cu"
-  "$CUTEGEN" check tests/corpus/errors/copy_rank_mismatch.cu
+  cutegen check tests/corpus/errors/copy_rank_mismatch.cu
   [ $? -eq 1 ] || failed+=("the broken kernel was not reported")
   cat <<'MSG'
 
@@ -77,7 +81,7 @@ editor() {
   # code-server is a remote setup: the machine-scoped cutegen.python counts only in Machine/.
   for scope in User Machine; do
     printf '{\n  "cutegen.python": "%s",\n  "telemetry.telemetryLevel": "off",\n  "workbench.startupEditor": "none"\n}\n' \
-      "$REPO/.venv/bin/python" > "$user/$scope/settings.json"
+      "$PYTHON" > "$user/$scope/settings.json"
   done
   "$CODE_SERVER" --user-data-dir "$user" --extensions-dir "$exts" --install-extension vscode-client/cutegen.vsix --force \
     >/dev/null || die "the extension did not install into code-server"
@@ -90,7 +94,10 @@ editor() {
 }
 
 main() {
-  bash scripts/setup.sh || exit 1
+  if [ -z "$PYTHON" ]; then
+    bash scripts/setup.sh || exit 1
+    PYTHON=$REPO/.venv/bin/python
+  fi
   if [ "${1:-}" = "--editor" ]; then
     editor
   elif has_gpu; then
