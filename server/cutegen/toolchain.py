@@ -89,7 +89,7 @@ def find_nvcc(setting: str | None) -> str:
     if found:
         return found
     raise ToolchainError(
-        "nvcc was not found: install the CUDA toolkit (12.4 or newer), then put nvcc on PATH, "
+        "nvcc was not found: install the CUDA toolkit (12.8 or newer), then put nvcc on PATH, "
         "set CUDA_HOME, or set cutegen.nvcc to its path."
     )
 

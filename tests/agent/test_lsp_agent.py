@@ -95,10 +95,16 @@ def _errors(params) -> list[types.Diagnostic]:
     return [d for d in params.diagnostics if d.severity == types.DiagnosticSeverity.Error]
 
 
-async def _actions(client, uri, diagnostic):
+async def _all_actions(client, uri, diagnostic):
     return await client.text_document_code_action_async(types.CodeActionParams(
         text_document=types.TextDocumentIdentifier(uri=uri), range=diagnostic.range,
         context=types.CodeActionContext(diagnostics=[diagnostic])))
+
+
+async def _actions(client, uri, diagnostic):
+    """The verified quick fixes (the knowledge base's explanation is offered beside them)."""
+    actions = await _all_actions(client, uri, diagnostic)
+    return [a for a in actions or [] if a.command.command == "cutegen.server.applyPatch"]
 
 
 @needs_nvcc
@@ -112,8 +118,10 @@ async def test_verified_quick_fix_rebased_and_applied(agent_client, workspace):
     (error,) = _errors(first[0])
     assert error.range.start.line == LINE
 
-    # No quick fix before a patch is verified (the first candidate does not even compile).
-    assert not await _actions(client, uri, error)
+    # No quick fix before a patch is verified (the first candidate does not even compile): only the
+    # knowledge base's explanation, and no "configure an LLM" (one is configured).
+    offered = await _all_actions(client, uri, error)
+    assert [a.command.command for a in offered] == ["cutegen.server.diagnose"]
     actions = await _until(lambda: _actions(client, uri, error), 240, "a verified quick fix")
     (action,) = actions
     assert action.title in ("CuTeGen: apply verified fix (compiled, not tested)",)  # no problem paired here

@@ -12,9 +12,9 @@ from tests.conftest import corpus
 
 
 @pytest.mark.parametrize("case", corpus("silent"), ids=repr)
-def test_silent_bug_is_a_warning_at_the_bug_line(case, tmp_path, toolchain):
+def test_silent_bug_is_a_warning_at_the_bug_line(case, build_state, toolchain):
     settings = Settings(arch=case.arch) if case.arch else Settings()
-    builder = Builder(discover(settings), settings, tmp_path)
+    builder = Builder(discover(settings), settings, build_state)  # compiles shared with test_retrieval's
     result = builder.run(Tier.CHECK, case.path)
     assert not result.errors, [d.format() for d in result.errors]
     warnings = [d for d in result.diagnostics if d.severity is Severity.WARNING]

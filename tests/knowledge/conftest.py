@@ -15,6 +15,7 @@ def kb():
 
 
 @pytest.fixture(scope="session")
-def arch_builders(builder, tmp_path_factory):
-    """{None: the session's default builder (shared with the corpus tests, so its cache is too), 'sm_90': ...}."""
-    return {None: builder, "sm_90a": builder, "_state": tmp_path_factory.mktemp("kb-arch-state")}
+def arch_builders(builder, build_state):
+    """{None: the session's default builder (shared with the corpus tests, so its cache is too), 'sm_90': ...};
+    every arch's builder keeps its cache in the shared, persistent `build_state`."""
+    return {None: builder, "sm_90a": builder, "_state": build_state}

@@ -60,6 +60,7 @@ def test_hit_fields_and_hover_markdown(kb):
     assert hit.entry.fix_before and hit.entry.fix_after and hit.entry.related and hit.entry.explanation
     md = kb.diagnosis_markdown(hit)
     assert "```cpp" in md and "make_fragment_like" in md and len(md) < 4000
+    assert hit.why not in md and "bm25" not in md and "exact:" not in md  # retrieval's trace is not user text
 
 
 # -- runtime failures: real reports from the harness's comparator -----------------------------------------------

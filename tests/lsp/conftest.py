@@ -18,6 +18,7 @@ from lsp_helpers import SERVER_ENV
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "cutegen_settings(dict): the client's `cutegen` settings for this test")
+    config.addinivalue_line("markers", "client_name(str): the clientInfo name the client gives at initialize")
 
 
 def _record_publish(client: LanguageClient, params: types.PublishDiagnosticsParams):
@@ -51,8 +52,10 @@ def workspace(tmp_path: Path) -> Path:
 async def client(lsp_client: LanguageClient, request, workspace: Path):
     marker = request.node.get_closest_marker("cutegen_settings")
     lsp_client.set_configuration({"cutegen": marker.args[0] if marker else {}})
+    name = request.node.get_closest_marker("client_name")
     await lsp_client.initialize_session(types.InitializeParams(
         capabilities=client_capabilities("visual-studio-code"),
+        client_info=types.ClientInfo(name=name.args[0]) if name else None,
         root_uri=workspace.as_uri(),
         workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],
     ))

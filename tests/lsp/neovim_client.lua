@@ -1,10 +1,10 @@
 -- A second, independent LSP client for the tests: headless Neovim (0.7+) starts the CuTeGen server,
--- opens a kernel, waits for its diagnostics, asks for a hover there and writes what it got as JSON.
+-- opens a kernel with the given settings, waits for its diagnostics, asks for a hover there and writes what it got as JSON.
 -- Parameters come from the environment (CUTEGEN_NVIM_*), set by test_neovim.py.
 local env = function(name) return os.getenv("CUTEGEN_NVIM_" .. name) end
 local file, root, out = env("FILE"), env("ROOT"), env("OUT")
 local uri = vim.uri_from_fname(file)
-local result = { messages = {}, publishes = {} }
+local result = { messages = {}, logs = {}, publishes = {} }
 
 local client_id = vim.lsp.start_client({
   name = "cutegen",
@@ -12,12 +12,23 @@ local client_id = vim.lsp.start_client({
   cmd_env = { PYTHONPATH = env("PYTHONPATH") },
   root_dir = root,
   workspace_folders = { { uri = vim.uri_from_fname(root), name = "ws" } },
-  settings = { cutegen = {} },
+  -- Settings both ways a Neovim user gives them (docs/neovim.md): the JSON in CUTEGEN_NVIM_INIT as
+  -- init_options (initializationOptions), and CUTEGEN_NVIM_SETTINGS as `settings`. Neovim 0.7 neither
+  -- advertises workspace/configuration nor sends `settings` by itself: on_init pushes them with
+  -- didChangeConfiguration, as nvim-lspconfig does.
+  init_options = vim.fn.json_decode(env("INIT") or "{}"),
+  settings = vim.fn.json_decode(env("SETTINGS") or "{}"),
+  on_init = function(client)
+    if next(client.config.settings) then
+      client.notify("workspace/didChangeConfiguration", { settings = client.config.settings })
+    end
+  end,
   handlers = {
     ["textDocument/publishDiagnostics"] = function(_, params)
       if params.uri == uri then table.insert(result.publishes, params) end
     end,
     ["window/showMessage"] = function(_, params) table.insert(result.messages, params.message) end,
+    ["window/logMessage"] = function(_, params) table.insert(result.logs, params.message) end,
   },
   on_exit = function(code) result.exit_code = code end,
 })
@@ -28,7 +39,10 @@ vim.lsp.buf_attach_client(0, client_id)
 result.got_diagnostics = vim.wait(120000, function() return #result.publishes > 0 end, 50)
 
 if result.got_diagnostics then
-  local first = result.publishes[1].diagnostics[1]
+  local first = nil  -- the first error (a settings probe may add warnings)
+  for _, d in ipairs(result.publishes[1].diagnostics) do
+    if first == nil and d.severity == 1 then first = d end
+  end
   if first then
     local params = { textDocument = { uri = uri }, position = first.range.start }
     result.hover = vim.lsp.buf_request_sync(0, "textDocument/hover", params, 10000)

@@ -35,11 +35,14 @@ async def test_broken_kernel_then_fix(client, workspace):
     assert "(register tensor sized at run time)" in hover.contents.value and "Before:" in hover.contents.value
 
     # A quick fix appears only once the agent holds a verified patch; no LLM is configured here
-    # (tests/agent/test_lsp_agent.py covers the verified fix). The diagnostic carries its data.
+    # (tests/agent/test_lsp_agent.py covers the verified fix), so the lightbulb offers what works
+    # offline: the knowledge base's diagnosis (tests/lsp/test_code_actions.py runs it). The diagnostic
+    # carries its data.
     actions = await client.text_document_code_action_async(types.CodeActionParams(
         text_document=types.TextDocumentIdentifier(uri=uri), range=error.range,
         context=types.CodeActionContext(diagnostics=[error])))
-    assert not actions and error.data["code"] == "cute-static-assert"
+    assert [a.command.command for a in actions] == ["cutegen.server.diagnose"]
+    assert error.data["code"] == "cute-static-assert"
 
     # CodeLens above the kernel (it does not compile yet), with the run commands.
     lenses = await client.text_document_code_lens_async(

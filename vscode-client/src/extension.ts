@@ -5,9 +5,11 @@ import * as vscode from "vscode";
 
 import { REVIEW_COMMAND, SERVER, UI_COMMANDS, UiCommand, documentArgs, fixArgumentsForReview } from "./core/commands";
 import { needsRestart } from "./core/config";
+import { DIAGNOSIS_SCHEME } from "./core/diagnosis";
 import { MessageGate, RecentMessages } from "./core/messages";
 import { SCHEME } from "./core/proposals";
 import { StatusModel } from "./core/status";
+import { DiagnosisView } from "./diagnosisView";
 import { LayoutView } from "./layoutView";
 import { ProposalView } from "./proposalView";
 import { Runner } from "./runner";
@@ -24,7 +26,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const proposals = new ProposalView(log);
   const layouts = new LayoutView(log);
   server = new Server(log, status, gate);
-  const runner = new Runner(server, status, proposals, messages, gate, log);
+  const diagnoses = new DiagnosisView();
+  const runner = new Runner(server, status, proposals, messages, gate, log, diagnoses);
   const running = server;
   server.setCommandHook((command, args) => runner.run(command, args));
   proposals.connect((command, args) => runner.run(command, args), () => running.advertises(SERVER.applyPatch));
@@ -32,6 +35,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   context.subscriptions.push(
     log, proposals, layouts, server, new StatusBar(status),
     vscode.workspace.registerTextDocumentContentProvider(SCHEME, proposals),
+    diagnoses, vscode.workspace.registerTextDocumentContentProvider(DIAGNOSIS_SCHEME, diagnoses),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (needsRestart((section) => e.affectsConfiguration(section))) {
         void running.restart("settings changed");

@@ -5,9 +5,11 @@ import * as vscode from "vscode";
 import { ExecuteCommandRequest, LSPErrorCodes, ResponseError } from "vscode-languageclient/node";
 
 import { PATCH_COMMANDS, SERVER, fileOfArgs } from "./core/commands";
+import { diagnosisOf } from "./core/diagnosis";
 import { MessageGate, RecentMessages } from "./core/messages";
 import { isObject, messageOf, patchOf, verdictOf, wasCancelled } from "./core/results";
 import { StatusModel, activityOf } from "./core/status";
+import { DiagnosisView } from "./diagnosisView";
 import { ProposalView } from "./proposalView";
 import { Server } from "./server";
 
@@ -25,6 +27,7 @@ export class Runner {
     private readonly messages: RecentMessages,
     private readonly gate: MessageGate,
     private readonly log: vscode.LogOutputChannel,
+    private readonly diagnoses?: DiagnosisView,
   ) {}
 
   async run(command: string, args: unknown[]): Promise<unknown> {
@@ -71,8 +74,11 @@ export class Runner {
     this.status.setVerdict(verdictOf(command, file, reply));
 
     const patch = PATCH_COMMANDS.has(command) ? patchOf(reply) : undefined;
+    const diagnosis = diagnosisOf(command, reply);
     if (patch) {
       await this.proposals.show(patch);
+    } else if (diagnosis && this.diagnoses) {
+      await this.diagnoses.show(file, diagnosis); // Markdown, rendered
     } else if (presentsReply(command, reply)) {
       await this.proposals.applied(args, messageOf(reply));
     } else {
@@ -99,9 +105,9 @@ export class Runner {
   }
 }
 
-/** Replies the extension shows its own way: a patch (as a diff) and an applied patch. */
+/** Replies the extension shows its own way: a patch (as a diff), a diagnosis (rendered), an applied patch. */
 function presentsReply(command: string, reply: unknown): boolean {
-  return (PATCH_COMMANDS.has(command) && patchOf(reply) !== undefined) ||
+  return (PATCH_COMMANDS.has(command) && patchOf(reply) !== undefined) || diagnosisOf(command, reply) !== undefined ||
     (command === SERVER.applyPatch && isObject(reply) && reply.applied === true);
 }
 

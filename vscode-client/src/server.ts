@@ -122,7 +122,7 @@ export class Server implements vscode.Disposable {
       this.status.setServer("failed", detail);
       void vscode.window.showErrorMessage(
         `CuTeGen: the language server did not start with ${python.command} (${python.source}). ` +
-        "It needs Python ≥ 3.11 with `pip install 'cutegen[lsp]'`; set `cutegen.python` to such an interpreter.",
+        "It needs Python ≥ 3.11 with CuTeGen installed (`pip install .` in its checkout); set `cutegen.python` to such an interpreter.",
         "Open Settings", "Show Log",
       ).then((choice) => {
         if (choice === "Open Settings") {

@@ -7,10 +7,13 @@ cost a hint but never an answer.
 
 from __future__ import annotations
 
+import logging
 import re
 from pathlib import Path
 
 from cutegen.model import Diagnostic
+
+log = logging.getLogger(__name__)
 
 # CuTeGen's own menus (the paper's), used only when the knowledge base has none.
 FALLBACK_MENUS = {
@@ -47,11 +50,14 @@ class Knowledge:
         if self._kb is None:
             return []
         try:
-            return list(self._kb.search(diagnostic=diagnostic, mismatch=mismatch, verdict=verdict, signals=signals,
+            hits = list(self._kb.search(diagnostic=diagnostic, mismatch=mismatch, verdict=verdict, signals=signals,
                                         source=source, k=k))
         except Exception as e:
             self.problems.append(f"retrieval failed ({type(e).__name__}: {e})")
             return []
+        # Why each entry ranked ("exact: root /…/; bm25 0.91") is a debugging trace: the log, never user text.
+        log.debug("retrieval: %s", [h.to_json() for h in hits if hasattr(h, "to_json")])
+        return hits
 
     def query(self, text: str, k: int = 3) -> list:
         """Entries for a free-text question (a tool call's query), best first."""

@@ -115,7 +115,7 @@ class KnowledgeBase:
     def diagnosis_markdown(self, hit: Hit | Entry, *, max_chars: int = 1800) -> str:
         """Short Markdown for a hover: what CuTe wanted, the fix as a before/after pair, related entries."""
         e = hit.entry if isinstance(hit, Hit) else hit
-        md = [f"**{e.title}**" + (f" — _{hit.why}_" if isinstance(hit, Hit) else "")]
+        md = [f"**{e.title}**"]  # hit.why is retrieval's debug trace: transcripts keep it, users don't need it
         body = e.explanation.split("\n## ")[0].strip()
         if len(body) > max_chars // 2:
             body = body[: max_chars // 2].rsplit("\n\n", 1)[0] + " …"

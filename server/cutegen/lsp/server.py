@@ -35,6 +35,8 @@ class CuteGenServer(LanguageServer):
         self.agent = AgentService(self)
         self.auto_tests: dict[str, asyncio.Future] = {}  # uri → the running cutegen.autoTest run
         self.initialization_options: object = None
+        self.client_name = ""  # from initialize's clientInfo: code actions ask whether it can open settings
+        self.config_sources = config.Sources()  # the settings as each channel last gave them
         self._settings_loaded: asyncio.Event | None = None
 
     # -- state ------------------------------------------------------------------------------
@@ -103,6 +105,7 @@ def _register_lifecycle(server: CuteGenServer) -> None:
     @server.feature(types.INITIALIZE)
     def initialize(ls: CuteGenServer, params: types.InitializeParams):
         ls.initialization_options = params.initialization_options
+        ls.client_name = params.client_info.name if params.client_info else ""  # code actions: can it open settings?
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: CuteGenServer, params: types.InitializedParams):

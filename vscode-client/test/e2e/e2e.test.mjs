@@ -311,7 +311,8 @@ test("CuTeGen in a real VS Code: diagnostic, quick fix as a verified diff, Apply
     // The server fixes in the background after publishing the diagnostic; the quick fix appears
     // once the patch is verified. Ask for it until it is there.
     await goToLine(page, BROKEN_LINE, 5);
-    const item = page.locator(".action-widget .monaco-list-row", { hasText: "CuTeGen" }).first();
+    // (not the offline actions beside it: "explain this error", "configure an LLM for verified fixes")
+    const item = page.locator(".action-widget .monaco-list-row", { hasText: "apply verified fix" }).first();
     await until(async () => {
       await page.keyboard.press("Control+.");
       try {
