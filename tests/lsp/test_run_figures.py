@@ -80,6 +80,7 @@ async def test_a_record_of_another_schema_is_a_note_not_a_crash(client, workspac
 @pytest.mark.gpu
 async def test_a_fresh_bench_on_the_gpu_shows_its_figures_in_the_editor(client, workspace):
     """On the H200: `cutegen bench` from a terminal, then the editor's CodeLens and hover show the same line."""
+    import os
     import re
     import subprocess
     import sys
@@ -88,7 +89,8 @@ async def test_a_fresh_bench_on_the_gpu_shows_its_figures_in_the_editor(client, 
 
     kernel = _softsign(workspace)
     (workspace / "softsign.py").write_text((ROOT / "examples" / "softsign" / "softsign.py").read_text())
-    env = {"PYTHONPATH": str(ROOT / "server"), "PATH": __import__("os").environ["PATH"]}
+    # The GPU machine's own packages (the carried wheels) stay on the path; the checkout's server comes first.
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "server"), os.environ.get("PYTHONPATH", "")])}
     done = subprocess.run([sys.executable, "-m", "cutegen", "bench", str(kernel)], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=600)
     record = records.latest(workspace / ".cutegen", str(kernel), "bench")  # the workspace root, not the cwd
