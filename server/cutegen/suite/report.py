@@ -172,7 +172,8 @@ def _cells(r: dict | None) -> list[str]:
     rounds = r.get("rounds_to_correct")
     verdict = r.get("verdict", "")
     if verdict not in ("pass",) and r.get("message"):
-        verdict += f": {r['message'][:90]}"
+        message = r["message"].removeprefix(f"{verdict}:").strip()  # agent labels start with the verdict already
+        verdict += f": {message[:90]}"
     return [correct, _x(r.get("speedup_eager")), _x(r.get("speedup_compile")), roof, r.get("bottleneck") or "–",
             "–" if rounds is None else str(rounds), verdict]
 
