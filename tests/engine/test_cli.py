@@ -65,7 +65,7 @@ def test_state_dir_is_at_the_workspace_root_not_the_current_folder(tmp_path):
 
 def test_check_timeout_flag_stops_nvcc_and_names_itself(tmp_path):
     p = cutegen("check", "--timeout", "0.05", "--state-dir", str(tmp_path / ".cutegen"), str(BROKEN), cwd=tmp_path)
-    assert p.returncode == 1 and "nvcc did not finish within 0.05 s (setting --timeout)" in p.stdout
+    assert p.returncode == 1 and "nvcc did not finish within 0.05 s (the check timeout: setting --timeout)" in p.stdout
 
 
 def _options(command: str) -> dict[str, str]:

@@ -84,15 +84,9 @@ def _verify(args) -> int:
     s = session(args, err, settings(args, problem=args.problem, test_timeout=args.timeout), args.file)
     if s is None:
         return 2
-    try:
-        with err.status(f"{args.file.name}: starting") as status:
-            record = s.test(args.file.resolve(), timing=args.timing, trials=args.trials, seed=args.seed,
-                            on_stage=lambda st: status.update(f"{args.file.name}: {st}"))
-    finally:
-        s.close()
-    if args.json:
-        print(json.dumps(record, indent=1, default=str))
-    else:
+    record = _run(args, s, err, "starting", lambda path, stage: s.test(
+        path, timing=args.timing, trials=args.trials, seed=args.seed, on_stage=stage))
+    if not args.json:
         present.verdict(record, err)
     return 0 if record["verdict"] == "pass" else 1
 
@@ -102,17 +96,24 @@ def _profile(args) -> int:
     s = session(args, err, settings(args, problem=args.problem, ncu=args.ncu, profile_timeout=args.timeout), args.file)
     if s is None:
         return 2
+    record = _run(args, s, err, "profiling", lambda path, stage: s.profile(
+        path, reference=args.reference, on_stage=stage))
+    if not args.json:
+        present.profile(record, err)
+    return 0 if record["verdict"] == "profiled" else 1
+
+
+def _run(args, s, err, first: str, action) -> dict:
+    """One session action on the file with a live status line; the session is closed after (its GPU worker too).
+    With --json the record is printed here; otherwise the caller presents it."""
     try:
-        with err.status(f"{args.file.name}: profiling") as status:
-            record = s.profile(args.file.resolve(), reference=args.reference,
-                               on_stage=lambda st: status.update(f"{args.file.name}: {st}"))
+        with err.status(f"{args.file.name}: {first}") as status:
+            record = action(args.file.resolve(), lambda st: status.update(f"{args.file.name}: {st}"))
     finally:
         s.close()
     if args.json:
         print(json.dumps(record, indent=1, default=str))
-    else:
-        present.profile(record, err)
-    return 0 if record["verdict"] == "profiled" else 1
+    return record
 
 
 def _lsp(args) -> int:

@@ -10,7 +10,6 @@ Errors stop the compile after the front end, so a probe build costs less than th
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -21,6 +20,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from cutegen.build.cache import cache_key
 from cutegen.build.includes import user_headers
 from cutegen.diagnostics import parse_log
 from cutegen.diagnostics.cute_types import cute_notation, template_bindings
@@ -158,16 +158,10 @@ class LayoutProbe:
         return flags + ["-ptx", "-w", "-Xcicc", "--error_limit=1000000", *s.extra_flags]
 
     def key(self, path: Path, text: str) -> str:
-        h = hashlib.sha256()
-        for part in (str(SCHEMA), self.toolchain.fingerprint, str(path), "\0".join(self.flags(path, text)), text):
-            h.update(part.encode() + b"\1")
-        for header in user_headers(text, path.parent, [Path(d) for d in self.settings.include_dirs]):
-            h.update(str(header).encode())
-            try:
-                h.update(header.read_bytes())
-            except OSError:
-                h.update(b"<unreadable>")
-        return h.hexdigest()[:32]
+        """The build cache's key, for a probe build: the toolchain, the path and flags, the text, its headers."""
+        headers = user_headers(text, path.parent, [Path(d) for d in self.settings.include_dirs])
+        return cache_key(tier=f"layout-probe-{SCHEMA}", fingerprint=self.toolchain.fingerprint,
+                         command_flags=[str(path), *self.flags(path, text)], text=text, headers=headers)
 
     def cached(self, path: str | Path, text: str | None = None) -> ProbeResult | None:
         """The stored result for this version of the file, without compiling; None if there is none."""
