@@ -46,7 +46,7 @@ def _client() -> LanguageClient:
     return client
 
 
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "tests.layouts.layout_server"],
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "cutegen", "lsp"],
                                               server_env=ENV, client_factory=_client))
 async def client(lsp_client: LanguageClient, tmp_path: Path):
     lsp_client.set_configuration({"cutegen": {"layoutInlayHints": "short"}})

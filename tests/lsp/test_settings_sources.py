@@ -105,7 +105,7 @@ async def test_pulled_settings_go_on_top_of_initialization_options(bare, workspa
     await _start(bare, workspace, init={"cutegen": {"nvcc": "/nowhere/init/nvcc", "checkTimeout": -1}},
                  reply={"nvcc": "/nowhere/pulled/nvcc"})
     warning = await until(lambda: _shown(bare, types.MessageType.Warning), 10, "the settings warning")
-    assert "cutegen.check_timeout" in warning[0]  # the initializationOptions layer is still there
+    assert "cutegen.checkTimeout" in warning[0]  # the initializationOptions layer is still there
     assert "/nowhere/pulled/nvcc" in await _toolchain_error(bare, workspace, "pulled")
 
 
