@@ -1,6 +1,7 @@
 """A second, real LSP client: headless Neovim starts the server with settings (as init_options, or as
 `settings` pushed in on_init the way nvim-lspconfig does), opens a broken kernel, and gets the same
-diagnostics (and hover) as the pytest-lsp client, plus proof that its settings reached nvcc.
+diagnostics (and hover) as the pytest-lsp client, plus proof that its settings reached nvcc; on a kernel that
+compiles cleanly, the hover shows a CuTe tensor's layout once the layout probe has run.
 Skipped where `nvim` is not installed (Debian: apt-get install neovim, 0.7.2)."""
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from lsp_helpers import SERVER_ENV, needs_nvcc
 from lsp_kernels import BROKEN_LINE, ROOT, broken
 
 SCRIPT = Path(__file__).with_name("neovim_client.lua")
+SMALL_KERNEL = Path(__file__).resolve().parents[1] / "layouts" / "small_kernel.cu"
 
 
 # Each settings channel defines its own macro through `extraFlags`; the kernel turns the one that
@@ -35,8 +37,18 @@ def _kernel(channel: str) -> str:
 CHANNELS = ("INIT_OPTIONS", "SETTINGS")
 
 
+def _run_neovim(env: dict, root: Path, out: Path, timeout: int = 180) -> dict:
+    proc = subprocess.run(["nvim", "--headless", "-u", "NONE", "-i", "NONE", "-n", "-c", f"luafile {SCRIPT}"],
+                          env=env, cwd=root, capture_output=True, text=True, timeout=timeout)
+    assert out.is_file(), f"Neovim wrote no result (exit {proc.returncode}): {proc.stdout}{proc.stderr}"
+    return json.loads(out.read_text())
+
+
+needs_nvim = pytest.mark.skipif(shutil.which("nvim") is None, reason="Neovim (`nvim`) is not installed: apt-get install neovim")
+
+
 @needs_nvcc
-@pytest.mark.skipif(shutil.which("nvim") is None, reason="Neovim (`nvim`) is not installed: apt-get install neovim")
+@needs_nvim
 @pytest.mark.parametrize("channel", CHANNELS)
 def test_neovim_gets_diagnostics_and_hover_with_its_settings(tmp_path: Path, channel: str):
     root = tmp_path / "ws"
@@ -49,10 +61,7 @@ def test_neovim_gets_diagnostics_and_hover_with_its_settings(tmp_path: Path, cha
            "CUTEGEN_NVIM_OUT": str(out), "CUTEGEN_NVIM_PYTHON": sys.executable,
            "CUTEGEN_NVIM_PYTHONPATH": SERVER_ENV["PYTHONPATH"], "HOME": str(tmp_path),
            f"CUTEGEN_NVIM_{'INIT' if channel == 'INIT_OPTIONS' else 'SETTINGS'}": section}
-    proc = subprocess.run(["nvim", "--headless", "-u", "NONE", "-i", "NONE", "-n", "-c", f"luafile {SCRIPT}"],
-                          env=env, cwd=root, capture_output=True, text=True, timeout=180)
-    assert out.is_file(), f"Neovim wrote no result (exit {proc.returncode}): {proc.stdout}{proc.stderr}"
-    result = json.loads(out.read_text())
+    result = _run_neovim(env, root, out)
 
     assert result["started"] and result["got_diagnostics"], result
     publish = result["publishes"][0]
@@ -68,3 +77,31 @@ def test_neovim_gets_diagnostics_and_hover_with_its_settings(tmp_path: Path, cha
     hover = next(iter(replies.values() if isinstance(replies, dict) else replies))["result"]
     assert ROOT in hover["contents"]["value"]
     assert result["messages"] == []  # nothing went wrong that the user would be told about
+
+
+@needs_nvcc
+@needs_nvim
+@pytest.mark.slow
+def test_neovim_hover_shows_a_tensors_layout(tmp_path: Path):
+    root = tmp_path / "ws"
+    root.mkdir()
+    kernel = root / "small_kernel.cu"
+    kernel.write_text(SMALL_KERNEL.read_text())
+    lines = kernel.read_text().splitlines()
+    line = next(i for i, text in enumerate(lines) if text.lstrip().startswith("Tensor s = "))
+    out = tmp_path / "neovim.json"
+    env = {**SERVER_ENV, "CUTEGEN_NVIM_FILE": str(kernel), "CUTEGEN_NVIM_ROOT": str(root),
+           "CUTEGEN_NVIM_OUT": str(out), "CUTEGEN_NVIM_PYTHON": sys.executable,
+           "CUTEGEN_NVIM_PYTHONPATH": SERVER_ENV["PYTHONPATH"], "HOME": str(tmp_path),
+           "CUTEGEN_NVIM_HOVER_AT": f"{line}:{lines[line].index('s = ')}"}
+    result = _run_neovim(env, root, out, timeout=300)
+
+    assert result["started"] and result["got_diagnostics"], result
+    assert not [d for d in result["publishes"][0]["diagnostics"] if d["severity"] == 1], result["publishes"]
+    seen = result["layout_hovers"]
+    hover = seen[-1]
+    assert isinstance(hover, str), f"no hover once the layouts were computed: {seen}"
+    # the swizzled shared-memory tile: memory, element type, swizzle, shape:stride
+    assert f"CuTe Tensor (line {line + 1})" in hover, seen
+    assert "smem float Sw<3,2,3> o _0 o (_8,_32):(_32,_1)" in hover, seen
+    assert result["messages"] == []

@@ -155,6 +155,7 @@ def _split_colon(text: str) -> tuple[str, str]:
 
 
 def _svg(width: int, height: int, body: list[str], title: str) -> str:
+    width = max(width, 8 + 8 * len(title))  # the title (13 px monospace, ~8 px a character) is not clipped
     head = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
             f'viewBox="0 0 {width} {height}" font-family="monospace" font-size="11">')
     return "\n".join([head, f"<title>{html.escape(title)}</title>",

@@ -403,12 +403,76 @@ test("CuTeGen in a real VS Code: diagnostic, quick fix as a verified diff, Apply
     await screenshot(page, "tested");
   });
 
+  // The layouts of a cleanly compiling version come from a probe build the server starts after the check.
+  const LAYOUT_VAR = "tXgX";
+  const layoutLine = example.good.split("\n").findIndex((l) => l.includes(`Tensor ${LAYOUT_VAR} =`)) + 1;
+  const layoutColumn = (example.good.split("\n")[layoutLine - 1] ?? "").indexOf(LAYOUT_VAR) + 1;
+  const layoutSkip = (!llmSkip && fs.readFileSync(kernel, "utf8") === example.good) ? false
+    : "the kernel was not fixed (the quick-fix step did not apply), so it has no layouts";
+
+  await step(`the hover over ${LAYOUT_VAR} shows its CuTe layout`, { skip: layoutSkip }, async () => {
+    assert.ok(layoutLine > 0, `${KERNEL} no longer declares Tensor ${LAYOUT_VAR}`);
+    await palette(page, "Notifications: Clear All Notifications");
+    if (await page.locator(".part.panel").isVisible().catch(() => false)) await page.keyboard.press("Control+J"); // room for the picture
+    await goToLine(page, layoutLine, layoutColumn + 1);
+    const hover = page.locator(".monaco-hover", { hasText: `CuTe Tensor` }).first();
+    // "being computed" until the probe build ends; ask again until the layout is there.
+    const text = await until(async () => {
+      await page.keyboard.press("Escape");
+      await page.keyboard.press("Control+K");
+      await page.keyboard.press("Control+I"); // Show Hover at the cursor
+      try {
+        await hover.waitFor({ state: "visible", timeout: 3000 });
+        return (await hover.textContent()) ?? "";
+      } catch {
+        const said = await page.locator(".monaco-hover").allTextContents().catch(() => []);
+        log(`hover so far: ${JSON.stringify(said.map((h) => h.replace(/\s+/g, " ").slice(0, 120)))}`);
+        return false;
+      }
+    }, 240_000 * SLOW, `the layout of ${LAYOUT_VAR} in its hover (the probe build)`, 3000);
+    const flat = text.replace(/\s+/g, " ");
+    log(`layout hover: ${flat.slice(0, 200)}`);
+    assert.match(flat, new RegExp(`${LAYOUT_VAR}`), flat);
+    assert.match(flat, /gmem float \(.*\):\(/, `the hover shows the tensor's memory, type and shape:stride layout: ${flat}`);
+    await sleep(300);
+    await screenshot(page, "layout-hover");
+    await page.keyboard.press("Escape");
+  });
+
+  await step(`CuTeGen: Show Layout draws ${LAYOUT_VAR} beside the code`, { skip: layoutSkip }, async () => {
+    await goToLine(page, layoutLine, layoutColumn + 1);
+    await palette(page, "CuTeGen: Show Layout");
+    // The webview's page lives in nested iframes; the picture is an inline SVG in its .paper.
+    const shown = await until(async () => {
+      for (const frame of page.frames()) {
+        if (frame === page.mainFrame()) continue;
+        try {
+          const error = frame.locator("p.error");
+          if (await error.count()) return { error: (await error.first().textContent()) ?? "" };
+          const svg = frame.locator(".paper svg");
+          if (await svg.count()) {
+            return { title: (await frame.locator("h1").first().textContent()) ?? "", svg: await svg.first().evaluate((e) => e.outerHTML.length) };
+          }
+        } catch {
+          // a frame that went away meanwhile
+        }
+      }
+      return false;
+    }, 180_000 * SLOW, "the layout webview with its SVG picture", 1000);
+    assert.ok(!shown.error, `the layout view says: ${shown.error}`);
+    log(`layout picture: "${shown.title}" (${shown.svg} characters of SVG)`);
+    assert.match(shown.title, new RegExp(`^${LAYOUT_VAR}: gmem float`), `the picture's title: ${shown.title}`);
+    await page.locator(".tab", { hasText: `${LAYOUT_VAR}:` }).first().waitFor({ timeout: 10_000 * SLOW });
+    await sleep(500);
+    await screenshot(page, "layout-picture");
+  });
+
   await step("the palette lists the CuTeGen commands", {}, async () => {
     const rows = page.locator(".quick-input-list .monaco-list-row");
     await quickInput(page, "F1", ">CuTeGen:", rows.first(), false);
     await sleep(500);
     const labels = (await rows.allTextContents()).join("\n");
-    for (const name of ["Optimize", "Run Tests", "Profile", "Tune", "Generate Kernel from Reference", "Restore Best Version", "Show Log"]) {
+    for (const name of ["Optimize", "Run Tests", "Profile", "Tune", "Generate Kernel from Reference", "Restore Best Version", "Show Layout", "Show Log"]) {
       assert.ok(labels.includes(`CuTeGen: ${name}`), `palette is missing "CuTeGen: ${name}":\n${labels}`);
     }
     await screenshot(page, "palette");
