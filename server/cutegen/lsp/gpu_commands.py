@@ -8,6 +8,7 @@ run in a worker thread; cancelling kills the build's nvcc and the GPU worker pro
 from __future__ import annotations
 
 import asyncio
+import importlib
 from pathlib import Path
 
 from lsprotocol import types
@@ -37,16 +38,23 @@ def _finished(ls, path: Path, record: dict) -> dict:
                          verdict=verdict, summary=summary, level=record.get("level"), record=record.get("record")))
 
 
-async def test(ls, uri: str) -> dict:
+async def _unready(ls, path: Path, module: str, action: str) -> dict | None:
+    """Why `action` cannot run here (its optional part is missing, or no toolchain), as the reply; else None."""
     try:
-        import cutegen.harness.run  # noqa: F401  (torch and the harness are optional parts of a build)
+        importlib.import_module(module)  # torch, the harness and the profiler are optional parts of a build
     except ImportError as e:
-        return say(ls, reply(False, f"Testing is not available in this build ({e.name} is missing)."))
-    path = path_of(uri)
+        return say(ls, reply(False, f"{action} is not available in this build ({e.name} is missing)."))
     try:
         await asyncio.to_thread(ls.session.builder, path)
     except ToolchainError as e:
         return say(ls, reply(False, str(e)))
+    return None
+
+
+async def test(ls, uri: str) -> dict:
+    path = path_of(uri)
+    if (answer := await _unready(ls, path, "cutegen.harness.run", "Testing")) is not None:
+        return answer
     async with Work(ls, f"CuTeGen: testing {path.name}") as work:
         try:
             record = await asyncio.to_thread(ls.session.test, path, on_stage=work.report)
@@ -60,15 +68,9 @@ async def test(ls, uri: str) -> dict:
 
 
 async def profile(ls, uri: str) -> dict:
-    try:
-        import cutegen.profiler.profile  # noqa: F401
-    except ImportError as e:
-        return say(ls, reply(False, f"Profiling is not available in this build ({e.name} is missing)."))
-    path: Path = path_of(uri)
-    try:
-        await asyncio.to_thread(ls.session.builder, path)
-    except ToolchainError as e:
-        return say(ls, reply(False, str(e)))
+    path = path_of(uri)
+    if (answer := await _unready(ls, path, "cutegen.profiler.profile", "Profiling")) is not None:
+        return answer
     async with Work(ls, f"CuTeGen: profiling {path.name}") as work:
         try:
             record = await asyncio.to_thread(ls.session.profile, path, on_stage=work.report)
