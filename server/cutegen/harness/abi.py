@@ -54,6 +54,22 @@ class KernelLibrary:
 
     timed_call = __call__  # what timing measures: the launcher writes straight into the outputs
 
+    @staticmethod
+    def arguments(values: list, device: torch.device | str) -> list[torch.Tensor]:
+        return kernel_arguments(values, device)
+
+
+def kernel_arguments(inputs: list, device: torch.device | str) -> list[torch.Tensor]:
+    """What the kernel is handed for `get_inputs()`'s values: tensors as they are, and a Python number (KernelBench's
+    matrix-scalar problem passes a float) as a 0-d tensor on `device` with the number exactly: float → float64,
+    int → int64, bool → bool. The kernel reads it on the device, so a launch never waits on the host."""
+    return [x if isinstance(x, torch.Tensor) else torch.tensor(x, dtype=_SCALAR_DTYPES[type(x)], device=device)
+            for x in inputs]
+
+
+_SCALAR_DTYPES = {bool: torch.bool, int: torch.int64, float: torch.float64}
+SCALARS = tuple(_SCALAR_DTYPES)
+
 
 def _dl(t: torch.Tensor, keep: list) -> DLTensor:
     if t.dtype not in _DTYPES:

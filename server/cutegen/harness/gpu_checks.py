@@ -10,7 +10,7 @@ import itertools
 
 import torch
 
-from cutegen.harness.abi import KernelLibrary
+from cutegen.harness.abi import SCALARS, KernelLibrary
 from cutegen.harness.compare import compare
 from cutegen.harness.problem import Problem
 from cutegen.harness.verdicts import Verdict
@@ -58,14 +58,27 @@ def _sync() -> None:
         torch.cuda.synchronize()
 
 
-def _fresh_inputs(problem: Problem) -> list[torch.Tensor]:
+def _fresh_inputs(problem: Problem) -> list:
+    """get_inputs()'s tensors on the device, and its Python numbers as they are (the reference takes them so;
+    the kernel gets them as 0-d tensors: abi.kernel_arguments)."""
     with torch.device(_device()):
         inputs = problem.make_inputs()
-    bad = [type(x).__name__ for x in inputs if not isinstance(x, torch.Tensor)]
+    bad = [type(x).__name__ for x in inputs if not isinstance(x, (torch.Tensor, *SCALARS))]
     if bad:
-        raise Failed(Verdict.PROBLEM_ERROR, f"get_inputs() returned non-tensor values ({', '.join(bad)}); the kernel ABI "
-                                       "passes tensors only")
-    return [x.to(_device()).contiguous() for x in inputs]
+        raise Failed(Verdict.PROBLEM_ERROR, f"get_inputs() returned values the kernel ABI cannot pass ({', '.join(bad)}): "
+                                       "tensors and Python numbers only")
+    return [x.to(_device()).contiguous() if isinstance(x, torch.Tensor) else x for x in inputs]
+
+
+def _arguments(lib, values: list) -> list:
+    """What `lib` is called with: the ABI takes numbers as 0-d tensors (KernelLibrary.arguments); a ModelNew or a
+    Python stand-in takes the values as the reference does."""
+    prepare = getattr(lib, "arguments", None)
+    return prepare(values, _device()) if prepare else values
+
+
+def _tensors(values: list) -> list[torch.Tensor]:
+    return [x for x in values if isinstance(x, torch.Tensor)]
 
 
 def _trial(problem, model, lib, seed, buffers, prev_outs):
@@ -75,17 +88,16 @@ def _trial(problem, model, lib, seed, buffers, prev_outs):
     fresh = _fresh_inputs(problem)
     if buffers is None:
         buffers = fresh
-    else:
-        for b, f in zip(buffers, fresh):
-            b.copy_(f)
+    else:  # tensors refilled in place; numbers replaced
+        buffers = [b.copy_(f) if isinstance(b, torch.Tensor) else f for b, f in zip(buffers, fresh)]
         del fresh
     ref = model(*buffers)
     refs = list(ref) if isinstance(ref, (tuple, list)) else [ref]
-    before = [b.clone() for b in buffers]
+    before = [b.clone() for b in _tensors(buffers)]
     outs = [_poisoned_like(r) for r in refs]
     _sync()
     stream = torch.cuda.current_stream() if torch.cuda.is_available() else None
-    code = lib(buffers, outs, stream)
+    code = lib(_arguments(lib, buffers), outs, stream)
     if code != 0:
         raise Failed(Verdict.LAUNCH_ERROR, f"cutegen_forward returned {code} (a cudaError_t: {_cuda_error_name(code)})")
     if stream is not None:
@@ -95,7 +107,7 @@ def _trial(problem, model, lib, seed, buffers, prev_outs):
     if any(not _same_bits(a, b) for a, b in zip(on_return, outs)):
         raise Failed(Verdict.OTHER_STREAM, "outputs changed after the call's stream was done: work runs on another "
                                       "stream and is not finished when cutegen_forward returns")
-    for b, x in zip(before, buffers):
+    for b, x in zip(before, _tensors(buffers)):
         if not _same_bits(b, x):
             raise Failed(Verdict.INPUTS_MUTATED, "the kernel wrote into its inputs (they must stay unchanged)")
     for i, (o, r) in enumerate(zip(outs, refs)):
@@ -143,7 +155,8 @@ def _times(problem, model, lib, inputs, outs, baselines) -> dict:
         turn = itertools.cycle(sets)
         return lambda: call(next(turn))
 
-    fns = {"kernel": rotating(lambda xs: lib.timed_call(xs, outs, stream))}
+    args = {id(xs): _arguments(lib, xs) for xs in sets}  # numbers made 0-d tensors once, not per call
+    fns = {"kernel": rotating(lambda xs: lib.timed_call(args[id(xs)], outs, stream))}
     if "eager" in baselines:
         fns["eager"] = rotating(lambda xs: model(*xs))
     if "compile" in baselines:
@@ -152,7 +165,7 @@ def _times(problem, model, lib, inputs, outs, baselines) -> dict:
         fns["compile"] = rotating(lambda xs: compiled(*xs))
     timings = time_interleaved(fns)
     kernel = timings["kernel"]
-    nbytes = sum(x.numel() * x.element_size() for x in [*inputs, *outs])
+    nbytes = sum(x.numel() * x.element_size() for x in [*_tensors(inputs), *outs])
     dtype = str(outs[0].dtype).removeprefix("torch.")
     result = {"timing": kernel.to_json(), "throughput": throughput(kernel.median_ms / 1e3, nbytes, problem.flops(), dtype)}
     for name, key in (("eager", "eager"), ("compile", "torch_compile")):
@@ -168,9 +181,9 @@ ROTATE_BELOW = 1 << 30  # bytes of inputs under which timing rotates among 3 inp
 def _rotation(inputs: list[torch.Tensor]) -> list[list[torch.Tensor]]:
     """Small inputs are rotated among copies, so no trial reads what the previous one left in a cache (the L2
     flush covers L2; rotation also covers TLBs and L1). Large inputs cannot stay cached anyway."""
-    if sum(x.numel() * x.element_size() for x in inputs) >= ROTATE_BELOW:
+    if sum(x.numel() * x.element_size() for x in _tensors(inputs)) >= ROTATE_BELOW:
         return [inputs]
-    return [inputs] + [[x.clone() for x in inputs] for _ in range(2)]
+    return [inputs] + [[x.clone() if isinstance(x, torch.Tensor) else x for x in inputs] for _ in range(2)]
 
 
 _COMPILED: dict = {}

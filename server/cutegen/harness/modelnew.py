@@ -39,7 +39,7 @@ class ModelNewAdapter:
             if not isinstance(r, torch.Tensor):
                 raise Failed(Verdict.MISMATCH, f"ModelNew returned a {type(r).__name__}, not a tensor")
             for x in inputs:
-                if _shares_memory(r, x):
+                if isinstance(x, torch.Tensor) and _shares_memory(r, x):
                     raise Failed(Verdict.OUTPUT_ALIASES_INPUT, "ModelNew returned (a view of) its input as the output: "
                                                           "the result must be written to new memory")
             o.copy_(r)

@@ -33,12 +33,13 @@ def main() -> None:
         if args.reference:
             call = lambda: model(*inputs)  # noqa: E731
         else:
-            from cutegen.harness.abi import KernelLibrary
+            from cutegen.harness.abi import KernelLibrary, kernel_arguments
 
             lib = KernelLibrary(args.library)
             outs = [torch.empty_like(r) for r in (ref if isinstance(ref, (tuple, list)) else [ref])]
             stream = torch.cuda.current_stream()
-            call = lambda: lib(inputs, outs, stream)  # noqa: E731
+            kernel_inputs = kernel_arguments(inputs, "cuda")
+            call = lambda: lib(kernel_inputs, outs, stream)  # noqa: E731
         del ref
         for _ in range(args.warmup):
             call()
