@@ -1,0 +1,124 @@
+"""KernelBench Level 1's table from one `cutegen suite` run: per problem the kernel's design in a line, the verdict,
+the median time, the speedup over eager and torch.compile, the share of the problem's own roofline, and the CuTeGen
+paper's reported speedup where it has one.
+
+    python bench/kernelbench_table.py RUN_DIR [--problems examples/kernelbench/level1] [--out TABLE.md]
+
+RUN_DIR is a `cutegen suite run ... --out RUN_DIR` folder. The roofline of a problem is its own, not the reference's
+formulation: the compulsory bytes (every input read once, every output written once, shapes taken on the meta
+device so nothing is allocated) over the measured copy ceiling, or the FLOPs the structure needs over the math
+peak, whichever takes longer. FLOPs are PyTorch's count of the reference (FlopCounterMode), except where the
+structure needs fewer (STRUCTURE below: a diagonal matrix is a row scale, a product of triangular matrices a sixth
+of a dense one). The fp32 math peak is the faster of the SIMT rate and a third of the TF32 tensor rate, because an
+error-compensated 3xTF32 product is fp32-accurate (what the fp32 GEMM kernels here run)."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "server"))
+
+from cutegen.hardware import by_name  # noqa: E402
+from cutegen.suite.store import load  # noqa: E402
+
+# The CuTeGen paper's reported speedups over PyTorch eager on an RTX 4090 (a different GPU: shown for reference,
+# never compared as if measured here). Only the problems it names with a figure.
+PAPER = {"1": 1.16, "2": 0.67, "3": 0.53, "10": 0.43, "12": 17.66, "14": 0.71, "25": 2.45, "30": 3.45}
+
+# Problems whose structure needs fewer FLOPs than the reference's dense formulation: number -> FLOPs(shapes).
+STRUCTURE = {
+    "12": lambda s: s[1][0] * s[1][1],  # diag(A) @ B: one multiply per output
+    "14": lambda s: s[0][0] ** 3 // 3,  # triangular x triangular: 2 * N^3 / 6
+    "15": lambda s: s[0][0] ** 3 // 3,
+}
+
+
+def number(name: str) -> str:
+    return name.split("_", 1)[0]
+
+
+def design(kernel: Path | None) -> str:
+    """The kernel's `// Design:` line (the first line of its header comment if it has none)."""
+    if kernel is None or not kernel.exists():
+        return "—"
+    lines = kernel.read_text(errors="replace").splitlines()
+    for line in lines:
+        m = re.match(r"\s*//\s*Design:\s*(.+)", line)
+        if m:
+            return m.group(1).strip()
+    first = next((ln for ln in lines if ln.startswith("//")), "//")
+    return first.lstrip("/ ").split(" -- ", 1)[-1].strip() or "—"
+
+
+def roofline_ms(problem: Path, gpu) -> tuple[float, str] | None:
+    """The problem's floor in ms and what bounds it ("memory" or the math)."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from cutegen.harness.problem import load_problem
+
+    p = load_problem(problem)
+    with torch.device("meta"):
+        inputs = p.make_inputs()
+        model = p.make_model()
+        counter = FlopCounterMode(display=False)
+        with counter:
+            out = model(*inputs)
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    tensors = [x for x in [*inputs, *outs] if isinstance(x, torch.Tensor)]
+    nbytes = sum(x.numel() * x.element_size() for x in tensors)
+    shapes = [tuple(x.shape) for x in inputs if isinstance(x, torch.Tensor)]
+    flops = STRUCTURE[number(p.name)](shapes) if number(p.name) in STRUCTURE else counter.get_total_flops()
+    dtype = str(outs[0].dtype).removeprefix("torch.")
+    peak = gpu.matmul_peak(dtype)
+    if dtype == "float32":
+        peak = max(peak, gpu.peaks.get("tf32", 0) / 3)
+    memory, math = nbytes / gpu.copy_bandwidth, flops / peak
+    return (1e3 * memory, "memory") if memory >= math else (1e3 * math, f"{dtype} math")
+
+
+def table(run: Path, problems: Path) -> str:
+    rows = sorted(load(run), key=lambda r: int(number(r["name"])) if number(r["name"]).isdigit() else 999)
+    gpu = by_name(next((r.get("gpu_name") for r in rows if r.get("gpu_name")), None) or "H200")
+    head = ["#", "problem", "kernel design", "verdict", "median", "× eager", "× torch.compile", "roofline",
+            "paper (RTX 4090 vs eager)"]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        problem = Path(r.get("problem") or problems / f"{r['name']}.py")
+        kernel = Path(r["kernel"]) if r.get("kernel") else None
+        floor = roofline_ms(problem, gpu) if problem.exists() else None
+        share = f"{floor[0] / r['median_ms']:.0%} ({floor[1]})" if floor and r.get("median_ms") else "—"
+        verdict = r["verdict"] + ("" if r["verdict"] == "pass" else f": {r.get('message', '')[:80]}")
+        cells = [number(r["name"]), r["name"].split("_", 1)[-1], design(kernel), verdict, _ms(r.get("median_ms")),
+                 _x(r.get("speedup_eager")), _x(r.get("speedup_compile")), share,
+                 _x(PAPER.get(number(r["name"])))]
+        out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(out) + "\n"
+
+
+def _ms(v) -> str:
+    return "—" if v is None else (f"{v:.3f} ms" if v >= 0.01 else f"{v * 1e3:.1f} µs")
+
+
+def _x(v) -> str:
+    return "—" if v is None else f"{v:.2f}×"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("run", type=Path, help="a `cutegen suite run --out` folder")
+    ap.add_argument("--problems", type=Path, default=ROOT / "examples" / "kernelbench" / "level1")
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args()
+    text = table(args.run, args.problems)
+    print(text)
+    if args.out:
+        args.out.write_text(text)
+
+
+if __name__ == "__main__":
+    main()
