@@ -37,3 +37,51 @@ def test_problem_has_a_kernel_that_compiles_clean(problem, builder):
                if d.severity is not Severity.INFO]  # info: the per-kernel register/smem notes ptxas -v gives
     assert not unclean, unclean
     assert re.search(r"^// Measured \(H200\): \S", kernel.read_text(), re.M), "the header lacks its Measured line"
+
+
+# -- on the GPU: the shapes and values the benchmark never shows ------------------------------------------------
+
+# (rows, dim): tails, rows fewer than the persistent clusters and many more (the row loop and its parity), a chunk
+# per CTA that is empty for some cluster ranks, dim % 4 != 0 (the fallback), rows longer than the clusters' shared
+# memory (re-read from global), a handful of elements.
+SHAPES = [(3, 16389), (1, 5), (40, 1000), (17, 12), (5, 1001), (3, 524288)]
+
+
+def _small_problem(problem, rows: int, dim: int, folder) -> str:
+    """The KernelBench problem with other sizes and x ~ 8 * N(0, 1) instead of U[0, 1): the negative branches
+    (LeakyReLU, ELU, SELU, HardTanh), Softplus's threshold and softmax's running-max rescale get exercised."""
+    text = problem.read_text()
+    assert "batch_size = 4096\ndim = 393216" in text and "torch.rand(batch_size, dim)" in text
+    text = text.replace("batch_size = 4096\ndim = 393216", f"batch_size = {rows}\ndim = {dim}")
+    text = text.replace("torch.rand(batch_size, dim)", "torch.randn(batch_size, dim) * 8")
+    if "softmax(" in text and "log_softmax" not in text:
+        text += "\n\nCUTEGEN_ATOL = 1e-8  # outputs are down to ~1e-20: compare relatively\nCUTEGEN_RTOL = 1e-4\n"
+    path = folder / f"{problem.stem}_{rows}x{dim}.py"
+    path.write_text(text)
+    return path
+
+
+@pytest.fixture(scope="module")
+def gpu_engine(tmp_path_factory):
+    from cutegen.build import Builder
+    from cutegen.harness.worker import Worker
+    from cutegen.settings import Settings
+    from cutegen.toolchain import discover as discover_toolchain
+
+    settings = Settings(test_timeout=90)
+    state = tmp_path_factory.mktemp("kb-l1-gpu")
+    worker = Worker()
+    yield Builder(discover_toolchain(settings), settings, state), worker, state
+    worker.stop()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("problem", PROBLEMS, ids=lambda p: p.stem)
+def test_kernel_passes_on_other_shapes_and_signed_inputs(problem, shape, gpu_engine, tmp_path):
+    from cutegen.harness.run import verify_kernel
+
+    builder, worker, state = gpu_engine
+    ref = _small_problem(problem, *shape, tmp_path)
+    record = verify_kernel(problem.with_suffix(".cu"), builder, worker, problem=ref, state_dir=state)
+    assert record["verdict"] == "pass", record["message"]
