@@ -11,7 +11,7 @@
 //  * Persistent: the grid is as many clusters as fit at once (cudaOccupancyMaxActiveClusters, 16
 //    on an H200 at one 192 KB CTA per SM), each looping over rows i, i + G, ...
 //  * One fused loop per row: each thread loads its float4s of row i+G from global memory into
-//    registers (a batch of 4 loads in flight before use), then writes row i's outputs from the
+//    registers (a batch of 6 16-byte loads in flight), then writes row i's outputs from the
 //    staged copy, folds the new values into a running online (max, sum of exp) pair and stores
 //    them into the slots it has just consumed. So the (max, sum) pass of the next row costs no
 //    extra time: DRAM streams loads and stores through the whole loop, and only the short per-row
@@ -50,7 +50,7 @@ namespace cg = cooperative_groups;
 constexpr int kClusterSize = 8;       // CTAs per row (portable maximum cluster size)
 constexpr int kThreads = 1024;        // one CTA per SM (the staged chunk takes 192 KB)
 constexpr int kWarps = kThreads / 32;
-constexpr int kBatch = 4;             // float4 global loads per thread in flight before use
+constexpr int kBatch = 6;             // float4 global loads per thread in flight before use
 constexpr int kMaxStageVecs = 12288;  // 12288 float4 = 192 KB of staged row chunk per CTA
 static_assert(kWarps == 32, "the warp-0 reduction assumes one lane per warp");
 
