@@ -6,7 +6,7 @@
 // misaligned pointers. Memory-bound (8 bytes per element); this file holds only the math.
 // Numerics: PyTorch's semantics `x * beta > threshold ? x : log1p(exp(x * beta)) / beta` with
 // beta = 1 (so the scaling drops out), accurate expf and log1pf; above the threshold the result is
-// x itself (log1p(exp(x)) - x < 2e-9 there).
+// x itself (log1p(exp(x)) - x = log1p(exp(-x)) < 2.1e-9 there).
 // Requirements: one fp32 input and one fp32 output, both dense (row-major compact), with equal
 // element counts; anything else returns cudaErrorInvalidValue. Any shape, any n >= 0.
 //
