@@ -1,0 +1,22 @@
+// 22_Tanh.cu -- y = tanh(x), fp32 (KernelBench level 1 #22: torch.tanh).
+//
+// Design: common/elementwise.cuh -- one 8192-float tile per CTA, 512 threads x 4 x 128-bit CuTe
+// TiledCopy accesses, all loads issued before the math, a predicated tail, a scalar path for
+// misaligned pointers. Memory-bound (8 bytes per element); this file holds only the math.
+// Numerics: CUDA's accurate tanhf (max 2 ulp), not the tanh.approx instruction (~2^-11 relative).
+// Requirements: one fp32 input and one fp32 output, both dense (row-major compact), with equal
+// element counts; anything else returns cudaErrorInvalidValue. Any shape, any n >= 0.
+//
+// Measured (H200): pending
+#include <cutegen/abi.h>
+
+#include "common/elementwise.cuh"
+
+struct Tanh {
+  __device__ __forceinline__ float operator()(float x) const { return tanhf(x); }
+};
+
+CUTEGEN_EXPORT int cutegen_forward(const DLTensor* inputs, int num_inputs, DLTensor* outputs,
+                                   int num_outputs, cudaStream_t stream) {
+  return kb_elementwise::forward(Tanh{}, inputs, num_inputs, outputs, num_outputs, stream);
+}

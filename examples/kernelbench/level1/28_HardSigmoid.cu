@@ -1,0 +1,26 @@
+// 28_HardSigmoid.cu -- y = clamp(x + 3, 0, 6) / 6, fp32 (KernelBench level 1 #28:
+// F.hardsigmoid).
+//
+// Design: common/elementwise.cuh -- one 8192-float tile per CTA, 512 threads x 4 x 128-bit CuTe
+// TiledCopy accesses, all loads issued before the math, a predicated tail, a scalar path for
+// misaligned pointers. Memory-bound (8 bytes per element); this file holds only the math.
+// Numerics: PyTorch's formula `min(max(x + 3, 0), 6) * (1/6)`, the same float operations.
+// Requirements: one fp32 input and one fp32 output, both dense (row-major compact), with equal
+// element counts; anything else returns cudaErrorInvalidValue. Any shape, any n >= 0.
+//
+// Measured (H200): pending
+#include <cutegen/abi.h>
+
+#include "common/elementwise.cuh"
+
+struct HardSigmoid {
+  __device__ __forceinline__ float operator()(float x) const {
+    constexpr float kOneSixth = 1.0f / 6.0f;
+    return fminf(fmaxf(x + 3.0f, 0.0f), 6.0f) * kOneSixth;
+  }
+};
+
+CUTEGEN_EXPORT int cutegen_forward(const DLTensor* inputs, int num_inputs, DLTensor* outputs,
+                                   int num_outputs, cudaStream_t stream) {
+  return kb_elementwise::forward(HardSigmoid{}, inputs, num_inputs, outputs, num_outputs, stream);
+}

@@ -1,0 +1,87 @@
+"""KernelBench level 1 (examples/kernelbench/level1): every `N_*.py` there is a problem the suite runs, its CuTe
+kernel sits beside it under the same stem, and that kernel compiles clean at the check tier (nvcc to PTX, ptxas
+for the target arch), with the header the folder's README promises. Compiles go through the shared test build cache
+(tests/conftest.py), so a warm run costs no nvcc call. On a GPU, each kernel also runs against its own Model at
+shapes and input signs the benchmark never shows; the figures come from `cutegen bench`."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from cutegen.build import Tier
+from cutegen.model import Severity
+from cutegen.suite.problems import discover, is_problem, match_kernels
+from tests.conftest import ROOT
+
+LEVEL1 = ROOT / "examples" / "kernelbench" / "level1"
+PROBLEMS = sorted((p for p in LEVEL1.glob("*.py") if re.match(r"\d+_", p.name)),
+                  key=lambda p: int(p.name.split("_", 1)[0]))
+
+
+def test_the_folder_holds_the_activation_problems():
+    numbers = {int(p.name.split("_", 1)[0]) for p in PROBLEMS}
+    assert set(range(19, 33)) <= numbers, f"missing: {sorted(set(range(19, 33)) - numbers)}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("problem", PROBLEMS, ids=lambda p: p.stem)
+def test_problem_has_a_kernel_that_compiles_clean(problem, builder):
+    assert is_problem(problem), f"{problem.name} is not a KernelBench problem (Model, get_inputs, get_init_inputs)"
+    (entry,) = match_kernels(discover([problem]), LEVEL1)
+    kernel = problem.with_suffix(".cu")
+    assert entry.kernel == kernel.resolve(), f"`cutegen suite` pairs {problem.name} with {entry.kernel}"
+
+    result = builder.run(Tier.CHECK, kernel)
+    assert result.ok, [d.message for d in result.diagnostics] or result.raw_log[-2000:]
+    unclean = [f"{d.line}: {d.severity.value} {d.code}: {d.message}" for d in result.diagnostics
+               if d.severity is not Severity.INFO]  # info: the per-kernel register/smem notes ptxas -v gives
+    assert not unclean, unclean
+    assert re.search(r"^// Measured \(H200\): \S", kernel.read_text(), re.M), "the header lacks its Measured line"
+
+
+# -- on the GPU: the shapes and values the benchmark never shows ------------------------------------------------
+
+# (rows, dim): tails, rows fewer than the persistent clusters and many more (the row loop and its parity), a chunk
+# per CTA that is empty for some cluster ranks, dim % 4 != 0 (the fallback), rows longer than the clusters' shared
+# memory (re-read from global), a handful of elements.
+SHAPES = [(3, 16389), (1, 5), (40, 1000), (17, 12), (5, 1001), (3, 524288)]
+
+
+def _small_problem(problem: Path, rows: int, dim: int, folder: Path) -> Path:
+    """The KernelBench problem with other sizes and x ~ 8 * N(0, 1) instead of U[0, 1): the negative branches
+    (LeakyReLU, ELU, SELU, HardTanh), Softplus's threshold and softmax's running-max rescale get exercised."""
+    text = problem.read_text()
+    assert "batch_size = 4096\ndim = 393216" in text and "torch.rand(batch_size, dim)" in text
+    text = text.replace("batch_size = 4096\ndim = 393216", f"batch_size = {rows}\ndim = {dim}")
+    text = text.replace("torch.rand(batch_size, dim)", "torch.randn(batch_size, dim) * 8")
+    if "softmax(" in text and "log_softmax" not in text:
+        text += "\n\nCUTEGEN_ATOL = 1e-8  # outputs are down to ~1e-20: compare relatively\nCUTEGEN_RTOL = 1e-4\n"
+    path = folder / f"{problem.stem}_{rows}x{dim}.py"
+    path.write_text(text)
+    return path
+
+
+@pytest.fixture(scope="module")
+def gpu_engine(toolchain, build_state, tmp_path_factory):
+    from cutegen.build import Builder
+    from cutegen.harness.worker import Worker
+    from cutegen.settings import Settings
+
+    worker = Worker()
+    yield Builder(toolchain, Settings(test_timeout=90), build_state), worker, tmp_path_factory.mktemp("kb-l1-gpu")
+    worker.stop()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("problem", PROBLEMS, ids=lambda p: p.stem)
+def test_kernel_passes_on_other_shapes_and_signed_inputs(problem, shape, gpu_engine, tmp_path):
+    from cutegen.harness.run import verify_kernel
+
+    builder, worker, state = gpu_engine
+    ref = _small_problem(problem, *shape, tmp_path)
+    record = verify_kernel(problem.with_suffix(".cu"), builder, worker, problem=ref, state_dir=state)
+    assert record["verdict"] == "pass", record["message"]
