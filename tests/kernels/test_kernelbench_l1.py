@@ -19,6 +19,7 @@ from tests.conftest import ROOT
 LEVEL1 = ROOT / "examples" / "kernelbench" / "level1"
 PROBLEMS = sorted((p for p in LEVEL1.glob("*.py") if re.match(r"\d+_", p.name)),
                   key=lambda p: int(p.name.split("_", 1)[0]))
+ACTIVATIONS = [p for p in PROBLEMS if 19 <= int(p.name.split("_", 1)[0]) <= 32]
 
 
 def test_the_folder_holds_the_activation_problems():
@@ -77,7 +78,7 @@ def gpu_engine(toolchain, build_state, tmp_path_factory):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
-@pytest.mark.parametrize("problem", PROBLEMS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("problem", ACTIVATIONS, ids=lambda p: p.stem)
 def test_kernel_passes_on_other_shapes_and_signed_inputs(problem, shape, gpu_engine, tmp_path):
     from cutegen.harness.run import verify_kernel
 
