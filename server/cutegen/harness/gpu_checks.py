@@ -61,11 +61,14 @@ def _sync() -> None:
 def _fresh_inputs(problem: Problem) -> list[torch.Tensor]:
     with torch.device(_device()):
         inputs = problem.make_inputs()
-    bad = [type(x).__name__ for x in inputs if not isinstance(x, torch.Tensor)]
+    bad = [type(x).__name__ for x in inputs if not isinstance(x, (torch.Tensor, bool, int, float))]
     if bad:
         raise Failed(Verdict.PROBLEM_ERROR, f"get_inputs() returned non-tensor values ({', '.join(bad)}); the kernel ABI "
-                                       "passes tensors only")
-    return [x.to(_device()).contiguous() for x in inputs]
+                                       "passes tensors and Python numbers only")
+    # A Python number becomes the 0-d host tensor PyTorch itself wraps it in (float64, int64, bool): the reference
+    # computes exactly as with the number, and the kernel's launcher reads it by value (a kDLCPU DLTensor).
+    return [x.to(_device()).contiguous() if isinstance(x, torch.Tensor) else
+            torch.tensor(x, dtype=torch.float64 if isinstance(x, float) else None, device="cpu") for x in inputs]
 
 
 def _trial(problem, model, lib, seed, buffers, prev_outs):
