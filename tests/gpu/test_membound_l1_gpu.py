@@ -12,7 +12,6 @@ from cutegen.build import Builder
 from cutegen.harness.run import verify_kernel
 from cutegen.harness.worker import Worker
 from cutegen.settings import Settings
-from cutegen.toolchain import discover
 
 LEVEL1 = Path(__file__).resolve().parents[2] / "examples" / "kernelbench" / "level1"
 
@@ -34,11 +33,9 @@ CASES = [  # (kernel, M, K, scalar): what each shape exercises
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory):
-    settings = Settings(test_timeout=120)
-    state = tmp_path_factory.mktemp("gpu-state")
-    worker = Worker()
-    yield Builder(discover(settings), settings, state), worker, state
+def engine(toolchain, build_state, tmp_path_factory):
+    worker = Worker()  # the shared test build cache (tests/conftest.py): a warm run costs no nvcc call
+    yield Builder(toolchain, Settings(test_timeout=120), build_state), worker, tmp_path_factory.mktemp("membound")
     worker.stop()
 
 

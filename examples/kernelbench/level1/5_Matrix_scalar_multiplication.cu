@@ -12,7 +12,7 @@
 //  * Partial last tile: predicated scalar loop; unaligned pointers: the scalar loop everywhere.
 //
 // Requirements (else cudaErrorInvalidValue): 2 inputs, 1 output; A and C fp32 with equal element
-// counts; s one element: host fp32/fp64, or device fp32.
+// counts; s one element: host fp64/fp32/int64 (a Python float or int), or device fp32.
 // Measured (H200): pending
 #include <cutegen/abi.h>
 
@@ -75,6 +75,8 @@ inline bool read_scalar(const DLTensor& t, Scalar* out) {
     *out = {float(*cutegen_data<const double>(t)), nullptr};
   } else if (t.device.device_type == kDLCPU && is_float(t, 32)) {
     *out = {*cutegen_data<const float>(t), nullptr};
+  } else if (t.device.device_type == kDLCPU && t.dtype.code == kDLInt && t.dtype.bits == 64) {
+    *out = {float(*cutegen_data<const int64_t>(t)), nullptr};  // a Python int
   } else if (t.device.device_type == kDLCUDA && is_float(t, 32)) {
     *out = {0.f, cutegen_data<const float>(t)};
   } else {
