@@ -23,6 +23,29 @@
 
 namespace diagmm_impl {
 
+// A 128-bit global store as one st.global.v4 (inline PTX): with UniversalCopy<uint128_t>, and with a plain
+// float4 assignment, nvcc split this kernel's stores into 64-bit or 32-bit pieces (the loads stay 128-bit).
+struct StoreVec128 {
+  using SRegisters = cute::uint128_t[1];
+  using DRegisters = cute::uint128_t[1];
+  CUTE_HOST_DEVICE static void copy(cute::uint128_t const& src, cute::uint128_t& dst) {
+#if defined(__CUDA_ARCH__)
+    const uint32_t* w = reinterpret_cast<const uint32_t*>(&src);
+    asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};"
+                 :: "l"(&dst), "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3]) : "memory");
+#endif
+  }
+};
+
+}  // namespace diagmm_impl
+
+namespace cute {
+template <>
+struct Copy_Traits<diagmm_impl::StoreVec128> : Copy_Traits<UniversalCopy<uint128_t>> {};
+}  // namespace cute
+
+namespace diagmm_impl {
+
 using namespace cute;
 
 constexpr int kThreads = 512;
@@ -46,6 +69,8 @@ diag_scale_kernel(const float* __restrict__ a, const float* __restrict__ b, int6
   auto tiled_copy = make_tiled_copy(Copy_Atom<UniversalCopy<uint128_t>, float>{},
                                     Layout<Shape<_1, Int<kThreads>>>{},  // threads along a row
                                     Layout<Shape<_1, _4>>{});            // 4 contiguous floats each
+  auto tiled_store = make_tiled_copy(Copy_Atom<StoreVec128, float>{}, Layout<Shape<_1, Int<kThreads>>>{},
+                                     Layout<Shape<_1, _4>>{});  // the same partition, v4 stores
   auto thr = tiled_copy.get_thread_slice(threadIdx.x);
   Tensor tBgB = thr.partition_S(gB);  // (CPY=(1,4), CPY_ROW=4, CPY_COL=1)
   Tensor tCgC = thr.partition_D(gC);
@@ -62,7 +87,7 @@ diag_scale_kernel(const float* __restrict__ a, const float* __restrict__ b, int6
       CUTE_UNROLL
       for (int v = 0; v < size<0>(frag); ++v) frag(v, r, 0) *= scale;
     }
-    copy(tiled_copy, frag, tCgC);  // ... then the stores
+    copy(tiled_store, frag, tCgC);  // ... then the stores
   } else {
     CUTE_UNROLL
     for (int i = 0; i < size(tBgB); ++i) {

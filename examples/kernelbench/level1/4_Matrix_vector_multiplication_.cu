@@ -5,7 +5,8 @@
 //  * A CTA of 256 threads owns 4 rows. Per step it loads 1024 floats of x (one 128-bit access per
 //    thread, a CuTe TiledCopy) and the same 1024 columns of each of its 4 rows (a (4 x 1024) tile:
 //    one 128-bit access per thread per row), then does 16 FMAs. Sharing x across 4 rows cuts x's L2
-//    traffic to a quarter of A's. 80 B per thread in flight, ~80 KB per SM at 4 CTAs per SM.
+//    traffic to a quarter of A's. 80 B per thread in flight, ~80 KB per SM at 4 CTAs per SM. A is
+//    loaded with the evict-first hint (ld.global.cs) so that it does not push x out of L2.
 //  * Few rows (fewer than 2 CTAs per SM): K is split across a thread-block cluster of up to 8 CTAs;
 //    each sums its K range and rank 0 adds the partial sums from the others' shared memory (DSMEM) in
 //    rank order. At the KernelBench size (512 CTAs of 4 rows) no split is needed.
@@ -27,8 +28,33 @@
 
 namespace matvec_impl {
 
+// A 128-bit global load with the streaming hint (ld.global.cs, evict-first): A is read exactly once, and
+// 8.6 GB of A going through L2 under the default policy could push out x, which every CTA re-reads (a
+// re-read of x from DRAM costs up to a quarter of A's traffic again). Set kStreamA = false to compare.
+struct LoadStreaming128 {
+  using SRegisters = cute::uint128_t[1];
+  using DRegisters = cute::uint128_t[1];
+  CUTE_HOST_DEVICE static void copy(cute::uint128_t const& src, cute::uint128_t& dst) {
+#if defined(__CUDA_ARCH__)
+    const float4 v = __ldcs(reinterpret_cast<const float4*>(&src));
+    dst = reinterpret_cast<const cute::uint128_t&>(v);
+#endif
+  }
+};
+constexpr bool kStreamA = true;
+
+}  // namespace matvec_impl
+
+namespace cute {
+template <>
+struct Copy_Traits<matvec_impl::LoadStreaming128> : Copy_Traits<UniversalCopy<uint128_t>> {};
+}  // namespace cute
+
+namespace matvec_impl {
+
 using namespace cute;
 namespace cg = cooperative_groups;
+using LoadA = conditional_t<kStreamA, LoadStreaming128, UniversalCopy<uint128_t>>;
 
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
@@ -51,7 +77,7 @@ matvec_kernel(const float* __restrict__ a, int64_t lda, const float* __restrict_
   Tensor mA = make_tensor(make_gmem_ptr(a), make_shape(m, k), make_stride(lda, _1{}));  // (M, K)
   Tensor mX = make_tensor(make_gmem_ptr(x), make_shape(k));                             // (K)
   Tensor cA = make_identity_tensor(shape(mA));                                          // (row, col)
-  auto copy_a = make_tiled_copy(Copy_Atom<UniversalCopy<uint128_t>, float>{},
+  auto copy_a = make_tiled_copy(Copy_Atom<LoadA, float>{},
                                 Layout<Shape<_1, Int<kThreads>>>{}, Layout<Shape<_1, _4>>{});
   auto copy_x = make_tiled_copy(Copy_Atom<UniversalCopy<uint128_t>, float>{},
                                 Layout<Shape<Int<kThreads>>>{}, Layout<Shape<_4>>{});
