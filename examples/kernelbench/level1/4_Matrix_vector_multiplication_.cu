@@ -173,10 +173,8 @@ cudaError_t launch(const float* a, int64_t lda, const float* x, float* y, int64_
                    cudaStream_t stream) {
   const int64_t row_tiles = (m + kRows - 1) / kRows;
   const int64_t chunks = (k + kChunk - 1) / kChunk;
-  const int wanted = choose_splits(row_tiles, chunks);
-  const int64_t chunks_per_split = (chunks + wanted - 1) / wanted;
-  const int64_t k_per_split = chunks_per_split * kChunk;
-  const int splits = chunks == 0 ? 1 : int((chunks + chunks_per_split - 1) / chunks_per_split);  // none empty
+  const int splits = choose_splits(row_tiles, chunks);  // a power of two; a last rank may get no chunk
+  const int64_t k_per_split = (chunks + splits - 1) / splits * kChunk;
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3{unsigned(row_tiles), unsigned(splits), 1};
   config.blockDim = dim3{kThreads, 1, 1};
