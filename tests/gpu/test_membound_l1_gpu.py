@@ -21,7 +21,7 @@ PROBLEMS = {
     "12_Matmul_with_diagonal_matrices_": ("torch.diag(A) @ B", "[torch.rand({M}), torch.rand({M}, {K})]"),
 }
 CASES = [  # (kernel, M, K, scalar): what each shape exercises
-    ("4_Matrix_vector_multiplication_", 3, 5003, None),  # K % 4 != 0: predicated; K split 4-way over 5 chunks: rank 3 empty
+    ("4_Matrix_vector_multiplication_", 3, 5003, None),  # K % 4: predicated; 4-way split of 5 chunks
     ("4_Matrix_vector_multiplication_", 37, 65536, None),  # partial row tile; K split 8-way (cluster of 8)
     ("4_Matrix_vector_multiplication_", 1030, 4100, None),  # partial K chunk, vectorized full chunks, 2-way split
     ("4_Matrix_vector_multiplication_", 2048, 8192, None),  # enough row tiles: no split
