@@ -157,17 +157,17 @@ class AbiStandIn:
 
     def __call__(self, inputs, outputs, stream):
         a, s = inputs
-        self.seen.append((s.dtype, s.dim()))
+        self.seen.append((s.dtype, s.dim(), s.device.type))
         outputs[0].copy_(a * s.to(torch.float32))
         return 0
 
 
-def test_a_python_number_input_reaches_the_kernel_as_an_exact_0d_tensor(tmp_path):
+def test_a_python_number_input_reaches_the_kernel_as_an_exact_0d_host_tensor(tmp_path):
     p = tmp_path / "5_Matrix_scalar_multiplication.py"
     p.write_text(SCALAR_PROBLEM)
     kernel = AbiStandIn()
     assert run(load_problem(p), kernel) == "pass"
-    assert kernel.seen[0] == (torch.float64, 0)  # the float, exactly, not rounded to fp32 on the host
+    assert kernel.seen[0] == (torch.float64, 0, "cpu")  # the float, exactly, not rounded to fp32
 
 
 def test_a_python_number_reaches_a_modelnew_style_callable_unchanged(tmp_path):

@@ -55,15 +55,15 @@ class KernelLibrary:
     timed_call = __call__  # what timing measures: the launcher writes straight into the outputs
 
     @staticmethod
-    def arguments(values: list, device: torch.device | str) -> list[torch.Tensor]:
-        return kernel_arguments(values, device)
+    def arguments(values: list) -> list[torch.Tensor]:
+        return kernel_arguments(values)
 
 
-def kernel_arguments(inputs: list, device: torch.device | str) -> list[torch.Tensor]:
+def kernel_arguments(inputs: list) -> list[torch.Tensor]:
     """What the kernel is handed for `get_inputs()`'s values: tensors as they are, and a Python number (KernelBench's
-    matrix-scalar problem passes a float) as a 0-d tensor on `device` with the number exactly: float → float64,
-    int → int64, bool → bool. The kernel reads it on the device, so a launch never waits on the host."""
-    return [x if isinstance(x, torch.Tensor) else torch.tensor(x, dtype=_SCALAR_DTYPES[type(x)], device=device)
+    matrix-scalar problem passes a float) as the 0-d HOST tensor PyTorch itself wraps a number in, holding it exactly
+    (float → float64, int → int64, bool → bool): the launcher reads it and passes it by value, no copy, no sync."""
+    return [x if isinstance(x, torch.Tensor) else torch.tensor(x, dtype=_SCALAR_DTYPES[type(x)], device="cpu")
             for x in inputs]
 
 

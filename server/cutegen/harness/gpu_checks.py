@@ -74,7 +74,7 @@ def _arguments(lib, values: list) -> list:
     """What `lib` is called with: the ABI takes numbers as 0-d tensors (KernelLibrary.arguments); a ModelNew or a
     Python stand-in takes the values as the reference does."""
     prepare = getattr(lib, "arguments", None)
-    return prepare(values, _device()) if prepare else values
+    return prepare(values) if prepare else values
 
 
 def _tensors(values: list) -> list[torch.Tensor]:

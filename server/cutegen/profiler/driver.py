@@ -38,7 +38,7 @@ def main() -> None:
             lib = KernelLibrary(args.library)
             outs = [torch.empty_like(r) for r in (ref if isinstance(ref, (tuple, list)) else [ref])]
             stream = torch.cuda.current_stream()
-            kernel_inputs = kernel_arguments(inputs, "cuda")
+            kernel_inputs = kernel_arguments(inputs)
             call = lambda: lib(kernel_inputs, outs, stream)  # noqa: E731
         del ref
         for _ in range(args.warmup):

@@ -8,9 +8,8 @@
 //
 // - inputs[i] are the tensors returned by the problem's get_inputs(), in order (device memory,
 //   strides in elements). Treat them as read-only: the harness checks that they are unchanged.
-//   A Python number in get_inputs() (KernelBench's matrix-scalar problem passes a float) arrives as a 0-d
-//   tensor (ndim 0) in device memory holding the number exactly: float -> float64, int -> int64, bool -> bool.
-//   Read it on the device; copying it to the host would synchronize the stream.
+//   A Python number in get_inputs() (e.g. `s = 3.14`) arrives as a 0-d tensor in HOST memory
+//   (device kDLCPU; float64, int64 or bool): read it in the launcher and pass it by value.
 // - outputs[i] are allocated by the harness with the shape and dtype of the reference's outputs,
 //   and filled with NaN/garbage before each call: every element must be written.
 // - All work must be enqueued on `stream`; the launcher must not synchronize it.
