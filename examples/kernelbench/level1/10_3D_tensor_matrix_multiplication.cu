@@ -1,10 +1,11 @@
-// 10_3D_tensor_matrix_multiplication.cu -- C = A @ B over A's last dimension: A 3-D (N,M,K), B 2-D, C (N,M,L), fp32.
+// 10_3D_tensor_matrix_multiplication.cu -- C = A @ B over A's last dimension: A 3-D (N,M,K), B 2-D,
+//   C (N,M,L), fp32.
 //
 // Design: common/gemm_3xtf32.cuh -- error-compensated 3xTF32 on the tensor cores (fp32 accuracy
 // for atol = rtol = 1e-4), CuTe sm80 mma.sync mainloop, CTA tile 128x128x32, 4-stage cp.async.
 // A's leading dimensions fold into M (a compact row-major (N,M,K) tensor is the matrix
-// (N*M,K), K-major), so this is one plain GEMM: M x N x K = 16*1024=16384 x 768 x 2048, 128x6=768 tiles,
-// B N-major.
+// (N*M,K), K-major), so this is one plain GEMM: M x N x K = 16384 x 768 x 2048 (128 x 6 =
+// 768 tiles), B N-major.
 // Requirements (else cudaErrorInvalidValue): fp32, A 3-D, B 2-D, C 3-D, all compact
 // row-major, A's last dimension == B's first, C = A's leading dimensions x B's second, each
 // matrix < 2^31 elements.

@@ -1,10 +1,11 @@
-// 11_4D_tensor_matrix_multiplication.cu -- C = A @ B over A's last dimension: A 4-D (b,i,j,l), B 2-D, C (b,i,j,k), fp32.
+// 11_4D_tensor_matrix_multiplication.cu -- C = A @ B over A's last dimension: A 4-D (b,i,j,l), B
+//   2-D, C (b,i,j,k), fp32.
 //
 // Design: common/gemm_3xtf32.cuh -- error-compensated 3xTF32 on the tensor cores (fp32 accuracy
 // for atol = rtol = 1e-4), CuTe sm80 mma.sync mainloop, CTA tile 128x128x32, 4-stage cp.async.
 // A's leading dimensions fold into M (a compact row-major (b,i,j,l) tensor is the matrix
-// (b*i*j,l), K-major), so this is one plain GEMM: M x N x K = 8*256*512=1048576 x 768 x 256, 8192x6=49152 tiles,
-// B N-major.
+// (b*i*j,l), K-major), so this is one plain GEMM: M x N x K = 1048576 x 768 x 256 (8192 x 6 =
+// 49152 tiles), B N-major.
 // Requirements (else cudaErrorInvalidValue): fp32, A 4-D, B 2-D, C 4-D, all compact
 // row-major, A's last dimension == B's first, C = A's leading dimensions x B's second, each
 // matrix < 2^31 elements.

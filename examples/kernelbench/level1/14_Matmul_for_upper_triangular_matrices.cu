@@ -1,4 +1,5 @@
-// 14_Matmul_for_upper_triangular_matrices.cu -- C = triu(A @ B), A and B (N,N) fp32 upper triangular, row-major.
+// 14_Matmul_for_upper_triangular_matrices.cu -- C = triu(A @ B), A and B (N,N) fp32 upper
+//   triangular, row-major.
 //
 // Design: common/gemm_3xtf32.cuh -- error-compensated 3xTF32 on the tensor cores (fp32 accuracy
 // for atol = rtol = 1e-4, which plain TF32 misses by ~10x), CuTe sm80 mma.sync mainloop, CTA tile

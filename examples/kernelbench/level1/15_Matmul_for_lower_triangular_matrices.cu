@@ -1,4 +1,5 @@
-// 15_Matmul_for_lower_triangular_matrices.cu -- C = tril(A @ B), A and B (N,N) fp32 lower triangular, row-major.
+// 15_Matmul_for_lower_triangular_matrices.cu -- C = tril(A @ B), A and B (N,N) fp32 lower
+//   triangular, row-major.
 //
 // Design: common/gemm_3xtf32.cuh -- error-compensated 3xTF32 on the tensor cores (fp32 accuracy
 // for atol = rtol = 1e-4, which plain TF32 misses by ~10x), CuTe sm80 mma.sync mainloop, CTA tile

@@ -1,4 +1,5 @@
-// 18_Matmul_with_transposed_both.cu -- C = A^T @ B^T, A stored (K,M), B stored (N,K) fp32 row-major.
+// 18_Matmul_with_transposed_both.cu -- C = A^T @ B^T, A stored (K,M), B stored (N,K) fp32 row-
+//   major.
 //
 // Design: common/gemm_3xtf32.cuh -- error-compensated 3xTF32 on the tensor cores (fp32 accuracy
 // for atol = rtol = 1e-4, which plain TF32 misses by ~10x), CuTe sm80 mma.sync mainloop, CTA tile

@@ -1,4 +1,5 @@
-// 2_Standard_matrix_multiplication_.cu -- C = A @ B, A (M,K) and B (K,N) fp32 row-major, C (M,N) fp32.
+// 2_Standard_matrix_multiplication_.cu -- C = A @ B, A (M,K) and B (K,N) fp32 row-major, C (M,N)
+//   fp32.
 //
 // Design: common/gemm_3xtf32.cuh -- error-compensated 3xTF32 on the tensor cores (fp32 accuracy
 // for atol = rtol = 1e-4, which plain TF32 misses by ~10x), CuTe sm80 mma.sync mainloop, CTA tile

@@ -1,4 +1,5 @@
-// 6_Matmul_with_large_K_dimension_.cu -- C = A @ B, A (256, 524288), B (524288, 256) fp32 row-major.
+// 6_Matmul_with_large_K_dimension_.cu -- C = A @ B, A (256, 524288), B (524288, 256) fp32 row-
+//   major.
 //
 // Design: common/gemm_3xtf32.cuh -- error-compensated 3xTF32 on the tensor cores (fp32 accuracy
 // for atol = rtol = 1e-4, which plain TF32 misses by ~10x), CuTe sm80 mma.sync mainloop, CTA tile

@@ -1,4 +1,5 @@
-// 9_Tall_skinny_matrix_multiplication_.cu -- C = A @ B, A (32768, 32), B (32, 32768) fp32 row-major.
+// 9_Tall_skinny_matrix_multiplication_.cu -- C = A @ B, A (32768, 32), B (32, 32768) fp32 row-
+//   major.
 //
 // Design: common/gemm_3xtf32.cuh -- error-compensated 3xTF32 on the tensor cores (fp32 accuracy
 // for atol = rtol = 1e-4, which plain TF32 misses by ~10x), CuTe sm80 mma.sync mainloop, CTA tile

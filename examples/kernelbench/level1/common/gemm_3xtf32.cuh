@@ -9,7 +9,15 @@
 //     big   = tf32(x)        (cvt.rna.tf32.f32: round to nearest, ties away)
 //     small = x - big        (exact in fp32; the MMA reads only its top 19 bits, i.e. truncates)
 // and accumulates small*big + big*small + big*big in fp32 on the tensor cores (small*small,
-// ~2^-22 relative, is dropped). The result is about as accurate as an fp32 SIMT GEMM.
+// ~2^-22 relative, is dropped).
+//
+// Promotion: the tensor cores' fp32 accumulation is not IEEE round-to-nearest (measurements of
+// V100/A100 show truncation when aligning and normalizing), and with KernelBench's all-positive
+// inputs a truncation bias grows with K: ~K * 2^-25 relative, 2.4e-4 at K = 8192 -- over the
+// tolerance. So the MMAs accumulate one k-tile (32 deep) at a time into a scratch accumulator,
+// which is added into the main one with ordinary fp32 adds (RN) and cleared: 64 FADDs per k-tile
+// per thread against 384 MMAs per k-tile per warp. The result is about as accurate as an fp32
+// SIMT GEMM.
 //
 // Design: the CuTe sm80 mainloop of examples/gemm_bf16 with fp32 operands.
 //  * CTA tile 128 x 128 x 32, 256 threads = 2 x 4 warps, warp tile 64 x 32 (64 fp32 accumulators
@@ -21,9 +29,13 @@
 //      - K-major operand: smem atom Swizzle<3,2,3> o (8,32):(32,1) (128-byte rows of K), loaded to
 //        registers with ldmatrix (SM75_U32x4_LDSM_N: 8x4 32-bit words per matrix = the tf32
 //        fragment's (row, k) pairs).
-//      - MN-major operand: smem atom Swizzle<3,2,3> o (32,8):(1,32) (128-byte rows of M or N), loaded
-//        with 32-bit LDS: ldmatrix's transpose works on 16-bit elements only, so it cannot feed
-//        32-bit operands (CUTLASS's sm80 tf32 configurations make the same choice).
+//      - MN-major operand: smem atom Swizzle<2,3,2> o (32,8):(1,32) (128-byte rows of M or N),
+//        loaded with 32-bit LDS: ldmatrix's transpose works on 16-bit elements only, so it cannot
+//        feed 32-bit operands (CUTLASS's sm80 tf32 configurations make the same choice). The
+//        swizzle XORs k mod 4 into bits 3-4 of the m/n offset: a fragment load touches 8
+//        consecutive m/n x 4 consecutive k per warp, which then land in 32 distinct banks (CUTLASS's
+//        Swizzle<3,2,3> maps k = c and c+1 onto the same 8 banks: 2-way conflicts). Bits 0-2 stay
+//        put, so 16-byte cp.async vectors stay contiguous.
 //  * gmem -> smem: 16-byte cp.async.cg when every row of every operand is 16-byte aligned, else
 //    4-byte cp.async.ca (irregular shapes). Both zero-fill what lies outside M, N or K, so edge
 //    tiles need no special case in the mainloop; the epilogue predicates its stores on M and N.
@@ -63,6 +75,7 @@ struct Problem {
   int64_t batch_stride_a = 0, batch_stride_b = 0, batch_stride_c = 0;
   Triangle triangle = Triangle::kNone;
   int splits = 0;  // split-K factor; 0 picks one from the tile count and the SM count
+  bool store_pairs = false;  // set by launch(): C's rows allow 8-byte stores of column pairs
 };
 
 constexpr int kBM = 128;
@@ -83,7 +96,7 @@ template <bool kKMajor, int kVec>
 struct Operand {
   using SmemAtom = std::conditional_t<
       kKMajor, decltype(composition(Swizzle<3, 2, 3>{}, Layout<Shape<_8, _32>, Stride<_32, _1>>{})),
-      decltype(composition(Swizzle<3, 2, 3>{}, Layout<Shape<_32, _8>, Stride<_1, _32>>{}))>;
+      decltype(composition(Swizzle<2, 3, 2>{}, Layout<Shape<_32, _8>, Stride<_1, _32>>{}))>;
   using SmemLayout =
       decltype(tile_to_shape(SmemAtom{}, make_shape(Int<kBM>{}, Int<kBK>{}, Int<kStages>{})));
 
@@ -128,7 +141,8 @@ CUTE_DEVICE void split_3xtf32(Raw const& raw, Big& big, Small& small) {
     uint32_t b;
     asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(b) : "f"(x));
     big_bits(i) = b;
-    small_bits(i) = __float_as_uint(x - __uint_as_float(b));
+    // Truncated explicitly rather than trusting the MMA to ignore the low 13 bits.
+    small_bits(i) = __float_as_uint(x - __uint_as_float(b)) & 0xffffe000u;
   }
 }
 
@@ -282,6 +296,9 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(Problem p) {
     Tensor tXsA_p = tXsA(_, _, _, pipe_read);
     Tensor tXsB_p = tXsB(_, _, _, pipe_read);
     constexpr int kKBlocks = size<2>(decltype(tCrA){});  // 32 / 8 = 4
+    // The tensor cores accumulate one k-tile (96 MMAs' worth of products) here; see "Promotion".
+    Tensor tCrC_tile = make_fragment_like(tCrC);
+    clear(tCrC_tile);
 
     cp_async_wait<kStages - 2>();
     __syncthreads();
@@ -312,25 +329,48 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(Problem p) {
         split_3xtf32(tCrA_raw(_, _, k_block), big_a, small_a);
         split_3xtf32(tCrB_raw(_, _, k_block), big_b, small_b);
         // Small terms first: they are the corrections, added while the accumulator is small.
-        gemm(mma, small_a, big_b, tCrC);
-        gemm(mma, big_a, small_b, tCrC);
-        gemm(mma, big_a, big_b, tCrC);
+        gemm(mma, small_a, big_b, tCrC_tile);
+        gemm(mma, big_a, small_b, tCrC_tile);
+        gemm(mma, big_a, big_b, tCrC_tile);
+      }
+      // Promote the k-tile's partial sums into the main accumulator with IEEE fp32 adds.
+      CUTE_UNROLL
+      for (int i = 0; i < size(tCrC); ++i) {
+        tCrC(i) += tCrC_tile(i);
+        tCrC_tile(i) = 0.0f;
       }
     }
     cp_async_wait<0>();  // drain the predicated-off tail groups before the CTA retires
   }
 
-  // Epilogue: predicate on M, N; zeros on the triangle's zero side; atomics under split-K.
+  // Epilogue: predicate on M, N; zeros on the triangle's zero side; atomics under split-K. In the
+  // sm80 C layout, mode 0 of a thread's fragment is (2 adjacent columns, 2 rows): one 8-byte
+  // store per column pair when C's rows allow it.
+  CUTE_STATIC_ASSERT_V(size<0>(tCrC) == Int<4>{});
+  CUTE_STATIC_ASSERT_V((stride<0, 0>(tCgC) == Int<1>{}));
   CUTE_UNROLL
-  for (int i = 0; i < size(tCrC); ++i) {
-    const int m = get<0>(tCcC(i));
-    const int n = get<1>(tCcC(i));
-    if (m < p.M && n < p.N) {
-      const float v = zero_side(p.triangle, m, n) ? 0.0f : tCrC(i);
-      if (p.splits > 1) {
-        if (v != 0.0f) atomicAdd(&tCgC(i), v);
-      } else {
-        tCgC(i) = v;
+  for (int mi = 0; mi < size<1>(tCrC); ++mi) {
+    CUTE_UNROLL
+    for (int ni = 0; ni < size<2>(tCrC); ++ni) {
+      CUTE_UNROLL
+      for (int h = 0; h < 2; ++h) {
+        const auto coord = tCcC(make_coord(0, h), mi, ni);
+        const int m = get<0>(coord), n = get<1>(coord);
+        if (m >= p.M) continue;
+        float v0 = tCrC(make_coord(0, h), mi, ni);
+        float v1 = tCrC(make_coord(1, h), mi, ni);
+        if (zero_side(p.triangle, m, n)) v0 = 0.0f;
+        if (zero_side(p.triangle, m, n + 1)) v1 = 0.0f;
+        float* dst = &tCgC(make_coord(0, h), mi, ni);
+        if (p.splits > 1) {
+          if (n < p.N && v0 != 0.0f) atomicAdd(dst, v0);
+          if (n + 1 < p.N && v1 != 0.0f) atomicAdd(dst + 1, v1);
+        } else if (p.store_pairs) {  // N even: n < N implies n + 1 < N
+          if (n < p.N) *reinterpret_cast<float2*>(dst) = make_float2(v0, v1);
+        } else {
+          if (n < p.N) dst[0] = v0;
+          if (n + 1 < p.N) dst[1] = v1;
+        }
       }
     }
   }
@@ -373,6 +413,8 @@ inline cudaError_t launch(Problem p, cudaStream_t stream) {
   if (err != cudaSuccess) return err;
   const int64_t tiles_m = (p.M + kBM - 1) / kBM, tiles_n = (p.N + kBN - 1) / kBN;
   if (p.splits <= 0) p.splits = auto_splits(p, tiles_m * tiles_n * p.batch);
+  p.store_pairs = reinterpret_cast<uintptr_t>(p.C) % 8 == 0 && p.N % 2 == 0 && p.ldc % 2 == 0 &&
+                  p.batch_stride_c % 2 == 0;
   if (tiles_m > 0x7fffffff || tiles_n > 65535 || int64_t(p.batch) * p.splits > 65535) {
     return cudaErrorInvalidValue;
   }
@@ -397,8 +439,8 @@ inline int run(const Problem& p, cudaStream_t stream) {
   }
   // 32-bit offsets inside one matrix (CuTe index arithmetic is int): each matrix < 2^31 elements.
   const int64_t kMax = 0x7fffffff;
-  if (int64_t(kAKMajor ? p.M : p.K) * p.lda > kMax || int64_t(kBKMajor ? p.N : p.K) * p.ldb > kMax ||
-      int64_t(p.M) * p.ldc > kMax) {
+  const int64_t rows_a = kAKMajor ? p.M : p.K, rows_b = kBKMajor ? p.N : p.K;
+  if (rows_a * p.lda > kMax || rows_b * p.ldb > kMax || int64_t(p.M) * p.ldc > kMax) {
     return cudaErrorInvalidValue;
   }
   if (p.triangle != Triangle::kNone && (p.M != p.N || p.N != p.K)) return cudaErrorInvalidValue;
