@@ -49,8 +49,9 @@
 //  * Triangular mode (upper: C = triu(A @ B) with A, B upper triangular; lower likewise): tiles
 //    entirely on the zero side of C's diagonal run no mainloop and store zeros; the others run
 //    only the k-tiles where both operands can be nonzero (upper: m0 <= k < n0 + BN; lower:
-//    n0 <= k < m0 + BM); diagonal tiles mask C's zero side element by element. This relies on A
-//    and B being triangular (the problem's definition): entries on their zero sides are not read.
+//    n0 <= k < m0 + BM); diagonal tiles mask C's zero side element by element; the tiles with the
+//    longest k-ranges are launched first. This relies on A and B being triangular (the problem's
+//    definition): entries on their zero sides are not read.
 #pragma once
 
 #include <cute/tensor.hpp>
@@ -180,8 +181,13 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(Problem p) {
   using OpA = typename Cfg::OpA;
   using OpB = typename Cfg::OpB;
 
-  const int m0 = int(blockIdx.x) * kBM;
-  const int n0 = int(blockIdx.y) * kBN;
+  // The grid runs roughly in blockIdx order. Triangular tiles' k-ranges grow with their distance
+  // from the diagonal, so start at the far column (upper) or row (lower): longest first.
+  int tile_m = int(blockIdx.x), tile_n = int(blockIdx.y);
+  if (p.triangle == Triangle::kUpper) tile_n = int(gridDim.y) - 1 - tile_n;
+  if (p.triangle == Triangle::kLower) tile_m = int(gridDim.x) - 1 - tile_m;
+  const int m0 = tile_m * kBM;
+  const int n0 = tile_n * kBN;
   const int batch = int(blockIdx.z) / max(p.splits, 1);
   const int split = int(blockIdx.z) % max(p.splits, 1);
   const float* A = p.A + batch * p.batch_stride_a;
@@ -205,7 +211,7 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(Problem p) {
   Tensor cC = make_identity_tensor(shape(mC));
 
   auto cta_tiler = Shape<Int<kBM>, Int<kBN>, Int<kBK>>{};
-  auto cta_coord = make_coord(blockIdx.x, blockIdx.y, _);
+  auto cta_coord = make_coord(tile_m, tile_n, _);
   Tensor gA = local_tile(mA, cta_tiler, cta_coord, Step<_1, X, _1>{});  // (BM,BK,k)
   Tensor gB = local_tile(mB, cta_tiler, cta_coord, Step<X, _1, _1>{});  // (BN,BK,k)
   Tensor gC = local_tile(mC, cta_tiler, cta_coord, Step<_1, _1, X>{});  // (BM,BN)
