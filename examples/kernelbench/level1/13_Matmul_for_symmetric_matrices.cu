@@ -2,8 +2,8 @@
 //   promises both symmetric).
 //
 // Design: common/gemm_3xtf32.cuh -- error-compensated 3xTF32 on the tensor cores (fp32 accuracy
-// for atol = rtol = 1e-4, which plain TF32 misses by ~10x), CuTe sm80 mma.sync mainloop, CTA tile
-// 128x128x32, 4-stage cp.async, A K-major, B N-major.
+// for atol = rtol = 1e-4 on any inputs, which plain TF32 is not), CuTe sm80 mma.sync mainloop,
+// CTA tile 128x128x32, 4-stage cp.async, A K-major, B N-major.
 // A plain GEMM: symmetry is not used. It would allow reading B as K-major (B = B^T, ldmatrix
 // instead of 32-bit LDS), but only for inputs that are exactly symmetric, which the kernel does
 // not check, so it does not rely on it. N = 4096: 1024 tiles.

@@ -2,8 +2,8 @@
 //   triangular, row-major.
 //
 // Design: common/gemm_3xtf32.cuh -- error-compensated 3xTF32 on the tensor cores (fp32 accuracy
-// for atol = rtol = 1e-4, which plain TF32 misses by ~10x), CuTe sm80 mma.sync mainloop, CTA tile
-// 128x128x32, 4-stage cp.async, A K-major, B N-major, upper-triangular
+// for atol = rtol = 1e-4 on any inputs, which plain TF32 is not), CuTe sm80 mma.sync mainloop,
+// CTA tile 128x128x32, 4-stage cp.async, A K-major, B N-major, upper-triangular
 // mode: the 496 tiles strictly below the diagonal store zeros without a mainloop; tile (i,j)
 // runs only k in [128 i, 128 (j+1)) (where both A(m,k) and B(k,n) can be nonzero); diagonal
 // tiles zero their elements below the diagonal. N^3/3 useful MACs instead of N^3: ~1/6 of the

@@ -2,8 +2,8 @@
 //   triangular, row-major.
 //
 // Design: common/gemm_3xtf32.cuh -- error-compensated 3xTF32 on the tensor cores (fp32 accuracy
-// for atol = rtol = 1e-4, which plain TF32 misses by ~10x), CuTe sm80 mma.sync mainloop, CTA tile
-// 128x128x32, 4-stage cp.async, A K-major, B N-major, lower-triangular
+// for atol = rtol = 1e-4 on any inputs, which plain TF32 is not), CuTe sm80 mma.sync mainloop,
+// CTA tile 128x128x32, 4-stage cp.async, A K-major, B N-major, lower-triangular
 // mode: the 496 tiles strictly above the diagonal store zeros without a mainloop; tile (i,j)
 // runs only k in [128 j, 128 (i+1)); diagonal tiles zero their elements above the diagonal.
 // Requirements (else cudaErrorInvalidValue): fp32, 2-D, compact row-major, all three (N,N).

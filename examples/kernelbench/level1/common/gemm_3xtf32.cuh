@@ -2,22 +2,23 @@
 //
 //   C[b](m,n) = sum_k A[b](m,k) * B[b](k,n)      (fp32 in, fp32 out, fp32 accumulate)
 //
-// Precision (why not plain TF32): TF32 keeps 10 of fp32's 23 mantissa bits, so one TF32 product is
-// off by ~2^-11 relative, and a K-long dot product of positive inputs (KernelBench's torch.rand) is
-// off by ~1e-3 relative -- ten times the harness's atol = rtol = 1e-4. 3xTF32 (CUTLASS's
-// OpMultiplyAddFastF32, example 27_ampere_3xtf32) splits every operand x into
+// Precision (why not plain TF32): TF32 keeps 10 of fp32's 23 mantissa bits, so each input is off
+// by up to 2^-11 relative. On all-positive inputs (KernelBench's torch.rand) those errors average
+// out, but on signed inputs, where C is a cancelling sum, plain TF32 misses atol = rtol = 1e-4 by
+// ~160x (GEMM.md, bench/gemm_3xtf32_accuracy.py); relying on the benchmark's distribution is not
+// allowed. 3xTF32 (CUTLASS's OpMultiplyAddFastF32, example 27_ampere_3xtf32) splits every operand
 //     big   = tf32(x)        (cvt.rna.tf32.f32: round to nearest, ties away)
-//     small = x - big        (exact in fp32; the MMA reads only its top 19 bits, i.e. truncates)
+//     small = x - big        (exact in fp32, then truncated to tf32 by masking the low 13 bits)
 // and accumulates small*big + big*small + big*big in fp32 on the tensor cores (small*small,
 // ~2^-22 relative, is dropped).
 //
 // Promotion: the tensor cores' fp32 accumulation is not IEEE round-to-nearest (measurements of
-// V100/A100 show truncation when aligning and normalizing), and with KernelBench's all-positive
-// inputs a truncation bias grows with K: ~K * 2^-25 relative, 2.4e-4 at K = 8192 -- over the
-// tolerance. So the MMAs accumulate one k-tile (32 deep) at a time into a scratch accumulator,
-// which is added into the main one with ordinary fp32 adds (RN) and cleared: 64 FADDs per k-tile
-// per thread against 384 MMAs per k-tile per warp. The result is about as accurate as an fp32
-// SIMT GEMM.
+// V100/A100 show truncation when aligning and normalizing). Modelled that way, 3xTF32 alone is at
+// 0.64 of the tolerance on rand inputs at K = 8192 (the bias grows with K) and 22x over it on
+// signed inputs. So the MMAs accumulate one k-tile (32 deep) at a time into a scratch
+// accumulator, which is added into the main one with ordinary fp32 adds (RN) and cleared: 64
+// FADDs per k-tile per thread against 384 MMAs per k-tile per warp. Modelled error: 0.01 (rand) /
+// 0.37 (randn) of the tolerance, about that of an fp32 SIMT GEMM (0.00 / 0.30).
 //
 // Design: the CuTe sm80 mainloop of examples/gemm_bf16 with fp32 operands.
 //  * CTA tile 128 x 128 x 32, 256 threads = 2 x 4 warps, warp tile 64 x 32 (64 fp32 accumulators
@@ -33,9 +34,9 @@
 //        loaded with 32-bit LDS: ldmatrix's transpose works on 16-bit elements only, so it cannot
 //        feed 32-bit operands (CUTLASS's sm80 tf32 configurations make the same choice). The
 //        swizzle XORs k mod 4 into bits 3-4 of the m/n offset: a fragment load touches 8
-//        consecutive m/n x 4 consecutive k per warp, which then land in 32 distinct banks (CUTLASS's
-//        Swizzle<3,2,3> maps k = c and c+1 onto the same 8 banks: 2-way conflicts). Bits 0-2 stay
-//        put, so 16-byte cp.async vectors stay contiguous.
+//        consecutive m/n x 4 consecutive k per warp, which then land in 32 distinct banks
+//        (CUTLASS's Swizzle<3,2,3> maps k = c and c+1 onto the same 8 banks: 2-way conflicts).
+//        Bits 0-2 stay put, so 16-byte cp.async vectors stay contiguous.
 //  * gmem -> smem: 16-byte cp.async.cg when every row of every operand is 16-byte aligned, else
 //    4-byte cp.async.ca (irregular shapes). Both zero-fill what lies outside M, N or K, so edge
 //    tiles need no special case in the mainloop; the epilogue predicates its stores on M and N.
