@@ -1,0 +1,18 @@
+// 18_Matmul_with_transposed_both.cu -- C = A^T @ B^T, A stored (K,M), B stored (N,K) fp32 row-
+//   major.
+//
+// Design: common/gemm_3xtf32.cuh -- error-compensated 3xTF32 on the tensor cores (fp32 accuracy
+// for atol = rtol = 1e-4 on any inputs, which plain TF32 is not), CuTe sm80 mma.sync mainloop,
+// CTA tile 128x128x32, 4-stage cp.async. A is M-major (32-bit LDS fragments), B is
+// K-major (ldmatrix.x4). 2048 x 4096 x 8192: 512 tiles.
+// Requirements (else cudaErrorInvalidValue): fp32, 2-D, compact row-major, inner dimensions
+// agree, each matrix < 2^31 elements. Any size: edges are predicated; unaligned rows take 4-byte
+// copies.
+// Measured (H200): pending
+#include "common/gemm_dlpack.cuh"
+
+CUTEGEN_EXPORT int cutegen_forward(const DLTensor* inputs, int num_inputs, DLTensor* outputs,
+                                   int num_outputs, cudaStream_t stream) {
+  return gemm_dlpack::matmul_2d</*A^T*/ true, /*B^T*/ true>(inputs, num_inputs, outputs,
+                                                              num_outputs, stream);
+}
