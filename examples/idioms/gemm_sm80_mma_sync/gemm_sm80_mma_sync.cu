@@ -1,4 +1,4 @@
-// gemm_bf16.cu -- C = A @ B, A (M,K) and B (K,N) bf16 row-major, C (M,N) bf16, fp32 accumulate.
+// gemm_sm80_mma_sync.cu -- C = A @ B, A (M,K) and B (K,N) bf16 row-major, C (M,N) bf16, fp32 accumulate.
 //
 // Design: the CuTe sm80 tensor-core mainloop (as in CuTe's tutorial sgemm_sm80.cu and CUTLASS's
 // DefaultGemmConfigurationToCutlass3Types<Sm80, 16-bit>), which runs unchanged on sm_90a:
@@ -31,7 +31,7 @@
 
 // A named namespace (not an anonymous one): nvcc's host stub cannot disambiguate an anonymous
 // namespace from CuTe's own when `using namespace cute` is in effect.
-namespace gemm_bf16_impl {
+namespace gemm_sm80_impl {
 
 using namespace cute;
 
@@ -218,9 +218,9 @@ inline bool is_row_major_2d(const DLTensor& t) {
   return t.strides[1] == 1 && t.strides[0] == t.shape[1];
 }
 
-}  // namespace gemm_bf16_impl
+}  // namespace gemm_sm80_impl
 
-using namespace gemm_bf16_impl;
+using namespace gemm_sm80_impl;
 
 CUTEGEN_EXPORT int cutegen_forward(const DLTensor* inputs, int num_inputs, DLTensor* outputs,
                                    int num_outputs, cudaStream_t stream) {
