@@ -53,7 +53,10 @@ def _idiom_kernels():
         raw = load_raw(knowledge_root())
     except Exception:
         return []
-    return sorted({e.kernel for e in raw.entries if e.kernel})
+    kernels = sorted({e.kernel for e in raw.entries if e.kernel})
+    # The CUTLASS-collective GEMM rungs take 15-90 s each to check: slow, not every quick run's cost.
+    return [pytest.param(k, marks=pytest.mark.slow) if "gemm_sm90_common.cuh" in (ROOT / k).read_text() else k
+            for k in kernels]
 
 
 @pytest.mark.parametrize("kernel", _idiom_kernels())
