@@ -9,14 +9,21 @@ K = 8192, N = 4096) and 8_irregular (M = 8205, K = 2949, N = 5921), all in bf16.
 8_irregular (cudaErrorInvalidValue: a K = 2949 or N = 5921 bf16 row pitch is not a multiple of 16 bytes, which
 TMA needs); they do not pad. The row says "refused"; the sm80 and rung-1 kernels refuse it too (whole tiles).
 
+Candidates (`--candidates`): other tile/cluster/schedule choices for the flagship, written as copies of
+examples/gemm_bf16/gemm_bf16.cu with its Sm90Gemm<...> line replaced, built and timed beside it; if one beats
+the flagship at 4096^3, that line is the one-line change to make.
+
     python bench/gemm_rungs.py --out gemm_rungs.json [--only gemm_bf16 gemm_sm90_pipelined] [--shapes 4096^3]
+                               [--candidates]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -42,6 +49,17 @@ SHAPES = {  # name -> (M, N, K)
     "2_Standard": (2048, 4096, 8192),
     "8_irregular": (8205, 5921, 2949),
 }
+# Flagship candidates: name -> the Sm90Gemm<...> arguments (tile, cluster, mainloop, epilogue, scheduler).
+_COOP = "cutlass::gemm::KernelTmaWarpSpecializedCooperative, cutlass::epilogue::TmaWarpSpecializedCooperative"
+_PINGPONG = "cutlass::gemm::KernelTmaWarpSpecializedPingpong, cutlass::epilogue::TmaWarpSpecialized"
+_PERSISTENT = "cutlass::gemm::PersistentScheduler"
+CANDIDATES = {
+    "coop_256x128_c1x2": f"Shape<_256, _128, _64>, Shape<_1, _2, _1>, {_COOP}, {_PERSISTENT}",
+    "coop_128x256_c1x1": f"Shape<_128, _256, _64>, Shape<_1, _1, _1>, {_COOP}, {_PERSISTENT}",
+    "coop_128x256_c2x1_streamk": f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, cutlass::gemm::StreamKScheduler",
+    "pingpong_64x256_c2x1": f"Shape<_64, _256, _64>, Shape<_2, _1, _1>, {_PINGPONG}, {_PERSISTENT}",
+    "pingpong_128x128_c1x2": f"Shape<_128, _128, _64>, Shape<_1, _2, _1>, {_PINGPONG}, {_PERSISTENT}",
+}
 TOLERANCE = 1e-2  # examples/gemm_bf16/gemm_bf16.py's CUTEGEN_ATOL = CUTEGEN_RTOL: bf16 output
 
 
@@ -49,13 +67,32 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", nargs="*", default=list(RUNGS), choices=list(RUNGS))
     ap.add_argument("--shapes", nargs="*", default=list(SHAPES), choices=list(SHAPES))
+    ap.add_argument("--candidates", action="store_true", help="also build and time the flagship candidates")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
-    libraries, builds = build_all({n: RUNGS[n] for n in args.only})
+    kernels = {n: RUNGS[n] for n in args.only}
+    if args.candidates:
+        kernels.update(write_candidates(Path(tempfile.mkdtemp())))
+    libraries, builds = build_all(kernels)
     rows = [time_shape(shape, SHAPES[shape], libraries) for shape in args.shapes]
     report = {"date": time.strftime("%Y-%m-%d"), "gpu": _gpu_name(), "builds": builds, "shapes": rows}
     if args.out:
         args.out.write_text(json.dumps(report, indent=1))
+
+
+def write_candidates(folder: Path) -> dict[str, Path]:
+    """The flagship's source with another schedule; the shared header is included by absolute path."""
+    source = RUNGS["gemm_bf16"].read_text()
+    header = (IDIOMS / "gemm_sm90_common.cuh").resolve()
+    source = source.replace('#include "../idioms/gemm_sm90_common.cuh"', f'#include "{header}"')
+    schedule = re.compile(r"Sm90Gemm<[^;]*>::Gemm;", re.S)
+    assert schedule.search(source), "the flagship's Sm90Gemm<...>::Gemm line moved"
+    out = {}
+    for name, arguments in CANDIDATES.items():
+        path = folder / f"{name}.cu"
+        path.write_text(schedule.sub(lambda _: f"Sm90Gemm<{arguments}>::Gemm;", source))
+        out[name] = path
+    return out
 
 
 def build_all(kernels: dict[str, Path]) -> tuple[dict, dict]:
