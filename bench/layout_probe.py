@@ -26,7 +26,7 @@ from cutegen.layouts.probe import LayoutProbe  # noqa: E402
 from cutegen.settings import Settings  # noqa: E402
 from cutegen.toolchain import discover  # noqa: E402
 
-FILES = ["examples/softsign/softsign.cu", "examples/softmax/softmax.cu", "examples/gemm_bf16/gemm_bf16.cu"]
+FILES = ["examples/softsign/softsign.cu", "examples/softmax/softmax.cu", "examples/idioms/gemm_sm80_mma_sync/gemm_sm80_mma_sync.cu"]
 
 
 def _children_cpu() -> float:

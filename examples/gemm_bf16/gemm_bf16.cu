@@ -1,260 +1,44 @@
-// gemm_bf16.cu -- C = A @ B, A (M,K) and B (K,N) bf16 row-major, C (M,N) bf16, fp32 accumulate.
+// gemm_bf16.cu -- C = A @ B, A (M,K) and B (K,N) bf16 row-major, C (M,N) bf16, fp32 accumulate: the
+// project's flagship Hopper GEMM (issue 15: >= 0.90x cuBLAS at 4096^3 on the H200).
 //
-// Design: the CuTe sm80 tensor-core mainloop (as in CuTe's tutorial sgemm_sm80.cu and CUTLASS's
-// DefaultGemmConfigurationToCutlass3Types<Sm80, 16-bit>), which runs unchanged on sm_90a:
-//  * CTA tile 128 x 128 x 64, 128 threads = 2 x 2 warps, each warp owns a 64 x 64 block of C
-//    (128 fp32 accumulators per thread). MMA atom SM80_16x8x16_F32BF16BF16F32_TN through a
-//    TiledMMA with permutation Tile<32,32,16> so that ldmatrix.x4 feeds two n8 atoms at once.
-//  * 3-stage cp.async (16 B, .cg = L2 only) global -> shared pipeline: 2 tiles in flight while
-//    the third is consumed; registers are double-buffered per 16-wide k-block (ldmatrix for
-//    k-block k+1 is issued before the MMAs of k-block k). 96 KB shared memory -> 2 CTAs per SM.
-//  * Operand layouts in CuTe's (M,K) / (N,K) convention (the MMA computes C(m,n) = sum_k
-//    A(m,k) * B(n,k)):
-//      - A is row-major (M,K) -> stride (K,1): K-major ("T"). Shared atom Swizzle<3,3,3> o
-//        (8,64):(64,1) (one 128-byte row of K per m, 8 rows XOR-swizzled so 16-byte chunks of
-//        the 8 rows hit distinct banks); smem -> rmem with ldmatrix (SM75_U32x4_LDSM_N).
-//      - B is row-major (K,N), i.e. the (N,K) view has stride (1,N): N-major ("N", MN-major).
-//        Shared atom Swizzle<3,3,3> o (64,8):(1,64) keeps 64 contiguous n (128 B) per k row,
-//        matching the 16-byte global loads along n; the MMA wants B fragments k-contiguous, so
-//        smem -> rmem uses the transposing ldmatrix (SM75_U16x8_LDSM_T). This is exactly
-//        CUTLASS's sm80 choice for a row-major (N-major) B operand.
-//      - gmem -> smem thread layouts: A 16x8 threads (8 threads x 8 bf16 along K), B 16x8
-//        threads with 16 threads x 8 bf16 along N -- both fully coalesced 128-byte rows.
-//  * Epilogue: fp32 accumulators -> bf16 (round to nearest even), stored straight from registers
-//    as bf16x2 (4-byte) stores: the MMA's C layout gives each thread 2 adjacent columns.
-// Requirements (else cudaErrorInvalidValue): M % 128 == 0, N % 128 == 0, K % 64 == 0,
-// contiguous row-major tensors, 16-byte-aligned base pointers, every matrix < 2^31 elements.
-#include <cutegen/abi.h>
+// Decision: the flagship is built from CUTLASS 3's CuTe collectives, not hand-written --
+// gemm::collective::CollectiveBuilder<arch::Sm90, arch::OpClassTensorOp, ...> for the mainloop,
+// epilogue::collective::CollectiveBuilder for the epilogue, kernel::GemmUniversal<ProblemShape, Mainloop,
+// Epilogue, PersistentScheduler> and device::GemmUniversalAdapter -- because the four steps from a plain
+// TMA + WGMMA kernel to cuBLAS speed (multistage mbarrier pipeline, warp-specialized producer/consumer
+// warpgroups, persistent tile scheduler, cluster multicast) are each a schedule choice there, and every one
+// is measured with the same launcher (examples/idioms/gemm_sm90_common.cuh; the ladder's rungs are
+// examples/idioms/gemm_sm80_mma_sync, gemm_sm90_tma_wgmma, gemm_sm90_pipelined, gemm_sm90_warpspecialized,
+// gemm_sm90_persistent_cooperative and gemm_sm90_persistent_pingpong; bench/gemm_rungs.py times them all).
+//
+// Design (the persistent cooperative rung's schedule):
+//  * CTA tile 128 x 256 x 64, cluster 2 x 1 x 1: the two CTAs of a cluster (adjacent M tiles) share each B
+//    tile through TMA multicast.
+//  * KernelTmaWarpSpecializedCooperative: 384 threads = a producer warpgroup (TMA, registers lowered with
+//    setmaxnreg) + 2 consumer warpgroups that split the tile's rows (64 x 256 each, wgmma
+//    SM90 64x256x16 bf16 -> fp32 from smem descriptors, registers raised). A 4-stage smem ring of
+//    GMMA-swizzled A (K-major) and B (N-major) tiles with full/empty mbarriers between them.
+//  * PersistentScheduler: one CTA per SM walks the 128 x 256 tiles in swizzled raster order; the producer
+//    loads the next tile's k-tiles while the consumers finish the current one.
+//  * Epilogue TmaWarpSpecializedCooperative: fp32 accumulators -> bf16 (round to nearest) -> swizzled smem
+//    (stmatrix) -> TMA store. No C operand (ElementC = void): D = A @ B.
+// Requirements (else cudaErrorInvalidValue): contiguous row-major bf16, K % 8 == 0 and N % 8 == 0 (TMA's
+// 16-byte row pitches; KernelBench's 8_irregular, K = 2949 and N = 5921, is refused, not padded), 16-byte
+// aligned base pointers, sm_90a. M, N, K need not divide the tile (TMA bounds-checks loads and stores).
+// Launch: on the caller's stream, no synchronization; the workspace is allocated once and cached.
+// Measured: pending (bench/gemm_rungs.py on the H200). The replaced sm80 mma.sync kernel ran 451 TFLOP/s =
+// 0.58x cuBLAS at 4096^3 (H200, 2026-11-29); it lives on as examples/idioms/gemm_sm80_mma_sync.
+#include "../idioms/gemm_sm90_common.cuh"
 
-#include <cuda_bf16.h>
-#include <cute/tensor.hpp>
-
-// A named namespace (not an anonymous one): nvcc's host stub cannot disambiguate an anonymous
-// namespace from CuTe's own when `using namespace cute` is in effect.
 namespace gemm_bf16_impl {
-
 using namespace cute;
-
-using Element = cute::bfloat16_t;
-
-constexpr int kBM = 128;
-constexpr int kBN = 128;
-constexpr int kBK = 64;
-constexpr int kStages = 3;
-using TileShape = Shape<Int<kBM>, Int<kBN>, Int<kBK>>;
-
-using TiledMma = TiledMMA<MMA_Atom<SM80_16x8x16_F32BF16BF16F32_TN>,
-                          Layout<Shape<_2, _2, _1>>,  // 2x2x1 warps
-                          Tile<_32, _32, _16>>;       // 32x32x16 permutation for ldmatrix.x4
-constexpr int kThreads = 128;
-static_assert(decltype(size(TiledMma{}))::value == kThreads);
-
-// A: (M,K) K-major.
-using SmemLayoutAtomA =
-    decltype(composition(Swizzle<3, 3, 3>{}, Layout<Shape<_8, _64>, Stride<_64, _1>>{}));
-using SmemLayoutA = decltype(tile_to_shape(SmemLayoutAtomA{},
-                                           make_shape(Int<kBM>{}, Int<kBK>{}, Int<kStages>{})));
-using GmemTiledCopyA =
-    decltype(make_tiled_copy(Copy_Atom<SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>, Element>{},
-                             Layout<Shape<_16, _8>, Stride<_8, _1>>{},  // 16x8 threads, k-major
-                             Layout<Shape<_1, _8>>{}));                 // 8 bf16 along k
-using SmemCopyAtomA = Copy_Atom<SM75_U32x4_LDSM_N, Element>;
-
-// B: (N,K) N-major (row-major K x N in memory).
-using SmemLayoutAtomB =
-    decltype(composition(Swizzle<3, 3, 3>{}, Layout<Shape<_64, _8>, Stride<_1, _64>>{}));
-using SmemLayoutB = decltype(tile_to_shape(SmemLayoutAtomB{},
-                                           make_shape(Int<kBN>{}, Int<kBK>{}, Int<kStages>{})));
-using GmemTiledCopyB =
-    decltype(make_tiled_copy(Copy_Atom<SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>, Element>{},
-                             Layout<Shape<_16, _8>, Stride<_1, _16>>{},  // 16x8 threads, n-major
-                             Layout<Shape<_8, _1>>{}));                  // 8 bf16 along n
-using SmemCopyAtomB = Copy_Atom<SM75_U16x8_LDSM_T, Element>;
-
-struct SharedStorage {
-  cute::array_aligned<Element, cosize_v<SmemLayoutA>, 1024> A;
-  cute::array_aligned<Element, cosize_v<SmemLayoutB>, 1024> B;
-};
-constexpr int kSmemBytes = int(sizeof(SharedStorage));  // 96 KB
-
-__global__ void __launch_bounds__(kThreads)
-gemm_kernel(const Element* __restrict__ A, const Element* __restrict__ B, Element* __restrict__ C,
-            int M, int N, int K) {
-  // Full tensors in CuTe's (M,K) / (N,K) / (M,N) convention.
-  Tensor mA = make_tensor(make_gmem_ptr(A), make_shape(M, K), make_stride(K, Int<1>{}));  // K-major
-  Tensor mB = make_tensor(make_gmem_ptr(B), make_shape(N, K), make_stride(Int<1>{}, N));  // N-major
-  Tensor mC = make_tensor(make_gmem_ptr(C), make_shape(M, N), make_stride(N, Int<1>{}));  // row-major
-
-  // This CTA's tiles.
-  auto cta_tiler = TileShape{};
-  auto cta_coord = make_coord(blockIdx.x, blockIdx.y, _);
-  Tensor gA = local_tile(mA, cta_tiler, cta_coord, Step<_1, X, _1>{});  // (BM,BK,k)
-  Tensor gB = local_tile(mB, cta_tiler, cta_coord, Step<X, _1, _1>{});  // (BN,BK,k)
-  Tensor gC = local_tile(mC, cta_tiler, cta_coord, Step<_1, _1, X>{});  // (BM,BN)
-
-  extern __shared__ char smem_buf[];
-  SharedStorage& smem = *reinterpret_cast<SharedStorage*>(smem_buf);
-  Tensor sA = make_tensor(make_smem_ptr(smem.A.begin()), SmemLayoutA{});  // (BM,BK,PIPE)
-  Tensor sB = make_tensor(make_smem_ptr(smem.B.begin()), SmemLayoutB{});  // (BN,BK,PIPE)
-
-  // gmem -> smem partitioning.
-  GmemTiledCopyA copy_a;
-  GmemTiledCopyB copy_b;
-  ThrCopy thr_copy_a = copy_a.get_slice(threadIdx.x);
-  Tensor tAgA = thr_copy_a.partition_S(gA);  // (CPY,CPY_M,CPY_K,k)
-  Tensor tAsA = thr_copy_a.partition_D(sA);  // (CPY,CPY_M,CPY_K,PIPE)
-  ThrCopy thr_copy_b = copy_b.get_slice(threadIdx.x);
-  Tensor tBgB = thr_copy_b.partition_S(gB);  // (CPY,CPY_N,CPY_K,k)
-  Tensor tBsB = thr_copy_b.partition_D(sB);  // (CPY,CPY_N,CPY_K,PIPE)
-
-  // Prefetch: start the first kStages-1 k-tiles.
-  constexpr int K_PIPE_MAX = kStages;
-  int k_tile_count = size<3>(tAgA);
-  int k_tile_next = 0;
-  CUTE_UNROLL
-  for (int k_pipe = 0; k_pipe < K_PIPE_MAX - 1; ++k_pipe) {
-    copy(copy_a, tAgA(_, _, _, k_tile_next), tAsA(_, _, _, k_pipe));
-    copy(copy_b, tBgB(_, _, _, k_tile_next), tBsB(_, _, _, k_pipe));
-    cp_async_fence();
-    --k_tile_count;
-    if (k_tile_count > 0) ++k_tile_next;
-  }
-
-  // MMA partitioning and accumulators.
-  TiledMma mma;
-  ThrMMA thr_mma = mma.get_slice(threadIdx.x);
-  Tensor tCgC = thr_mma.partition_C(gC);                  // (MMA,MMA_M,MMA_N)
-  Tensor tCrA = thr_mma.partition_fragment_A(sA(_, _, 0));  // (MMA,MMA_M,MMA_K)
-  Tensor tCrB = thr_mma.partition_fragment_B(sB(_, _, 0));  // (MMA,MMA_N,MMA_K)
-  Tensor tCrC = thr_mma.make_fragment_C(tCgC);            // (MMA,MMA_M,MMA_N) fp32
-  clear(tCrC);
-
-  // smem -> rmem (ldmatrix) partitioning, retiled to the MMA fragments.
-  TiledCopy s2r_copy_a = make_tiled_copy_A(SmemCopyAtomA{}, mma);
-  ThrCopy s2r_thr_copy_a = s2r_copy_a.get_slice(threadIdx.x);
-  Tensor tXsA = s2r_thr_copy_a.partition_S(sA);  // (CPY,MMA_M,MMA_K,PIPE)
-  Tensor tXrA = s2r_thr_copy_a.retile_D(tCrA);   // (CPY,MMA_M,MMA_K)
-  TiledCopy s2r_copy_b = make_tiled_copy_B(SmemCopyAtomB{}, mma);
-  ThrCopy s2r_thr_copy_b = s2r_copy_b.get_slice(threadIdx.x);
-  Tensor tXsB = s2r_thr_copy_b.partition_S(sB);  // (CPY,MMA_N,MMA_K,PIPE)
-  Tensor tXrB = s2r_thr_copy_b.retile_D(tCrB);   // (CPY,MMA_N,MMA_K)
-
-  CUTE_STATIC_ASSERT_V(size<1>(tCgC) == size<1>(tCrA));  // MMA_M
-  CUTE_STATIC_ASSERT_V(size<2>(tCgC) == size<1>(tCrB));  // MMA_N
-  CUTE_STATIC_ASSERT_V(size<2>(tCrA) == size<2>(tXrA));  // MMA_K
-
-  int smem_pipe_read = 0;
-  int smem_pipe_write = K_PIPE_MAX - 1;
-  Tensor tXsA_p = tXsA(_, _, _, smem_pipe_read);
-  Tensor tXsB_p = tXsB(_, _, _, smem_pipe_read);
-  constexpr int K_BLOCK_MAX = size<2>(decltype(tCrA){});  // 64 / 16 = 4 k-blocks per k-tile
-
-  // Prefetch the first k-block of the first k-tile into registers.
-  if (K_BLOCK_MAX > 1) {
-    cp_async_wait<K_PIPE_MAX - 2>();
-    __syncthreads();
-    copy(SmemCopyAtomA{}, tXsA_p(_, _, Int<0>{}), tXrA(_, _, Int<0>{}));
-    copy(SmemCopyAtomB{}, tXsB_p(_, _, Int<0>{}), tXrB(_, _, Int<0>{}));
-  }
-
-  // Mainloop. Runs exactly K/kBK iterations; once the real k-tiles are exhausted the gmem copies
-  // re-load the last k-tile into the free stage (harmless, keeps the group count uniform).
-  CUTE_NO_UNROLL
-  while (k_tile_count > -(K_PIPE_MAX - 1)) {
-    CUTE_UNROLL
-    for (int k_block = 0; k_block < K_BLOCK_MAX; ++k_block) {
-      if (k_block == K_BLOCK_MAX - 1) {
-        // Move to the next smem stage: wait for its cp.async group, and make sure every warp
-        // is done reading the stage that the next gmem copy will overwrite.
-        tXsA_p = tXsA(_, _, _, smem_pipe_read);
-        tXsB_p = tXsB(_, _, _, smem_pipe_read);
-        cp_async_wait<K_PIPE_MAX - 2>();
-        __syncthreads();
-      }
-      // smem -> rmem for k_block + 1 (wraps to the next stage's first k-block).
-      const int k_block_next = (k_block + 1) % K_BLOCK_MAX;
-      copy(SmemCopyAtomA{}, tXsA_p(_, _, k_block_next), tXrA(_, _, k_block_next));
-      copy(SmemCopyAtomB{}, tXsB_p(_, _, k_block_next), tXrB(_, _, k_block_next));
-      if (k_block == 0) {
-        // gmem -> smem for the k-tile kStages-1 ahead.
-        copy(copy_a, tAgA(_, _, _, k_tile_next), tAsA(_, _, _, smem_pipe_write));
-        copy(copy_b, tBgB(_, _, _, k_tile_next), tBsB(_, _, _, smem_pipe_write));
-        cp_async_fence();
-        --k_tile_count;
-        if (k_tile_count > 0) ++k_tile_next;
-        smem_pipe_write = smem_pipe_read;
-        smem_pipe_read = (smem_pipe_read == K_PIPE_MAX - 1) ? 0 : smem_pipe_read + 1;
-      }
-      gemm(mma, tCrA(_, _, k_block), tCrB(_, _, k_block), tCrC);
-    }
-  }
-  cp_async_wait<0>();  // drain the redundant tail copies before the CTA retires
-
-  // Epilogue: fp32 -> bf16, two adjacent columns per 4-byte store. In the sm80 16x8 C layout,
-  // mode 0 of the fragment is (2 columns, 2 rows) and the column pair is contiguous in C.
-  CUTE_STATIC_ASSERT_V(size<0>(tCrC) == Int<4>{});
-  CUTE_STATIC_ASSERT_V((stride<0, 0>(tCgC) == Int<1>{}));
-  CUTE_UNROLL
-  for (int m = 0; m < size<1>(tCrC); ++m) {
-    CUTE_UNROLL
-    for (int n = 0; n < size<2>(tCrC); ++n) {
-      CUTE_UNROLL
-      for (int h = 0; h < 2; ++h) {
-        const __nv_bfloat162 v = __floats2bfloat162_rn(tCrC(make_coord(0, h), m, n),
-                                                       tCrC(make_coord(1, h), m, n));
-        *reinterpret_cast<__nv_bfloat162*>(&tCgC(make_coord(0, h), m, n)) = v;
-      }
-    }
-  }
-}
-
-inline bool is_bf16(const DLTensor& t) {
-  return t.dtype.code == kDLBfloat && t.dtype.bits == 16 && t.dtype.lanes == 1;
-}
-
-inline bool is_row_major_2d(const DLTensor& t) {
-  if (t.ndim != 2) return false;
-  if (t.strides == nullptr) return true;  // DLPack: NULL strides means compact row-major
-  return t.strides[1] == 1 && t.strides[0] == t.shape[1];
-}
-
+using Gemm = cutegen_sm90_gemm::Sm90Gemm<Shape<_128, _256, _64>, Shape<_2, _1, _1>,
+                                         cutlass::gemm::KernelTmaWarpSpecializedCooperative,
+                                         cutlass::epilogue::TmaWarpSpecializedCooperative,
+                                         cutlass::gemm::PersistentScheduler>::Gemm;
 }  // namespace gemm_bf16_impl
 
-using namespace gemm_bf16_impl;
-
-CUTEGEN_EXPORT int cutegen_forward(const DLTensor* inputs, int num_inputs, DLTensor* outputs,
-                                   int num_outputs, cudaStream_t stream) {
-  if (num_inputs != 2 || num_outputs != 1) return cudaErrorInvalidValue;
-  const DLTensor& a = inputs[0];
-  const DLTensor& b = inputs[1];
-  const DLTensor& c = outputs[0];
-  if (!is_bf16(a) || !is_bf16(b) || !is_bf16(c)) return cudaErrorInvalidValue;
-  if (!is_row_major_2d(a) || !is_row_major_2d(b) || !is_row_major_2d(c)) {
-    return cudaErrorInvalidValue;
-  }
-  const int64_t M = a.shape[0], K = a.shape[1], N = b.shape[1];
-  if (b.shape[0] != K || c.shape[0] != M || c.shape[1] != N) return cudaErrorInvalidValue;
-  // Tile divisibility (no predication in this kernel).
-  if (M <= 0 || N <= 0 || K <= 0 || M % kBM != 0 || N % kBN != 0 || K % kBK != 0) {
-    return cudaErrorInvalidValue;
-  }
-  // 32-bit index arithmetic inside the kernel; grid.y limit.
-  const int64_t kMax = 0x7fffffff;
-  if (M * K > kMax || K * N > kMax || M * N > kMax || N / kBN > 65535) {
-    return cudaErrorInvalidValue;
-  }
-  const Element* A = cutegen_data<const Element>(a);
-  const Element* B = cutegen_data<const Element>(b);
-  Element* C = cutegen_data<Element>(c);
-  if (reinterpret_cast<uintptr_t>(A) % 16 || reinterpret_cast<uintptr_t>(B) % 16 ||
-      reinterpret_cast<uintptr_t>(C) % 16) {
-    return cudaErrorInvalidValue;  // cp.async 16-byte accesses need aligned bases
-  }
-
-  cudaError_t err = cudaFuncSetAttribute(gemm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         kSmemBytes);
-  if (err != cudaSuccess) return (int)err;
-  dim3 grid(unsigned(M / kBM), unsigned(N / kBN));
-  gemm_kernel<<<grid, kThreads, kSmemBytes, stream>>>(A, B, C, int(M), int(N), int(K));
-  return (int)cudaGetLastError();
+CUTEGEN_EXPORT int cutegen_forward(const DLTensor* inputs, int num_inputs, DLTensor* outputs, int num_outputs,
+                                   cudaStream_t stream) {
+  return cutegen_sm90_gemm::launch<gemm_bf16_impl::Gemm>(inputs, num_inputs, outputs, num_outputs, stream);
 }

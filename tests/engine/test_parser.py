@@ -7,7 +7,7 @@ import pytest
 
 from cutegen.diagnostics import condense, parse_log
 from cutegen.diagnostics.cute_types import cute_notation
-from cutegen.diagnostics.ptx import arch_traps
+from cutegen.diagnostics.ptx import arch_traps, cp_async_local_diagnostics
 from cutegen.diagnostics.resources import parse_ptxas_verbose
 from tests.conftest import CORPUS, corpus
 
@@ -84,3 +84,15 @@ def test_settings_reject_bad_values_without_raising():
     s, problems = Settings.from_dict({"checkTimeout": "soon", "arch": "sm_80", "autoTest": True})
     assert s.arch == "sm_80" and s.auto_test is True and s.check_timeout == 120.0
     assert problems == ["cutegen.checkTimeout must be a positive number, not 'soon'"]
+
+
+def test_tma_bulk_copies_are_not_taken_for_cp_async_into_registers():
+    # PTX lines of CUTLASS's persistent ping-pong GEMM (examples/idioms/gemm_sm90_persistent_pingpong, nvcc 13.0):
+    # TMA (cp.async.bulk*) plus an unrelated cvta.to.shared and an 8-byte spill frame -- no cp.async bug.
+    tma = ("\tcvta.to.shared.u64 \t%tmp, %rd152;\n"
+           "\tcp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%rd171, {%r86, %r85, %r916}], [%r541];\n"
+           "\tcp.async.bulk.commit_group;\n")
+    assert cp_async_local_diagnostics(tma, "", "k.cu", stack_bytes=8) == []
+    ampere = tma + "\tcp.async.cg.shared.global [%r12], [%rd7], 16;\n"
+    (d,) = cp_async_local_diagnostics(ampere, "", "k.cu", stack_bytes=8)
+    assert d.code == "cute-cp-async-registers"

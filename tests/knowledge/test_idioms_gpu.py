@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def idiom_kernels() -> list[Path]:
-    """examples/idioms/*/*.cu plus every `kernel:` an idiom entry names (e.g. examples/gemm_bf16)."""
+    """examples/idioms/*/*.cu plus every `kernel:` an idiom entry names (e.g. examples/gemm_bf16 if one did)."""
     found = {p for p in (ROOT / "examples" / "idioms").glob("*/*.cu") if p.with_suffix(".py").exists()}
     for md in sorted((ROOT / "cute_knowledge" / "idioms").glob("*.md")):
         m = re.search(r"^kernel:\s*(\S+)\s*$", md.read_text(), re.M)
@@ -41,7 +41,8 @@ def engine(tmp_path_factory):
 def test_there_are_idiom_kernels():
     names = {p.stem for p in KERNELS}
     assert {"elementwise_vec128", "rmsnorm_rows", "gemm_sm90_tma_wgmma", "transpose_swizzle", "gemm_bias_relu",
-            "gemm_bf16"} <= names, names
+            "gemm_sm80_mma_sync", "gemm_sm90_pipelined", "gemm_sm90_warpspecialized",
+            "gemm_sm90_persistent_cooperative", "gemm_sm90_persistent_pingpong"} <= names, names
 
 
 @pytest.mark.gpu

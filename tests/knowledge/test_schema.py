@@ -44,12 +44,31 @@ def test_error_entries_have_fix_pairs_and_related(kb):
 def test_idioms_name_existing_kernels_and_problems(kb):
     idioms = kb.idioms()
     assert {i.id for i in idioms} >= {"elementwise-vec128", "row-reduction", "gemm-sm80-mainloop", "gemm-sm90-tma-wgmma",
-                                     "swizzle-smem-layouts", "gemm-epilogue-fused"}
+                                     "swizzle-smem-layouts", "gemm-epilogue-fused", "gemm-sm90-pipelined",
+                                     "gemm-sm90-warpspecialized", "gemm-sm90-persistent-cooperative",
+                                     "gemm-sm90-persistent-pingpong"}
     for i in idioms:
         assert (ROOT / i.kernel).is_file(), i.kernel
         assert (ROOT / i.problem).is_file(), i.problem
         assert i.when and i.pitfalls
 
+
+
+def test_the_hopper_gemm_ladder_is_walkable_by_next(kb):
+    """rung 0 (mma.sync) -> TMA+WGMMA -> pipelined -> warp-specialized -> persistent: each rung says its
+    figure (or `pending`) and is retrieved by the profiler signal its predecessor leaves."""
+    ladder, entry = [], kb.by_id["gemm-sm80-mainloop"]
+    while entry is not None and len(ladder) < 10:
+        ladder.append(entry.id)
+        assert entry.measured, entry.id
+        entry = kb.by_id.get(entry.next) if entry.next else None
+    assert ladder == ["gemm-sm80-mainloop", "gemm-sm90-tma-wgmma", "gemm-sm90-pipelined", "gemm-sm90-warpspecialized",
+                      "gemm-sm90-persistent-cooperative", "gemm-sm90-persistent-pingpong"]
+    for before, after in zip(ladder, ladder[1:]):
+        assert kb.by_id[after].signals, after
+        assert "## Next rung" not in kb.by_id[before].pitfalls and "Next rung" in kb.by_id[before].sections, before
+    top = kb.search(signals=[{"name": "mma-sync-not-wgmma"}], source="SM80_16x8x16_F32BF16BF16F32_TN gemm", k=3)
+    assert "gemm-sm90-tma-wgmma" in [h.entry.id for h in top]
 
 @pytest.mark.parametrize("workload", WORKLOADS)
 def test_menus(kb, workload):

@@ -66,7 +66,7 @@ def test_shadow_copy_keeps_every_line_number():
 
 
 def test_scanner_on_the_gemm_example_finds_every_partition():
-    text = (ROOT / "examples/gemm_bf16/gemm_bf16.cu").read_text()
+    text = (ROOT / "examples/idioms/gemm_sm80_mma_sync/gemm_sm80_mma_sync.cu").read_text()
     names = {d.name for d in find_declarations(text)}
     assert {"tAgA", "tAsA", "tCgC", "tCrA", "tCrC", "tXsA", "mma", "copy_a", "SmemLayoutA", "TiledMma"} <= names
 

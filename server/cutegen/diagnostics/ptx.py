@@ -12,6 +12,8 @@ import re
 from cutegen.model import Diagnostic, Severity
 
 _BYTES = re.compile(r"\.b8\s+\$?[\w$]+\[\d+\]\s*=\s*\{([\d,\s]+)\}")
+# Ampere's cp.async (.ca/.cg): Hopper's TMA is cp.async.bulk*, which never takes a register address.
+_CP_ASYNC = re.compile(r"\bcp\.async\.c[ag]\.")
 _TRAP = re.compile(r"Attempting to use (?P<atom>[\w:<>, ]+?) without (?P<macro>CUTE_ARCH_\w+)")
 
 
@@ -67,7 +69,7 @@ def cp_async_local_diagnostics(ptx: str, source: str, file: str, stack_bytes: in
     """cp.async can only write shared memory. A kernel that issues cp.async and also has a stack frame has,
     almost always, a cp.async copy atom aimed at a register fragment: PTX then converts a stack address to
     a shared one and the data lands nowhere useful. nvcc says nothing about it."""
-    if "cp.async" not in ptx or not stack_bytes or "cvta.to.shared" not in ptx:
+    if not _CP_ASYNC.search(ptx) or not stack_bytes or "cvta.to.shared" not in ptx:
         return []
     line = next((i for i, l in enumerate(source.splitlines(), 1) if "CP_ASYNC" in l.split("//")[0]), 1)
     message = (f"cp.async copies into a local (register) array here: cp.async can only write shared memory, so "

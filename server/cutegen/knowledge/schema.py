@@ -73,6 +73,8 @@ class Entry:
     when: str = ""  # Markdown: when to use it
     pitfalls: str = ""  # Markdown
     workload: str = ""  # elementwise | reduction | gemm | other (menus, idioms)
+    measured: str = ""  # idioms: the kernel's figure on its problem, with GPU and date, or "pending"
+    next: str = ""  # idioms: the entry id of the next rung of a ladder (its `signals` say why to climb)
     # optimization menu items
     preconditions: list[str] = field(default_factory=list)
     expected_effect: str = ""
@@ -111,6 +113,8 @@ def validate(entry: Entry, all_ids: set[str], contexts: set[str]) -> list[str]:
             p.append(f"{where}: related entry {r!r} does not exist")
         if r == entry.id:
             p.append(f"{where}: relates to itself")
+    if entry.next and entry.next not in all_ids:
+        p.append(f"{where}: next rung {entry.next!r} does not exist")
     rec = entry.recognize
     for name in rec.verdicts:
         if name not in VERDICTS:

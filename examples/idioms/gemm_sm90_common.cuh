@@ -1,0 +1,195 @@
+// gemm_sm90_common.cuh -- the Hopper bf16 GEMM ladder's shared half: C = A @ B with A (M,K) and B (K,N)
+// bf16 row-major, C (M,N) bf16 row-major, fp32 accumulate, built from CUTLASS 3's CuTe collectives.
+//
+// Every rung (examples/idioms/gemm_sm90_<rung>/) and the flagship (examples/gemm_bf16/) is one line here:
+//   using Gemm = Sm90Gemm<TileShape, ClusterShape, MainloopSchedule, EpilogueSchedule, TileScheduler>::Gemm;
+//   CUTEGEN_EXPORT int cutegen_forward(...) { return launch<Gemm>(...); }
+// so the four Hopper rungs -- multistage mbarrier pipeline (KernelTma), warp-specialized producer/consumer
+// (KernelTmaWarpSpecialized), persistent cooperative and persistent ping-pong -- differ only in the
+// schedule tags, and each is measured with the same launcher (bench/gemm_rungs.py).
+//
+//  * Mainloop: gemm::collective::CollectiveBuilder<Sm90, OpClassTensorOp, ...>: TMA loads into GMMA-swizzled
+//    smem, WGMMA from smem descriptors, as many pipeline stages as fit beside the epilogue's smem
+//    (StageCountAutoCarveout).
+//  * Epilogue: epilogue::collective::CollectiveBuilder with ElementC = void (no source operand: D = acc, so
+//    no C loads and no smem for C), D written as bf16 (round to nearest).
+//  * Operands in CUTLASS's layout tags: A RowMajor (M,K) is K-major; B RowMajor (K,N) is N-major (CuTe's (N,K)
+//    view has stride (1,N), the MN-major GMMA atoms); D RowMajor.
+// Requirements (else cudaErrorInvalidValue): contiguous row-major bf16 2-D tensors, K % 8 == 0 and
+// N % 8 == 0 (TMA needs 16-byte aligned row pitches), 16-byte aligned base pointers. M, N, K need not be
+// multiples of the tile: TMA zero-fills out-of-bounds loads and clips out-of-bounds stores.
+// The launch is on the caller's stream and never synchronizes; the workspace (0 bytes for these
+// schedules today) is allocated once per device, stream-ordered, and reused.
+#pragma once
+
+// A release build, as CUTLASS's own: without NDEBUG every CUTLASS/CuTe device assert stays in the kernel,
+// and in the ping-pong schedule its registers spill (ptxas: 8 bytes, 168 registers).
+#ifndef NDEBUG
+#define NDEBUG
+#endif
+#include <cutegen/abi.h>
+
+// CuTe's/CUTLASS's host-side constexpr helpers trip warnings #20013-D / #20015-D without
+// --expt-relaxed-constexpr (which the project's build does not pass); they are CUTLASS-internal and harmless.
+#pragma nv_diag_suppress 20013
+#pragma nv_diag_suppress 20015
+#include <cute/tensor.hpp>
+#include <cutlass/cutlass.h>
+#include <cutlass/kernel_hardware_info.h>
+#include <cutlass/gemm/dispatch_policy.hpp>
+#include <cutlass/gemm/collective/collective_builder.hpp>
+#include <cutlass/epilogue/collective/collective_builder.hpp>
+#include <cutlass/gemm/kernel/gemm_universal.hpp>
+#include <cutlass/gemm/kernel/tile_scheduler.hpp>
+#include <cutlass/gemm/device/gemm_universal_adapter.h>
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && __CUDA_ARCH__ < 1000 && !defined(CUTLASS_ARCH_MMA_SM90A_ENABLED)
+#error "the sm90 GEMM collectives use wgmma and TMA: build with -gencode arch=compute_90a,code=sm_90a"
+#endif
+
+namespace cutegen_sm90_gemm {
+
+using namespace cute;
+
+using Element = cutlass::bfloat16_t;
+using Accumulator = float;
+using LayoutA = cutlass::layout::RowMajor;  // (M,K), K-major
+using LayoutB = cutlass::layout::RowMajor;  // (K,N), N-major
+using LayoutD = cutlass::layout::RowMajor;  // (M,N)
+constexpr int kAlignment = 16 / int(sizeof(Element));  // 8 bf16 = one 16-byte TMA granule
+
+// One GEMM type per schedule choice. TileScheduler = void for the non-persistent kernels (one CTA per tile);
+// cutlass::gemm::PersistentScheduler for the persistent ones (one CTA per SM, looping over tiles).
+template <class TileShape, class ClusterShape, class MainloopSchedule, class EpilogueSchedule,
+          class TileScheduler = void>
+struct Sm90Gemm {
+  using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
+      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
+      cutlass::epilogue::collective::EpilogueTileAuto, Accumulator, Accumulator,
+      void, LayoutD, kAlignment,      // C: none (D = acc)
+      Element, LayoutD, kAlignment,   // D: bf16
+      EpilogueSchedule>::CollectiveOp;
+
+  using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
+      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp,
+      Element, LayoutA, kAlignment, Element, LayoutB, kAlignment, Accumulator,
+      TileShape, ClusterShape,
+      cutlass::gemm::collective::StageCountAutoCarveout<int(sizeof(typename Epilogue::SharedStorage))>,
+      MainloopSchedule>::CollectiveOp;
+
+  using Kernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, Mainloop, Epilogue, TileScheduler>;
+  using Gemm = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
+};
+
+// A packed stride of CUTLASS's rank-3 (rows, cols, batch) kind: whichever of the first two modes is the
+// static _1 is the contiguous one, the other gets the pitch.
+template <class Stride>
+Stride packed_stride(int64_t rows, int64_t cols) {
+  Stride s{};
+  if constexpr (cute::is_static<cute::remove_cvref_t<decltype(get<1>(s))>>::value) {
+    get<0>(s) = cols;  // cols contiguous: pitch between rows
+  } else {
+    get<1>(s) = rows;  // rows contiguous: pitch between cols
+  }
+  get<2>(s) = rows * cols;
+  return s;
+}
+
+inline bool is_bf16(const DLTensor& t) {
+  return t.dtype.code == kDLBfloat && t.dtype.bits == 16 && t.dtype.lanes == 1;
+}
+
+inline bool is_row_major_2d(const DLTensor& t) {
+  if (t.ndim != 2) return false;
+  if (t.strides == nullptr) return true;  // DLPack: NULL strides means compact row-major
+  return t.strides[1] == 1 && t.strides[0] == t.shape[1];
+}
+
+inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+// What a launch needs once per device and Gemm type: the SM count and cluster occupancy (the persistent
+// scheduler sizes its grid from them) and the workspace.
+struct DeviceState {
+  bool ready = false;
+  cutlass::KernelHardwareInfo hw;
+  void* workspace = nullptr;
+  size_t workspace_bytes = 0;
+};
+constexpr int kMaxDevices = 64;
+
+template <class Gemm>
+DeviceState* device_state(cudaStream_t stream, size_t workspace_bytes) {
+  static DeviceState states[kMaxDevices];
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kMaxDevices) return nullptr;
+  DeviceState& st = states[device];
+  if (!st.ready) {
+    // The occupancy query behind max_active_clusters must see the kernel's real shared-memory size.
+    constexpr int smem = Gemm::GemmKernel::SharedStorageSize;
+    if (smem >= (48 << 10) &&
+        cudaFuncSetAttribute(cutlass::device_kernel<typename Gemm::GemmKernel>,
+                             cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess) {
+      return nullptr;
+    }
+    st.hw = cutlass::KernelHardwareInfo::make_kernel_hardware_info<typename Gemm::GemmKernel>(device);
+    st.ready = true;
+  }
+  if (workspace_bytes > st.workspace_bytes) {  // grown once, stream-ordered, never freed while loaded
+    if (st.workspace) cudaFreeAsync(st.workspace, stream);
+    st.workspace = nullptr;
+    st.workspace_bytes = 0;
+    if (cudaMallocAsync(&st.workspace, workspace_bytes, stream) != cudaSuccess) return nullptr;
+    st.workspace_bytes = workspace_bytes;
+  }
+  return &st;
+}
+
+// The cutegen_forward body every rung shares: check the ABI tensors, build the arguments, run on `stream`.
+template <class Gemm>
+int launch(const DLTensor* inputs, int num_inputs, DLTensor* outputs, int num_outputs, cudaStream_t stream) {
+  if (num_inputs != 2 || num_outputs != 1) return cudaErrorInvalidValue;
+  const DLTensor& a = inputs[0];
+  const DLTensor& b = inputs[1];
+  const DLTensor& d = outputs[0];
+  if (!is_bf16(a) || !is_bf16(b) || !is_bf16(d)) return cudaErrorInvalidValue;
+  if (!is_row_major_2d(a) || !is_row_major_2d(b) || !is_row_major_2d(d)) return cudaErrorInvalidValue;
+  const int64_t M = a.shape[0], K = a.shape[1], N = b.shape[1];
+  if (b.shape[0] != K || d.shape[0] != M || d.shape[1] != N) return cudaErrorInvalidValue;
+  if (M <= 0 || N <= 0 || K <= 0 || M > INT32_MAX || N > INT32_MAX || K > INT32_MAX) return cudaErrorInvalidValue;
+  // TMA: every row pitch a multiple of 16 bytes (A's is K, B's and D's N elements).
+  if (K % kAlignment != 0 || N % kAlignment != 0) return cudaErrorInvalidValue;
+  const Element* A = cutegen_data<const Element>(a);
+  const Element* B = cutegen_data<const Element>(b);
+  Element* D = cutegen_data<Element>(d);
+  if (!aligned16(A) || !aligned16(B) || !aligned16(D)) return cudaErrorInvalidValue;
+
+  using Kernel = typename Gemm::GemmKernel;
+  typename Gemm::Arguments args{
+      cutlass::gemm::GemmUniversalMode::kGemm,
+      {int(M), int(N), int(K), 1},
+      {A, packed_stride<typename Kernel::StrideA>(M, K), B, packed_stride<typename Kernel::StrideB>(N, K)},
+      {{}, nullptr, packed_stride<typename Kernel::StrideC>(M, N), D, packed_stride<typename Kernel::StrideD>(M, N)},
+      cutlass::KernelHardwareInfo{}};
+  args.epilogue.thread.alpha = 1.0f;
+  args.epilogue.thread.beta = 0.0f;
+  if (Gemm::can_implement(args) != cutlass::Status::kSuccess) return cudaErrorInvalidValue;
+
+  DeviceState* st = device_state<Gemm>(stream, 0);
+  if (st == nullptr) return cudaErrorInvalidValue;
+  args.hw_info = st->hw;
+  st = device_state<Gemm>(stream, Gemm::get_workspace_size(args));
+  if (st == nullptr) return cudaErrorMemoryAllocation;
+
+  Gemm gemm;
+  if (gemm.initialize(args, st->workspace, stream) != cutlass::Status::kSuccess) {
+    const cudaError_t err = cudaGetLastError();
+    return err != cudaSuccess ? int(err) : int(cudaErrorInvalidValue);
+  }
+  if (gemm.run(stream) != cutlass::Status::kSuccess) {
+    const cudaError_t err = cudaGetLastError();
+    return err != cudaSuccess ? int(err) : int(cudaErrorLaunchFailure);
+  }
+  return int(cudaGetLastError());
+}
+
+}  // namespace cutegen_sm90_gemm

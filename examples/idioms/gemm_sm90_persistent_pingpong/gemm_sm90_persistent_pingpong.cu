@@ -1,0 +1,27 @@
+// gemm_sm90_persistent_pingpong.cu -- rung 4b of the Hopper GEMM ladder: persistent ping-pong warp-specialized kernel.
+// C = A @ B, A (M,K) and B (K,N) bf16 row-major, C (M,N) bf16, fp32 accumulate (KernelBench matmul in bf16).
+//
+// Built from CUTLASS 3's CuTe collectives through ../gemm_sm90_common.cuh (CollectiveBuilder mainloop and
+// epilogue, kernel::GemmUniversal, device::GemmUniversalAdapter); this file is only the schedule choice:
+//  * Schedule cutlass::gemm::KernelTmaWarpSpecializedPingpong + cutlass::gemm::PersistentScheduler:
+//    one CTA per SM loops over 128x128 tiles; each of the 2 consumer warpgroups owns a whole tile
+//    (128 fp32 accumulators per thread) and they take turns (ordered barriers): while one runs its
+//    wgmma mainloop, the other runs its epilogue, so the tensor cores are not idle during stores.
+//  * Cluster 2x1: B tiles multicast by TMA to the two CTAs of a cluster.
+//  * Epilogue: TmaWarpSpecialized, registers -> swizzled smem -> TMA store.
+// Requirements: see gemm_sm90_common.cuh (K % 8 == 0, N % 8 == 0, 16-byte aligned bases, sm_90a).
+// Measured: pending (bench/gemm_rungs.py on the H200; cute_knowledge/idioms/ holds the figure).
+#include "../gemm_sm90_common.cuh"
+
+namespace gemm_sm90_persistent_pingpong_impl {
+using namespace cute;
+using Gemm = cutegen_sm90_gemm::Sm90Gemm<Shape<_128, _128, _64>, Shape<_2, _1, _1>,
+                                  cutlass::gemm::KernelTmaWarpSpecializedPingpong,
+                                  cutlass::epilogue::TmaWarpSpecialized,
+                                  cutlass::gemm::PersistentScheduler>::Gemm;
+}  // namespace gemm_sm90_persistent_pingpong_impl
+
+CUTEGEN_EXPORT int cutegen_forward(const DLTensor* inputs, int num_inputs, DLTensor* outputs, int num_outputs,
+                                   cudaStream_t stream) {
+  return cutegen_sm90_gemm::launch<gemm_sm90_persistent_pingpong_impl::Gemm>(inputs, num_inputs, outputs, num_outputs, stream);
+}

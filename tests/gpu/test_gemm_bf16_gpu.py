@@ -1,0 +1,71 @@
+"""On the GPU: the flagship Hopper GEMM (examples/gemm_bf16, CUTLASS 3 collectives) passes the harness at 4096^3,
+handles shapes that do not divide its 128x256 tile, and refuses, rather than miscomputes, a shape TMA cannot
+address (KernelBench's 8_irregular: K = 2949 and N = 5921 bf16 rows are not 16-byte multiples)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+FLAGSHIP = ROOT / "examples" / "gemm_bf16" / "gemm_bf16.cu"
+PROBLEM = FLAGSHIP.with_suffix(".py")
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory):
+    from cutegen.build import Builder
+    from cutegen.harness.worker import Worker
+    from cutegen.settings import Settings
+    from cutegen.toolchain import discover
+
+    settings = Settings(test_timeout=120)
+    state = tmp_path_factory.mktemp("gemm-gpu-state")
+    worker = Worker()
+    yield Builder(discover(settings), settings, state), worker, state
+    worker.stop()
+
+
+def problem_with_shape(folder: Path, m: int, n: int, k: int) -> Path:
+    """examples/gemm_bf16/gemm_bf16.py with another M, N, K (same model, inputs and tolerance)."""
+    text = PROBLEM.read_text()
+    for name, value in (("M", m), ("N", n), ("K", k)):
+        text, count = re.subn(rf"^{name} = \d+$", f"{name} = {value}", text, flags=re.M)
+        assert count == 1, name
+    path = folder / f"gemm_{m}x{n}x{k}.py"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.gpu
+def test_flagship_passes_the_harness_at_4096_cubed(engine):
+    from cutegen.harness.run import verify_kernel
+
+    builder, worker, state = engine
+    record = verify_kernel(FLAGSHIP, builder, worker, state_dir=state, timing=True, baselines=("eager",))
+    assert record["verdict"] == "pass", record["message"]
+    print(f"gemm_bf16 4096^3: {record.get('timing', {}).get('median_ms')} ms; {record.get('throughput')}; "
+          f"baselines {record.get('baselines')}")
+
+
+@pytest.mark.gpu
+def test_flagship_handles_shapes_that_do_not_divide_the_tile(engine, tmp_path):
+    from cutegen.harness.run import verify_kernel
+
+    builder, worker, state = engine
+    problem = problem_with_shape(tmp_path, 1000, 1032, 520)  # M, N, K off the 128x256x64 tile, 16-byte rows
+    record = verify_kernel(FLAGSHIP, builder, worker, problem=problem, state_dir=state)
+    assert record["verdict"] == "pass", record["message"]
+
+
+@pytest.mark.gpu
+def test_flagship_refuses_rows_tma_cannot_address(engine, tmp_path):
+    from cutegen.harness.run import verify_kernel
+
+    builder, worker, state = engine
+    problem = problem_with_shape(tmp_path, 8205, 5921, 2949)  # KernelBench level 1 #8, in bf16
+    record = verify_kernel(FLAGSHIP, builder, worker, problem=problem, state_dir=state)
+    assert record["verdict"] == "launch-error", record["message"]
+    assert "cudaErrorInvalidValue" in record["message"]
