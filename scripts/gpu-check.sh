@@ -5,7 +5,7 @@
 # named; each one alone fits a call (measured on the H200: harness 5, adapters 4, profile 3, variants 2.5,
 # agent 1, sandbox 3, modelnew 3, suite 4, records 2.5 minutes; examples with the verify-latency run about 5.5).
 #   device run, carry [".whl"]:  bash scripts/gpu-check.sh harness adapters   (or any part below, or all)
-#   kernelbench and gemm are not in `all`: they are issue 15's measurements (each near a whole call).
+#   kernelbench is not in `all`: it is issue 15's measurement (near a whole call; it resumes when cut).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/cutegen-gpu-out}; mkdir -p "$OUT"
