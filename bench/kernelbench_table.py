@@ -41,17 +41,27 @@ def number(name: str) -> str:
     return name.split("_", 1)[0]
 
 
-def design(kernel: Path | None) -> str:
-    """The kernel's `// Design:` line (the first line of its header comment if it has none)."""
+def design(kernel: Path | None, width: int = 110) -> str:
+    """The header's `// In one line:` summary, else the first sentence of its Design paragraph (the header's first line if it has none), without
+    the shared header's name, cut at a word near `width`."""
     if kernel is None or not kernel.exists():
         return "—"
-    lines = kernel.read_text(errors="replace").splitlines()
-    for line in lines:
-        m = re.match(r"\s*//\s*Design:\s*(.+)", line)
-        if m:
-            return m.group(1).strip()
-    first = next((ln for ln in lines if ln.startswith("//")), "//")
-    return first.lstrip("/ ").split(" -- ", 1)[-1].strip() or "—"
+    lines = [ln[2:].strip() for ln in kernel.read_text(errors="replace").splitlines() if ln.startswith("//")]
+    short = next((ln.removeprefix("In one line:").strip().rstrip(".") for ln in lines if ln.startswith("In one line:")), None)
+    if short:
+        return short
+    start = next((i for i, ln in enumerate(lines) if ln.startswith("Design")), None)
+    if start is None:
+        return lines[0].split(" -- ", 1)[-1] if lines else "—"
+    paragraph = []
+    for ln in lines[start:]:
+        if not ln or ln.startswith("Requirements") or (paragraph and ln.startswith("*") and len(paragraph) > 1):
+            break
+        paragraph.append(ln.lstrip("* "))
+    text = re.sub(r"^Design(\s*\([^)]*\))?:\s*", "", " ".join(paragraph))
+    text = re.sub(r"^common/\S+\.cuh\s*--\s*", "", text).strip()
+    text = re.split(r"(?<=[a-z0-9)])[.;] ", text)[0]
+    return text if len(text) <= width else text[:width].rsplit(" ", 1)[0] + " …"
 
 
 def roofline_ms(problem: Path, gpu) -> tuple[float, str] | None:

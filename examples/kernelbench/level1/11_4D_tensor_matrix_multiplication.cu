@@ -1,4 +1,5 @@
 // 11_4D_tensor_matrix_multiplication.cu -- C = A @ B over A's last dimension: A 4-D (b,i,j,l), B
+// In one line: 3xTF32 CuTe mma.sync GEMM (128x128x32, 4-stage cp.async), the leading dimensions folded into M.
 //   2-D, C (b,i,j,k), fp32.
 //
 // Design: common/gemm_3xtf32.cuh -- error-compensated 3xTF32 on the tensor cores (fp32 accuracy
@@ -9,7 +10,7 @@
 // Requirements (else cudaErrorInvalidValue): fp32, A 4-D, B 2-D, C 4-D, all compact
 // row-major, A's last dimension == B's first, C = A's leading dimensions x B's second, each
 // matrix < 2^31 elements.
-// Measured (H200): pending
+// Measured (H200, 2026-12-01, one `cutegen suite` run, 5 trials): pass, median 7.951 ms, 1.32x eager, 1.33x torch.compile, 39% (float32 math) of its roofline
 #include "common/gemm_dlpack.cuh"
 
 CUTEGEN_EXPORT int cutegen_forward(const DLTensor* inputs, int num_inputs, DLTensor* outputs,

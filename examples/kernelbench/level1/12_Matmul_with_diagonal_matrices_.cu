@@ -1,4 +1,5 @@
 // 12_Matmul_with_diagonal_matrices_.cu -- C = diag(A) @ B, i.e. C[i, j] = A[i] * B[i, j]
+// In one line: row scale: B streamed once in 4x2048 CuTe tiles, the diagonal never built.
 // (KernelBench L1 #12; fp32, A (N,), B and C (N, M)).
 //
 // Design (memory-bound: the N x N diagonal is never built, B is streamed once; at N = M = 4096 the
@@ -16,7 +17,7 @@
 //
 // Requirements (else cudaErrorInvalidValue): A fp32 1-D (N); B fp32 2-D (N, M), rows contiguous
 // (row stride >= M); C fp32 (N, M) contiguous.
-// Measured (H200): pending
+// Measured (H200, 2026-12-01, one `cutegen suite` run, 5 trials): pass, median 0.038 ms, 70.19x eager, 70.70x torch.compile, 81% (memory) of its roofline
 #include <cutegen/abi.h>
 
 #include <cute/tensor.hpp>

@@ -1,4 +1,5 @@
 // 13_Matmul_for_symmetric_matrices.cu -- C = A @ B, A and B (N,N) fp32 row-major (the problem
+// In one line: 3xTF32 CuTe mma.sync GEMM (128x128x32, 4-stage cp.async) (symmetry promised, not used).
 //   promises both symmetric).
 //
 // Design: common/gemm_3xtf32.cuh -- error-compensated 3xTF32 on the tensor cores (fp32 accuracy
@@ -10,7 +11,7 @@
 // Requirements (else cudaErrorInvalidValue): fp32, 2-D, compact row-major, inner dimensions
 // agree, each matrix < 2^31 elements. Any size: edges are predicated; unaligned rows take 4-byte
 // copies.
-// Measured (H200): pending
+// Measured (H200, 2026-12-01, one `cutegen suite` run, 5 trials): pass, median 2.252 ms, 1.23x eager, 1.28x torch.compile, 46% (float32 math) of its roofline
 #include "common/gemm_dlpack.cuh"
 
 CUTEGEN_EXPORT int cutegen_forward(const DLTensor* inputs, int num_inputs, DLTensor* outputs,

@@ -1,4 +1,5 @@
 // 14_Matmul_for_upper_triangular_matrices.cu -- C = triu(A @ B), A and B (N,N) fp32 upper
+// In one line: 3xTF32 CuTe mma.sync GEMM (128x128x32, 4-stage cp.async), triangular mode: zero tiles store only, each tile's K range clipped.
 //   triangular, row-major.
 //
 // Design: common/gemm_3xtf32.cuh -- error-compensated 3xTF32 on the tensor cores (fp32 accuracy
@@ -11,7 +12,7 @@
 // Requirements (else cudaErrorInvalidValue): fp32, 2-D, compact row-major, all three (N,N).
 // A and B must be upper triangular, as the problem defines them: their lower triangles are not
 // read (a nonzero there would be ignored, unlike torch.matmul).
-// Measured (H200): pending
+// Measured (H200, 2026-12-01, one `cutegen suite` run, 5 trials): pass, median 0.485 ms, 5.70x eager, 5.88x torch.compile, 35% (float32 math) of its roofline
 #include "common/gemm_dlpack.cuh"
 
 CUTEGEN_EXPORT int cutegen_forward(const DLTensor* inputs, int num_inputs, DLTensor* outputs,

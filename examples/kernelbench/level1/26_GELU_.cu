@@ -1,4 +1,5 @@
 // 26_GELU_.cu -- y = x/2 * (1 + erf(x / sqrt(2))), fp32 (KernelBench level 1 #26:
+// In one line: CuTe TiledCopy stream, 8192-float tile per CTA, 512 threads x 4 x 128-bit loads issued before the math.
 // F.gelu with its default approximate='none', i.e. the exact erf form, not the tanh one).
 //
 // Design: common/elementwise.cuh -- one 8192-float tile per CTA, 512 threads x 4 x 128-bit CuTe
@@ -8,7 +9,7 @@
 // Requirements: one fp32 input and one fp32 output, both dense (row-major compact), with equal
 // element counts; anything else returns cudaErrorInvalidValue. Any shape, any n >= 0.
 //
-// Measured (H200): pending
+// Measured (H200, 2026-12-01, one `cutegen suite` run, 5 trials): pass, median 3.124 ms, 0.98x eager, 1.03x torch.compile, 96% (memory) of its roofline
 #include <cutegen/abi.h>
 
 #include "common/elementwise.cuh"

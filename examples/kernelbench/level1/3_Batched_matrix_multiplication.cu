@@ -1,4 +1,5 @@
 // 3_Batched_matrix_multiplication.cu -- C[b] = A[b] @ B[b], A (batch,m,k), B (batch,k,n) fp32.
+// In one line: 3xTF32 CuTe mma.sync GEMM (128x128x32, 4-stage cp.async), batch index on the grid.
 //
 // Design: common/gemm_3xtf32.cuh -- error-compensated 3xTF32 on the tensor cores (fp32 accuracy
 // for atol = rtol = 1e-4), CuTe sm80 mma.sync mainloop, CTA tile 128x128x32, 4-stage cp.async,
@@ -6,7 +7,7 @@
 // batch stride. 128 x (512/128) x (2048/128) = 8192 tiles, 32 k-tiles each.
 // Requirements (else cudaErrorInvalidValue): fp32, 3-D, compact row-major, equal batch sizes,
 // inner dimensions agree, batch <= 65535, each matrix < 2^31 elements.
-// Measured (H200): pending
+// Measured (H200, 2026-12-01, one `cutegen suite` run, 5 trials): pass, median 4.505 ms, 1.19x eager, 1.23x torch.compile, 46% (float32 math) of its roofline
 #include "common/gemm_dlpack.cuh"
 
 CUTEGEN_EXPORT int cutegen_forward(const DLTensor* inputs, int num_inputs, DLTensor* outputs,

@@ -1,4 +1,5 @@
 // 9_Tall_skinny_matrix_multiplication_.cu -- C = A @ B, A (32768, 32), B (32, 32768) fp32 row-
+// In one line: 3xTF32 CuTe mma.sync GEMM (128x128x32, 4-stage cp.async) (K = 32: output-write bound).
 //   major.
 //
 // Design: common/gemm_3xtf32.cuh -- error-compensated 3xTF32 on the tensor cores (fp32 accuracy
@@ -9,7 +10,7 @@
 // Requirements (else cudaErrorInvalidValue): fp32, 2-D, compact row-major, inner dimensions
 // agree, each matrix < 2^31 elements. Any size: edges are predicated; unaligned rows take 4-byte
 // copies.
-// Measured (H200): pending
+// Measured (H200, 2026-12-01, one `cutegen suite` run, 5 trials): pass, median 2.739 ms, 0.95x eager, 0.99x torch.compile, 37% (memory) of its roofline
 #include "common/gemm_dlpack.cuh"
 
 CUTEGEN_EXPORT int cutegen_forward(const DLTensor* inputs, int num_inputs, DLTensor* outputs,
