@@ -1,4 +1,5 @@
 // gemm_sm90_persistent_cooperative.cu -- rung 4a of the Hopper GEMM ladder: persistent cooperative warp-specialized kernel.
+// cutegen: problem=../../gemm_bf16/gemm_bf16.py   (the same bf16 GEMM problem as the flagship)
 // C = A @ B, A (M,K) and B (K,N) bf16 row-major, C (M,N) bf16, fp32 accumulate (KernelBench matmul in bf16).
 //
 // Built from CUTLASS 3's CuTe collectives through ../gemm_sm90_common.cuh (CollectiveBuilder mainloop and

@@ -1,4 +1,5 @@
 // gemm_sm90_pipelined.cu -- rung 2 of the Hopper GEMM ladder: TMA + WGMMA with a multistage mbarrier pipeline (KernelTma).
+// cutegen: problem=../../gemm_bf16/gemm_bf16.py   (the same bf16 GEMM problem as the flagship)
 // C = A @ B, A (M,K) and B (K,N) bf16 row-major, C (M,N) bf16, fp32 accumulate (KernelBench matmul in bf16).
 //
 // Built from CUTLASS 3's CuTe collectives through ../gemm_sm90_common.cuh (CollectiveBuilder mainloop and
