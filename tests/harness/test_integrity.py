@@ -5,9 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import torch
 
-from cutegen.harness.abi import kernel_arguments
 from cutegen.harness.gpu_checks import Failed, judge
 from cutegen.harness.problem import find_problem, load_problem
 
@@ -133,59 +131,3 @@ def test_load_inline_errors_map_to_python_lines(tmp_path):
     (d,) = map_build_errors(log, py)
     assert (d.file, d.line, d.col) == (str(py), 3, 3) and "undefined_name" in d.message
 
-
-SCALAR_PROBLEM = """
-import torch, torch.nn as nn
-class Model(nn.Module):
-    def forward(self, A, s):
-        return A * s
-M, N = 64, 48
-def get_inputs():
-    return [torch.rand(M, N), 3.14159265358979]
-def get_init_inputs():
-    return []
-"""
-
-
-class AbiStandIn:
-    """Called the way a built kernel is: numbers arrive as 0-d tensors (KernelLibrary.arguments)."""
-
-    arguments = staticmethod(kernel_arguments)
-
-    def __init__(self):
-        self.seen = []
-
-    def __call__(self, inputs, outputs, stream):
-        a, s = inputs
-        self.seen.append((s.dtype, s.dim(), s.device.type))
-        outputs[0].copy_(a * s.to(torch.float32))
-        return 0
-
-
-def test_a_python_number_input_reaches_the_kernel_as_an_exact_0d_host_tensor(tmp_path):
-    p = tmp_path / "5_Matrix_scalar_multiplication.py"
-    p.write_text(SCALAR_PROBLEM)
-    kernel = AbiStandIn()
-    assert run(load_problem(p), kernel) == "pass"
-    assert kernel.seen[0] == (torch.float64, 0, "cpu")  # the float, exactly, not rounded to fp32
-
-
-def test_a_python_number_reaches_a_modelnew_style_callable_unchanged(tmp_path):
-    p = tmp_path / "scalar.py"
-    p.write_text(SCALAR_PROBLEM)
-    seen = []
-
-    def modelnew_like(inputs, outputs, stream):
-        seen.append(type(inputs[1]))
-        outputs[0].copy_(inputs[0] * inputs[1])
-        return 0
-    assert run(load_problem(p), modelnew_like) == "pass"
-    assert seen[0] is float
-
-
-def test_an_input_the_abi_cannot_pass_is_a_problem_error_that_says_so(tmp_path):
-    p = tmp_path / "listy.py"
-    p.write_text(SCALAR_PROBLEM.replace("3.14159265358979]", "[1, 2]]"))
-    with pytest.raises(Failed) as e:
-        judge(load_problem(p), softsign, trials=1, seed=0, timing=False, baselines=[])
-    assert e.value.verdict.value == "problem-error" and "list" in e.value.message

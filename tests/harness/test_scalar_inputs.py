@@ -70,8 +70,25 @@ def test_a_kernel_that_ignores_the_scalar_is_a_mismatch(tmp_path):
     assert verdict(problem_with(tmp_path, "3.14"), ignores) == "mismatch"
 
 
-def test_other_non_tensor_inputs_are_still_a_problem_error(tmp_path):
+def test_other_non_tensor_inputs_are_still_a_problem_error_that_names_the_type(tmp_path):
     assert verdict(problem_with(tmp_path, "'3.14'"), scale_kernel) == "problem-error"
+    with pytest.raises(Failed) as e:
+        judge(problem_with(tmp_path, "[1, 2]"), Abi(scale_kernel), trials=1, seed=0, timing=False, baselines=[])
+    assert e.value.verdict.value == "problem-error" and "list" in e.value.message
+
+
+def test_the_abi_gets_the_float_exactly_and_a_modelnew_style_callable_gets_the_number(tmp_path):
+    seen = []
+
+    def records(inputs, outputs, stream):
+        seen.append(inputs[1])
+        outputs[0].copy_(inputs[0] * inputs[1])
+        return 0
+    assert verdict(problem_with(tmp_path, "3.14159265358979"), records) == "pass"  # through Abi: a 0-d host tensor
+    assert (seen[0].dtype, seen[0].dim(), seen[0].device.type, float(seen[0])) == (torch.float64, 0, "cpu", 3.14159265358979)
+    seen.clear()
+    judge(problem_with(tmp_path, "3.14159265358979"), records, trials=1, seed=0, timing=False, baselines=[])
+    assert type(seen[0]) is float  # no `arguments`: a ModelNew takes the number as the reference does
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
