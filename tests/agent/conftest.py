@@ -19,6 +19,19 @@ KEY_ENV = "CUTEGEN_TEST_LLM_KEY"
 KEY = "sk-test-NEVER-WRITE-ME-4242"
 
 
+@pytest.fixture(autouse=True)
+def _fresh_endpoint_lessons():
+    """Each test starts as a new process would: nothing learned about any endpoint yet (agent/endpoint.py)."""
+    try:
+        from cutegen.agent.endpoint import forget_session
+    except ImportError:
+        yield
+        return
+    forget_session()
+    yield
+    forget_session()
+
+
 @pytest.fixture
 def scripted(monkeypatch):
     """Start a scripted endpoint: `url = scripted(entries)`; the key is required and set in the env."""

@@ -54,7 +54,8 @@ def parse(reply: str, name: str, original: str, *, fmt: str = "auto", shown: str
     if fmt not in CHOICES:
         raise ValueError(f"unknown edit format {fmt!r}")
     if finish_reason == "length":
-        raise EditRefused("truncated", "the reply was cut off at the token limit (cutegen.maxTokens); nothing was applied")
+        raise EditRefused("truncated", "the reply was cut off at the token limit (cutegen.maxTokens, --max-tokens): "
+                                      "nothing was applied")
     text = strip_thinking(reply.replace("\r\n", "\n").replace("\r", "\n"))
     found = detect(text)
     if found is None:
