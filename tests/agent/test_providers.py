@@ -184,3 +184,22 @@ def test_an_unreachable_endpoint_still_says_so():
 
 def test_the_endpoint_key_keeps_no_credentials():
     assert endpoint_key("https://user:sk-secret@api.example.com/v1/?key=sk-2#x", "m") == "https://api.example.com/v1 m"
+
+
+def test_the_request_settings_their_manifest_entries_and_the_flags_agree():
+    from pathlib import Path
+
+    from cutegen.settings import CHOICES, Settings
+
+    manifest = json.loads((Path(__file__).resolve().parents[2] / "vscode-client/package.json").read_text())
+    props = manifest["contributes"]["configuration"]["properties"]
+    defaults = Settings()
+    for name in ("llm_token_parameter", "llm_send_temperature", "llm_reasoning_effort", "llm_stream"):
+        prop = props[Settings.name_of(defaults, name)]
+        assert tuple(prop["enum"]) == CHOICES[name] and prop["default"] == getattr(defaults, name), name
+        s, problems = Settings.from_dict({Settings.name_of(defaults, name).removeprefix("cutegen."): "bogus"})
+        assert getattr(s, name) == getattr(defaults, name) and "must be one of" in problems[0]
+    cli = Settings()
+    cli.interface = "cli"
+    assert cli.name_of("llm_token_parameter") == "--llm-token-parameter"
+    assert cli.name_of("llm_reasoning_effort") == "--llm-reasoning-effort"
