@@ -98,6 +98,24 @@ def test_a_400_about_a_value_is_not_learned_from(scripted):
     assert len(server.requests) == 1
 
 
+def test_an_endpoint_that_refuses_everything_ends_and_its_words_are_kept_key_free(scripted, tmp_path):
+    """A hostile endpoint: every answer a 400 naming every parameter there is, echoing the key."""
+    words = f"Unsupported parameters: max_tokens, max_completion_tokens, temperature (key {KEY})"
+    server = scripted([{"status": 400, "reply": words}] * 10)
+    with pytest.raises(LLMError) as e:
+        LLMClient(llm_settings(server.url), state_dir=tmp_path).chat(HI)
+    assert e.value.kind == "refused" and len(server.requests) == 3  # two lessons, then nothing left to leave out
+    assert _sent(server)[-1] == {} and KEY not in e.value.message
+    assert KEY not in (tmp_path / "llm-endpoints.json").read_text()
+
+
+def test_a_damaged_lessons_file_is_learned_again(scripted, tmp_path):
+    (tmp_path / "llm-endpoints.json").write_text("{not json")
+    server = scripted([{"reply": "ok"}], reasoning_model=True)
+    assert LLMClient(llm_settings(server.url), state_dir=tmp_path).chat(HI).text == "ok"
+    assert json.loads((tmp_path / "llm-endpoints.json").read_text())["schema"] == 1
+
+
 # -- reasoning text -------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("stream", ["no", "yes"])
