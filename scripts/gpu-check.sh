@@ -3,7 +3,8 @@
 # (.whl/: nvidia-cutlass for the CuTe headers; .whl/agent/: the pure-Python packages the GPU image lacks), then
 # runs the chosen parts and writes logs under $OUT. A device call is limited to 10 minutes, so the parts are
 # named; each one alone fits a call (measured on the H200: harness 5, adapters 4, profile 3, variants 2.5,
-# agent 1, sandbox 3, modelnew 3, suite 4, records 2.5 minutes; examples with the verify-latency run about 5.5).
+# agent 1, sandbox 3, modelnew 3, suite 4, records 2.5 minutes; examples with the verify-latency run about 5.5;
+# providers is estimated at 1.5, not yet measured).
 #   device run, carry [".whl"]:  bash scripts/gpu-check.sh harness adapters   (or any part below, or all)
 #   kernelbench is not in `all`: it is issue 15's measurement (near a whole call; it resumes when cut).
 set -uo pipefail
@@ -20,7 +21,7 @@ fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv | tee "$OUT/gpu.txt"
 
 parts=("$@"); [ ${#parts[@]} -eq 0 ] && parts=(all)
-[ "${parts[0]}" = all ] && parts=(harness gemm gemm-bench adapters examples profile variants agent sandbox modelnew suite records)
+[ "${parts[0]}" = all ] && parts=(harness gemm gemm-bench adapters providers examples profile variants agent sandbox modelnew suite records)
 status=0
 run() {  # run LOG COMMAND...: output to the terminal and $OUT/LOG; any failing command fails the script
   local log=$1; shift
@@ -36,7 +37,10 @@ for part in "${parts[@]}"; do
             -p no:cacheprovider --durations=10 ;;
     gemm-bench) run gemm-rungs.log python3 bench/gemm_rungs.py --candidates --out "$OUT/gemm_rungs.json" ;;
     adapters) run gpu-adapters.log python3 -m pytest -q -m gpu tests/agent tests/lsp tests/engine tests/suite \
-                -p no:cacheprovider --durations=10 ;;
+                --ignore=tests/agent/test_gpu_providers.py -p no:cacheprovider --durations=10 ;;
+    # Optimize on the GPU through an endpoint that behaves as a streaming reasoning model (issue 26), ~1.5 minutes.
+    providers) run gpu-providers.log python3 -m pytest -q -m gpu tests/agent/test_gpu_providers.py \
+                 -p no:cacheprovider --durations=5 ;;
     examples) run examples.log python3 bench/examples_bench.py --out "$OUT/examples.json"
               run ncu.log python3 bench/ncu_agreement.py --out "$OUT/ncu.json"
               run verify_latency.log python3 bench/verify_latency.py --out "$OUT/verify_latency.json" ;;
@@ -58,7 +62,7 @@ for part in "${parts[@]}"; do
                    examples/kernelbench/level1 --kernels examples/kernelbench/level1 --out .cutegen/kb-h200 --no-progress
                  run kernelbench-table.log python3 bench/kernelbench_table.py .cutegen/kb-h200 --out "$OUT/kernelbench.md"
                  tar czf "$OUT/kb-h200.tgz" --exclude=.cutegen -C .cutegen kb-h200 ;;
-    *) echo "unknown part '$part' (harness adapters examples profile variants agent sandbox modelnew suite records kernelbench gemm gemm-bench all)" >&2
+    *) echo "unknown part '$part' (harness adapters providers examples profile variants agent sandbox modelnew suite records kernelbench gemm gemm-bench all)" >&2
        exit 2 ;;
   esac
 done

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from cutegen.agent.llm import ToolCall, Usage
+from cutegen.agent.llm import ToolCall, Usage, cut_off
 from cutegen.agent.patch import apply_reply, unified
 
 RESULT_CHARS = 4000  # a tool result longer than this is cut: it goes back into the context window
@@ -79,7 +79,8 @@ class ToolSession:
             reply = self.agent._ask(self.t, turn, "tools", messages, self.usage, tools=SPECS)
             if not reply.tool_calls:  # the model answered in text: an edit in it is a proposal, else it gave up
                 if reply.finish_reason == "length" or not reply.text.strip():
-                    self.out.stop = "the model stopped without proposing a patch"
+                    self.out.stop = (f"the reply was {cut_off(s)} before any patch" if reply.truncated
+                                     else "the model stopped without proposing a patch")
                     return self.out
                 result = self._propose(reply.text, reply.finish_reason)
                 if self.out.proposal_text is not None:
