@@ -56,10 +56,26 @@ def test_each_new_host_escape_is_refused_before_building(name, tmp_path):
 
 def test_includes_of_secrets_and_escape_headers_are_refused():
     candidate = KERNEL.replace("#include <cute/tensor.hpp>", '#include <cute/tensor.hpp>\n#include "/root/.ssh/id_rsa"\n'
-                               "#include <sys/socket.h>\n#include \"../../.env\"\n#include \"id_rsa\"\n#include \"tile.cuh\"")
+                               "#include <sys/socket.h>\n#include \"../../.env\"\n#include \"id_rsa\"")
     reasons = gate.review(candidate, KERNEL).reason
     assert '#include "/root/.ssh/id_rsa"' in reasons and "#include <sys/socket.h>" in reasons and '"../../.env"' in reasons
-    assert '#include "id_rsa"' in reasons and "tile.cuh" not in reasons
+    assert '#include "id_rsa"' in reasons
+
+
+def test_a_quoted_include_is_allowed_only_when_the_users_version_has_it():
+    original = KERNEL.replace("#include <cute/tensor.hpp>", '#include <cute/tensor.hpp>\n#include "tile.cuh"')
+    assert gate.review(original.replace("256>>>", "128>>>"), original) is None
+    refused = gate.review(original.replace('#include "tile.cuh"', '#include "tile.cuh"\n#include "other.cuh"'), original)
+    assert [u.describe() for u in refused.uses] == ['line 3: #include "other.cuh"']
+
+
+def test_computed_includes_line_directives_and_symbol_renames_are_refused():
+    candidate = KERNEL.replace("#include <cute/tensor.hpp>", '#include <cute/tensor.hpp>\n#define H ".env"\n#inc\\\nlude H\n'
+                               '#line 1 "/usr/include/stdio.h"\n#pragma redefine_extname quiet system\n#include_next <vector>')
+    described = [u.describe() for u in gate.review(candidate, KERNEL).uses]
+    assert described == ["line 3: #include H (computed: a macro names the file)", "line 5: directive `#line`",
+                         "line 6: process API `system`", "line 6: symbol alias `#pragma redefine_extname`",
+                         "line 7: #include <vector> (#include_next)"]
 
 
 def test_a_static_initializer_that_reads_the_environment_is_refused():
