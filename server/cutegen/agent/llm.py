@@ -14,6 +14,7 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field
 
+from cutegen.sandbox import redact
 from cutegen.settings import Settings
 
 MAX_RETRY_AFTER_S = 30.0  # a Retry-After longer than this is reported, not waited out
@@ -147,6 +148,7 @@ class LLMClient:
     def _once(self, messages: list[dict], tools: list[dict] | None = None) -> Reply:
         o, s = self._openai, self.settings
         extra = {"tools": tools, "tool_choice": "auto"} if tools else {}
+        messages = redact.messages(messages, self.secrets())  # nothing secret-shaped leaves for the endpoint
         try:
             r = self._client.chat.completions.create(model=s.llm_model, messages=messages,
                                                      temperature=s.temperature, max_tokens=s.max_tokens, **extra)
