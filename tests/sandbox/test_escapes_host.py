@@ -58,18 +58,28 @@ def test_host_wide_kernel_settings_cannot_be_opened_for_writing(escape, capfd):
     assert "/proc/sys/kernel/core_pattern: Read-only file system" in printed, printed
 
 
-def test_the_candidate_runs_as_nobody_without_capabilities(escape, capfd):
+def test_the_candidate_and_bwrap_run_as_nobody_without_capabilities(escape, capfd):
+    """The candidate, and bwrap's PID 1 beside it (whose memory the candidate can open, as its own user's):
+    nobody, no capabilities, none to regain (empty bounding set, no-new-privileges), the seccomp filter."""
     escape(r'''
         fprintf(stderr, "ids %d %d %d %d\n", (int)getuid(), (int)geteuid(), (int)getgid(), (int)getegid());
-        FILE* f = fopen("/proc/self/status", "r");
-        char line[256];
-        while (fgets(line, sizeof line, f)) if (!strncmp(line, "Cap", 3) || !strncmp(line, "Seccomp:", 8)) fputs(line, stderr);
+        const char* who[] = {"self", "1"};
+        for (int k = 0; k < 2; ++k) {
+            char path[32], line[256];
+            snprintf(path, sizeof path, "/proc/%s/status", who[k]);
+            FILE* f = fopen(path, "r");
+            while (fgets(line, sizeof line, f))
+                if (!strncmp(line, "Cap", 3) || !strncmp(line, "Seccomp:", 8) || !strncmp(line, "NoNewPrivs", 10))
+                    fprintf(stderr, "%s %s", who[k], line);
+        }
     ''')
     printed = capfd.readouterr().err
     assert "ids 65534 65534 65534 65534" in printed, printed
-    for cap in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"):
-        assert re.search(rf"{cap}:\s+0+\n", printed), printed
-    assert re.search(r"Seccomp:\s+2\n", printed), "no seccomp filter: " + printed
+    for who in ("self", "1"):
+        for cap in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"):
+            assert re.search(rf"{who} {cap}:\s+0+\n", printed), printed
+        assert re.search(rf"{who} Seccomp:\s+2\n", printed), "no seccomp filter: " + printed
+        assert re.search(rf"{who} NoNewPrivs:\s+1\n", printed), printed
 
 
 def test_no_visible_process_can_be_traced_or_read(escape, capfd):
