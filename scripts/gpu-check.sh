@@ -49,6 +49,11 @@ for part in "${parts[@]}"; do
     # CPU-only sandbox tests (gate, library, agent) run in CI. sandbox-nobody: the escape suite as nobody.
     sandbox) run sandbox-avail.log python3 -c "from cutegen.sandbox import availability, cgroup, seccomp; \
 print(availability(), '| memory cgroup:', cgroup.memory_binds(), '| seccomp names unknown:', seccomp.unknown_names())"
+             # which calls the seccomp filter denies ncu's own binaries import (a diagnosis if the jailed profile fails)
+             run sandbox-ncu-imports.log bash -c 'd=$(dirname "$(readlink -f "$(command -v ncu)")"); find "$d" -type f \
+               \( -name "*.so*" -o -perm -u+x \) | head -400 | while read -r f; do nm -D --undefined-only "$f" 2>/dev/null \
+               | grep -wE "ptrace|perf_event_open|process_vm_readv|process_vm_writev|unshare|setns|mount|bpf|personality" \
+               | sed "s|^|$f: |"; done; true'
              run sandbox-tests.log python3 -m pytest -q -s tests/sandbox/test_escapes.py tests/sandbox/test_escapes_host.py \
                tests/sandbox/test_sandbox_gpu.py -p no:cacheprovider --durations=10
              run sandbox.log python3 bench/sandbox_overhead.py --builds 0 --gate 0 --rounds 10 \
