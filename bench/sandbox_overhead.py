@@ -2,7 +2,7 @@
 (alternating who goes first), with the median of the paired ratios and its 95 % bootstrap interval.
 
 - build (CPU): nvcc BUILD of the kernel from an empty cache, jailed vs not (the launcher, seccomp, cgroup);
-- gate (CPU): the gate's host preprocessing (`nvcc -E`, jailed) ÷ the uncached check tier it precedes;
+- gate (CPU): the gate's host preprocessing (the build's own `gcc -E` step, jailed) ÷ the uncached check tier;
 - run (GPU): 5 trials + timing with the build cached, in the jailed vs the unjailed worker, both warm;
   plus each worker's cold start. Target: jailed ÷ unjailed ≤ 1.05.
 
@@ -69,7 +69,7 @@ def build_overhead(toolchain, jail, rounds: int) -> dict:
 
 
 def gate_overhead(toolchain, jail, rounds: int) -> dict:
-    """The gate's jailed `nvcc -E` of a candidate ÷ the uncached jailed check tier of the same text."""
+    """The gate's jailed host preprocessing of a candidate ÷ the uncached jailed check tier of the same text."""
     pairs, text = [], KERNEL.read_text()
     for r in range(rounds):
         candidate = text + f"\n// candidate {r} {time.time_ns()}\n"  # a new text: no cache hit for the check
@@ -83,7 +83,7 @@ def gate_overhead(toolchain, jail, rounds: int) -> dict:
             else:
                 source = Path(tempfile.mkdtemp()) / KERNEL.name
                 source.write_text(candidate)
-                flags = [f for f in builder._flags(Tier.CHECK, KERNEL, includes_torch(candidate)) if f != "-ptx"]
+                flags = builder._flags(Tier.BUILD, KERNEL, includes_torch(candidate))
                 done = preprocess.host_view([toolchain.nvcc, *flags], source, jail)
                 assert done.preprocessed is not None, done.error
             seconds[name] = time.perf_counter() - t
@@ -143,7 +143,7 @@ def main() -> None:
         print(_line("build (nvcc, uncached)", result["build"], ("sandboxed", "unsandboxed")))
     if args.gate:
         result["gate"] = gate_overhead(toolchain, jail, args.gate)
-        print(_line("gate (nvcc -E) vs check tier", result["gate"], ("gate", "check")))
+        print(_line("gate (host preprocessing) vs check tier", result["gate"], ("gate", "check")))
     if not args.cpu_only:
         result["run"] = run_overhead(toolchain, jail, args.rounds)
         run = result["run"]

@@ -46,6 +46,8 @@ BYPASSES = {
     "function pointer as an argument": ("", 'auto t = std::make_tuple(system, 0); std::get<0>(t)("true");',
                                         _LAUNCHER_LINE),
     "line continuation in a name": ("", 'sys\\\ntem("true");', _LAUNCHER_LINE),
+    # Host-only code: a device-side preprocessing (`nvcc -E` defines __CUDA_ARCH__) would not contain it.
+    "host-only branch": ("", '#ifndef __CUDA_ARCH__\n  system("true");\n#endif', _LAUNCHER_LINE + 1),
 }
 
 
@@ -113,3 +115,12 @@ def test_a_harmless_candidate_passes_the_gate_and_the_library_check(kernel, buil
     v = Verifier(builder, None, state_dir=tmp_path / ".cutegen", gpu=False).candidate(kernel, candidate)
     assert v.ok and v.tiers == ["check", "build"] and v.label.startswith("compiled and built"), v.label
     assert v.figures["gate_s"] > 0 and "inspect_s" in v.figures
+
+
+@pytest.mark.slow
+def test_host_code_the_preprocessor_cannot_read_is_refused_after_the_device_check(kernel, builder, tmp_path):
+    """Compiles for the device (the check tier), yet has no host side the gate could read: refused, not built."""
+    candidate = BASE.replace("// PRELUDE", "#ifndef __CUDA_ARCH__\n#error the host side is hidden\n#endif")
+    v = Verifier(builder, None, state_dir=tmp_path / ".cutegen", gpu=False).candidate(kernel, candidate)
+    assert v.verdict == "refused" and v.tiers == ["check"] and "build_s" not in v.figures, v.label
+    assert "does not preprocess" in v.label and "the host side is hidden" in v.label, v.label

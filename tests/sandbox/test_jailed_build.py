@@ -38,7 +38,7 @@ def test_candidate_check_and_build_use_jailed_builders(jail, builder, tmp_path):
     verifier = Verifier(builder, None, state_dir=tmp_path / ".cutegen", gpu=False)
     kernel = tmp_path / "k.cu"
     _, shadow_builder = verifier.shadow(kernel, "__global__ void k() {}\n")
-    assert shadow_builder.jail is not None and verifier._check_builder(kernel).jail is not None
+    assert shadow_builder.jail is not None and verifier.check_builder(kernel).jail is not None
     assert builder.jail is None  # the user's own builder (the LSP's) is never jailed
 
 
@@ -46,7 +46,7 @@ def test_sandbox_off_leaves_candidate_builds_unjailed(toolchain, tmp_path):
     builder = Builder(toolchain, Settings(sandbox="off"), tmp_path / ".cutegen")
     verifier = Verifier(builder, None, state_dir=tmp_path / ".cutegen", gpu=False)
     kernel = tmp_path / "k.cu"
-    assert verifier.shadow(kernel, "")[1].jail is None and verifier._check_builder(kernel) is builder
+    assert verifier.shadow(kernel, "")[1].jail is None and verifier.check_builder(kernel) is builder
 
 
 def test_a_candidate_compile_sees_only_the_kernel_and_the_headers_its_version_includes(jail, builder, tmp_path):
@@ -62,7 +62,7 @@ def test_a_candidate_compile_sees_only_the_kernel_and_the_headers_its_version_in
     original = '#include "common/tile.cuh"\n__global__ void k(float* y) { y[0] = kTile; }\n'
     kernel.write_text(original)
     verifier = Verifier(builder, None, state_dir=tmp_path / ".cutegen", gpu=False)
-    checker = verifier._check_builder(kernel)
+    checker = verifier.check_builder(kernel)
     assert checker.run(Tier.CHECK, kernel, original.replace("y[0]", "y[1]")).ok
     for include in ('#include ".env"', '#include "other.cuh"', f'#include "{tmp_path}/.env"'):
         result = checker.run(Tier.CHECK, kernel, f"{include}\n{original}")

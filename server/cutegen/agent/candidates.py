@@ -6,7 +6,7 @@ the result when the user applies the patch and saves). Build, test and time run 
 under `.cutegen/shadow/`: the harness loads files, and the user's file is never touched.
 
 A candidate is model-written code. The static gate (cutegen.sandbox.gate) reviews it before anything is
-built, on what the real preprocessor makes of it (`nvcc -E`, the build's flags, jailed); its check and build
+built, on what the host preprocessor makes of it (the build's own `gcc -E` step, jailed); its check and build
 run jailed too, seeing of the user's folders only the kernel and the quoted headers the user's own version
 includes (a `.env` beside the kernel stays out of every compiler message); the built library is inspected
 (cutegen.sandbox.library: imported symbols, static initializers, raw system calls) before it is loaded; its
@@ -170,7 +170,7 @@ class Verifier:
         return v
 
     def _candidate(self, kernel, text, figures, baseline, timing, original, view) -> Verification:
-        check = self._build(Tier.CHECK, self._check_builder(kernel, original), kernel, text, figures, "check_s")
+        check = self._build(Tier.CHECK, self.check_builder(kernel, original), kernel, text, figures, "check_s")
         if not check.ok:
             return _failed("check-failed", "does not compile", check, kernel, kernel, figures, [])
         if view is not None and view.error:  # it compiles for the device, yet its host side cannot be read
@@ -298,9 +298,10 @@ class Verifier:
         dirs = [Path(d) for d in getattr(getattr(self.builder, "settings", None), "include_dirs", [])]
         return tuple(sorted(str(h) for h in user_headers(original, kernel.parent, dirs)))
 
-    def _check_builder(self, kernel: Path, original: str | None = None):
-        """The check tier on candidate text: jailed, sharing the user's build cache (so the result is there
-        when the user applies the patch and saves)."""
+    def check_builder(self, kernel: Path, original: str | None = None):
+        """The builder for the check tier on model-written text (every compile of it, a tool call's too): jailed
+        with the kernel's view, sharing the user's build cache (so the result is there when the user applies
+        the patch and saves)."""
         if not isinstance(self.builder, Builder) or self.build_jail() is None:
             return self.builder
         key = (str(kernel), self.visible_headers(kernel, original))
@@ -313,8 +314,8 @@ class Verifier:
     # -- the gate's views -----------------------------------------------------------------------
 
     def _host_view(self, kernel: Path, text: str, figures: dict, original: str) -> "_View":
-        """The candidate as the real preprocessor sees it (the host side; the build's flags, jailed), or its raw
-        text where no preprocessing can be done here (a stand-in builder, a ModelNew file)."""
+        """The candidate as the host compiler's preprocessor sees it (the build's flags, jailed), or its raw text
+        where no preprocessing can be done here (a stand-in builder, a ModelNew file)."""
         if not isinstance(self.builder, Builder) or kernel.suffix == ".py":
             return _View(gate.Source(text))
         if self.cancel_event.is_set():
@@ -322,8 +323,7 @@ class Verifier:
         self.on_stage("gate")
         source = self._shadow_path(kernel, text)
         source.write_text(text)
-        flags = self.builder._flags(Tier.CHECK, kernel, includes_torch(text))  # the check's own flags...
-        flags = [f for f in flags if f != "-ptx"]  # ...for the host side (-E) instead of PTX
+        flags = self.builder._flags(Tier.BUILD, kernel, includes_torch(text))  # the build's own flags
         done = preprocess.host_view([self.builder.toolchain.nvcc, *flags], source, self.build_jail(kernel, original),
                                     timeout=self.builder.settings.check_timeout)
         figures["gate_s"] = round(done.seconds, 3)

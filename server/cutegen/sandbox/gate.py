@@ -5,7 +5,7 @@ header the user's own version does not include, or one a macro names. "Adds": co
 candidate was derived from, so a kernel whose own launcher already reads a file can still be optimized.
 
 It judges what the code does, not how it is spelled: given the candidate as the real preprocessor wrote it
-(`nvcc -E` with the build's flags, see agent/candidates.py), it scans the tokens that come from the candidate
+(the host preprocessing step of the build, `sandbox/preprocess.py`), it scans the tokens that come from the candidate
 itself, after macro expansion, token pasting, line splices and `#if`; without it, the raw text's tokens.
 After the build, `sandbox.library` checks the same in the binary. The user's own code is never gated; the
 jail still runs what passes: the gate is a tripwire with line numbers, the jail is the boundary.
