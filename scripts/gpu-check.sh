@@ -3,7 +3,8 @@
 # (.whl/: nvidia-cutlass for the CuTe headers; .whl/agent/: the pure-Python packages the GPU image lacks), then
 # runs the chosen parts and writes logs under $OUT. A device call is limited to 10 minutes, so the parts are
 # named; each one alone fits a call (measured on the H200: harness 5, adapters 4, profile 3, variants 2.5,
-# agent 1, sandbox 3, modelnew 3, suite 4, records 2.5 minutes; examples with the verify-latency run about 5.5).
+# agent 1, sandbox 3 (estimated after issue 25; sandbox-nobody 1), modelnew 3, suite 4, records 2.5 minutes;
+# examples with the verify-latency run about 5.5).
 #   device run, carry [".whl"]:  bash scripts/gpu-check.sh harness adapters   (or any part below, or all)
 #   kernelbench is not in `all`: it is issue 15's measurement (near a whole call; it resumes when cut).
 set -uo pipefail

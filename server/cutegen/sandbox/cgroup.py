@@ -82,12 +82,18 @@ def memory_binds() -> bool:
     return True
 
 
+@functools.lru_cache(maxsize=1)
 def available() -> bool:
     """Whether a process-count limit binds here: not root (RLIMIT_NPROC), or root with a pids cgroup."""
     if os.geteuid() != 0:
         return True
-    where = _layout()
-    return where is not None and (where[0] == 2 or where[2] is not None) and memory_binds()
+    group = make(1 << 30, 64)
+    if group is None:
+        return False
+    try:
+        return any((d / "pids.max").exists() for d in group.dirs)
+    finally:
+        group.remove(0)
 
 
 def _set_caps(group: Group, max_processes: int) -> None:
