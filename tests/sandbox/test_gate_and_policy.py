@@ -135,3 +135,32 @@ def test_namesakes_in_other_namespaces_and_members_are_not_host_apis():
         assert gate.review(host.format(harmless)) is None, harmless
     refused = gate.review(host.format('remove("x"); ::system("ls"); std::filesystem::remove("a");'))
     assert [u.name for u in refused.uses] == ["system", "remove", "filesystem"]
+
+
+def test_a_bwrap_without_the_options_the_jail_needs_is_no_sandbox_and_says_so(tmp_path, monkeypatch):
+    from cutegen.sandbox.jail import availability
+
+    old = tmp_path / "bwrap"
+    old.write_text("#!/bin/sh\necho \"bwrap: Unknown option --disable-userns\" >&2\nexit 1\n")
+    old.chmod(0o755)
+    monkeypatch.setenv("CUTEGEN_BWRAP", str(old))
+    found = availability()
+    assert not found.ok and found.reason == (f"{old} is too old (bwrap: Unknown option --disable-userns): the "
+                                             "sandbox needs bubblewrap 0.8 or newer")
+
+
+def test_without_libseccomp_there_is_no_sandbox_and_it_says_why(jail):
+    """libseccomp.so.2 replaced by an empty file (a bwrap mount over it, for this one process): no filter, so no
+    sandbox, and the reason says so."""
+    import re
+    import subprocess
+    import sys
+
+    listed = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True).stdout
+    found = re.search(r"libseccomp\.so\.2 \([^)]*\) => (\S+)", listed)
+    if found is None:
+        pytest.skip("libseccomp.so.2 is not in the loader cache")
+    probe = "from cutegen.sandbox import availability; print(availability().reason)"
+    out = subprocess.run([jail.bwrap, "--dev-bind", "/", "/", "--ro-bind", "/dev/null", found.group(1), "--",
+                          sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert out.stdout.startswith("no seccomp filter can be built: libseccomp cannot be loaded"), out.stdout + out.stderr

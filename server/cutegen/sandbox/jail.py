@@ -237,6 +237,10 @@ def _probe(bwrap: str) -> Availability:
         return Availability(False, f"bwrap could not start: {e}", bwrap)
     if proc.returncode != 0 or "jailed" not in proc.stdout:
         why = (proc.stderr.strip().splitlines() or [f"exit code {proc.returncode}"])[-1]
+        if "Unknown option" in why:
+            return Availability(False, f"{bwrap} is too old ({why}): the sandbox needs bubblewrap 0.8 or newer", bwrap)
+        if why.startswith("cutegen sandbox:"):  # the launcher's own message (a cgroup it could not join, ...)
+            return Availability(False, why, bwrap)
         return Availability(False, f"bwrap cannot make a sandbox here ({why}); user namespaces may be disabled",
                             bwrap)
     return Availability(True, "", bwrap)
