@@ -290,6 +290,14 @@ class Verifier:
                 if not os.path.realpath(d).startswith(roots)]
         return jail.with_paths(readonly=self.visible_headers(kernel, original), hidden=mine)
 
+    def program_jail(self, kernel: Path) -> tuple:
+        """Where a program that runs candidate code outside the worker (ncu) runs: (jail, ""); (None, "") where the
+        user turned the sandbox off; (None, why not) where none can be made (then it must not run)."""
+        jail, note = self._sandbox()
+        if jail is None:
+            return None, "" if note == UNSANDBOXED else note
+        return self.build_jail(kernel), ""
+
     def visible_headers(self, kernel: Path, original: str | None = None) -> tuple[str, ...]:
         """The user's quoted headers the original includes (followed recursively): all a candidate may include
         of the user's, and all its compile sees of the user's folders."""

@@ -133,7 +133,9 @@ class ToolSession:
         from cutegen.agent.candidates import describe_diagnostic
         from cutegen.build import Tier
 
-        r = self.agent.verifier.builder.run(Tier.CHECK, self.kernel, self.text, job=f"agent-tool-check:{self.kernel}")
+        # Model-written text: compiled by the jailed check builder (the kernel's view only), never the user's own.
+        checker = self.agent.verifier.check_builder(self.kernel)
+        r = checker.run(Tier.CHECK, self.kernel, self.text, job=f"agent-tool-check:{self.kernel}")
         if r.ok:
             warnings = len(r.diagnostics)
             return f"{self.kernel.name} compiles" + (f" with {warnings} warning(s):\n" if warnings else ".") + \
@@ -156,8 +158,17 @@ class ToolSession:
         verifier = self.agent.verifier
         if not verifier.gpu:
             return "no profile: no GPU on this machine"
-        record, why = profile(*verifier.shadow(self.kernel, self.text), verifier.worker,
-                              problem=verifier.problem_for(self.kernel), state_dir=verifier.state_dir)
+        # ncu runs the candidate's own library: only after it passed the gate, the library check and the jailed
+        # test, and then inside the same jail (or unjailed only where the user turned the sandbox off).
+        verified = verifier.candidate(self.kernel, self.text)
+        if verified.verdict != "verified":
+            return f"no profile: the candidate is not verified ({verified.verdict}: {verified.label})"
+        jail, why_not = verifier.program_jail(self.kernel)
+        if why_not:
+            return f"no profile: {why_not}"
+        shadow, builder = verifier.shadow(self.kernel, self.text)
+        record, why = profile(shadow, builder, verifier.worker, problem=verifier.problem_for(self.kernel),
+                              state_dir=verifier.state_dir, jail=jail)
         return prompts.failure_text(self.kernel.name, self.text, profile=record) if record else f"no profile: {why}"
 
     def _tool_knowledge_search(self, query: str = "") -> str:
