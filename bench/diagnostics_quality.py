@@ -2,7 +2,7 @@
 root cause, and how much text does it take? Scored on recorded nvcc logs (real nvcc 13.0 output, kept in
 tests/corpus/logs/), so the score runs in seconds; `--record` recompiles the corpus and rewrites the logs.
 
-    python bench/diagnostics_quality.py [--corpus model_errors errors] [--record] [--out results.json]
+    python bench/diagnostics_quality.py [--corpus model_errors errors] [--record [--only NAME ...]] [--out results.json]
 
 Per case (a corpus file with `// BUG` / `// BUG-ALT` fix lines and an `// expect-root:` phrase):
 - exact: the first error is on a fix line; near: within 3 lines of one.
@@ -29,6 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "server"))
 
+from cutegen.build import inline_sources  # noqa: E402
 from cutegen.diagnostics import condense, parse_log  # noqa: E402
 from cutegen.model import Severity  # noqa: E402
 from tests.conftest import CORPUS, CorpusCase  # noqa: E402
@@ -43,12 +44,16 @@ def is_user(file: str) -> bool:
 
 
 def lines_of(file: str) -> list[str]:
+    """A file's lines as the check tier reads them (a ModelNew file: its CUDA strings only, in place)."""
     p = ROOT / file
-    return p.read_text().splitlines() if p.is_file() else []
+    if not p.is_file():
+        return []
+    return inline_sources.checked_lines(p.read_text()) if p.suffix == ".py" else p.read_text().splitlines()
 
 
 def cases(kinds: list[str]) -> list[CorpusCase]:
-    return [CorpusCase(p) for k in kinds for p in sorted((CORPUS / k).glob("*.cu"))]
+    """.cu kernels and ModelNew .py files (their annotations are comments inside the CUDA string)."""
+    return [CorpusCase(p) for k in kinds for p in sorted([*(CORPUS / k).glob("*.cu"), *(CORPUS / k).glob("*.py")])]
 
 
 def log_of(case: CorpusCase) -> str | None:
@@ -119,10 +124,15 @@ def record(case: CorpusCase) -> None:
     tc = discover(settings)
     builder = Builder(tc, settings, Path("/tmp/cutegen-record"))
     rel = case.path.relative_to(ROOT)
-    flags = builder._flags(Tier.CHECK, case.path, includes_torch(case.text))
-    command = [tc.nvcc, *flags, str(rel), "-o", "/tmp/cutegen-record.ptx"]
+    compiled, source = case.text, str(rel)
+    if case.path.suffix == ".py":  # as the check tier compiles a ModelNew file: its load_inline sources
+        compiled = inline_sources.as_cuda_file(rel, inline_sources.cuda_sources(case.text))
+        source = f"/tmp/cutegen-record-{case.path.stem}.cu"
+        Path(source).write_text(compiled)
+    flags = builder._flags(Tier.CHECK, case.path, includes_torch(compiled))
+    command = [tc.nvcc, *flags, source, "-o", "/tmp/cutegen-record.ptx"]
     log = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
-    places = {tc.cutlass_include: "$CUTLASS_INCLUDE", str(case.path.parent): str(rel.parent)}
+    places = {tc.cutlass_include: "$CUTLASS_INCLUDE", str(case.path.parent): str(rel.parent), source: str(rel)}
     dirs = torch_include_dirs()
     if dirs:
         places[dirs[0]] = "$TORCH_INCLUDE"
@@ -132,6 +142,8 @@ def record(case: CorpusCase) -> None:
     for real, placeholder in sorted(places.items(), key=lambda kv: -len(kv[0])):
         text, cmd = text.replace(real, placeholder), cmd.replace(real, placeholder)
     cmd = cmd.replace(str(ROOT / "server"), "server")
+    if case.path.suffix == ".py":
+        cmd = cmd.replace(f" {rel} -o", f" <the load_inline sources of {rel}, as_cuda_file> -o")
     (CORPUS / "logs" / f"{case.path.stem}.log").write_text(text)
     (CORPUS / "logs" / f"{case.path.stem}.cmd").write_text(f"nvcc {cmd}\n")
     print(f"  recorded {rel}: rc={log.returncode}, {len(text)} B", flush=True)
@@ -141,12 +153,15 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--corpus", nargs="+", default=["model_errors", "errors"])
     ap.add_argument("--record", action="store_true", help="recompile the cases and rewrite their logs first")
+    ap.add_argument("--only", nargs="+", metavar="NAME", help="record (and score) only these cases (file stems)")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     results = {}
     for kind in args.corpus:
         rows = []
         for case in cases([kind]):
+            if args.only and case.path.stem not in args.only:
+                continue
             if args.record:
                 record(case)
             log = log_of(case)

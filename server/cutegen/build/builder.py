@@ -20,7 +20,7 @@ from typing import Callable
 
 from cutegen.build.cache import BuildCache, cache_key
 from cutegen.build.includes import user_headers
-from cutegen.build.inline_sources import as_cuda_file, cuda_sources, syntax_error
+from cutegen.build.inline_sources import as_cuda_file, checked_lines, cuda_sources, syntax_error
 from cutegen.build.launcher import missing_launcher
 from cutegen.diagnostics import condense, parse_log
 from cutegen.diagnostics.nvcc_log import RawMessage
@@ -212,7 +212,7 @@ class Builder:
 
     def _diagnose(self, log: str, path: Path, source: str, ptx: Path | None) -> tuple[list[Diagnostic], list[KernelResources]]:
         messages = [m for m in parse_log(log) if not (m.severity == "warning" and m.file and self._is_quiet(m.file))]
-        lines = _LineCache(path, source)
+        lines = _LineCache(path, checked_lines(source) if path.suffix == ".py" else source.splitlines())
         diagnostics = condense(messages, str(path), self._is_user, lines)
         resources = parse_ptxas_verbose(log)
         readable = demangle([k.mangled for k in resources], self.toolchain.tool("cu++filt") or self.toolchain.tool("c++filt"))
@@ -323,8 +323,8 @@ def _mangled_names(text: str) -> list[str]:
 class _LineCache:
     """Source lines by file; the main file's come from the (possibly unsaved) text being built."""
 
-    def __init__(self, main: Path, text: str):
-        self._files = {str(main): text.splitlines()}
+    def __init__(self, main: Path, lines: list[str]):
+        self._files = {str(main): lines}
 
     def __call__(self, file: str) -> list[str]:
         if file not in self._files:

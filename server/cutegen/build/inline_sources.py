@@ -30,18 +30,60 @@ def is_modelnew(path: str | Path) -> bool:
 def cuda_sources(py_text: str) -> list[InlineSource]:
     """The `cuda_sources=` strings of every `load_inline(...)` call: literals, names bound to literals at module
     level, and lists of either."""
+    out = []
+    for node in _cuda_literals(py_text):
+        segment = ast.get_source_segment(py_text, node) or ""
+        out.append(InlineSource(node.value, node.lineno, segment.count("\n") == node.value.count("\n")))
+    return out
+
+
+def checked_lines(py_text: str) -> list[str]:
+    """The Python file's lines as the CUDA checker should read them: the text inside the `cuda_sources` literals
+    where it stands (same lines, same columns), everything else blank. Python is not C++: a `# if` comment, a
+    floor division `//` or a dict in a helper would read as broken structure to the brace and #if analysis."""
+    lines = py_text.splitlines()
+    keep = [""] * len(lines)
+    for node in _cuda_literals(py_text):
+        first, last = node.lineno - 1, (node.end_lineno or node.lineno) - 1
+        start = _content_start(lines[first], node.col_offset)
+        end = _content_end(lines[last], node.end_col_offset or 0)
+        for n in range(first, last + 1):
+            text = lines[n]
+            lo = start if n == first else 0
+            hi = end if n == last else len(text)
+            keep[n] = " " * lo + text[lo:hi] if text[lo:hi].strip() else ""
+    return keep
+
+
+_OPENING = re.compile(r"[rRuUbBfF]*(\"\"\"|\'\'\'|\"|\')")
+
+
+def _content_start(line: str, col_offset: int) -> int:
+    """Character index where a literal's text begins (after its prefix and quotes); ast counts in UTF-8 bytes."""
+    at = len(line.encode()[:col_offset].decode(errors="replace"))
+    m = _OPENING.match(line, at)
+    return m.end() if m else at
+
+
+def _content_end(line: str, end_col_offset: int) -> int:
+    at = len(line.encode()[:end_col_offset].decode(errors="replace"))
+    quote = 3 if line[max(0, at - 3):at] in ('\"\"\"', "\'\'\'") else 1
+    return max(0, at - quote)
+
+
+def _cuda_literals(py_text: str) -> list[ast.Constant]:
     try:
         tree = ast.parse(py_text)
     except SyntaxError:
         return []
     names = _module_strings(tree)
-    out: list[InlineSource] = []
+    out: list[ast.Constant] = []
     for call in ast.walk(tree):
         if not (isinstance(call, ast.Call) and _callee(call) == "load_inline"):
             continue
         for kw in call.keywords:
             if kw.arg == "cuda_sources":
-                out += _strings(kw.value, names, py_text)
+                out += _strings(kw.value, names)
     return out
 
 
@@ -76,19 +118,17 @@ def _module_strings(tree: ast.Module) -> dict[str, ast.expr]:
     return out
 
 
-def _strings(node: ast.expr, names: dict[str, ast.expr], py_text: str, depth: int = 0) -> list[InlineSource]:
+def _strings(node: ast.expr, names: dict[str, ast.expr], depth: int = 0) -> list[ast.Constant]:
     if depth > 3:
         return []
     if isinstance(node, ast.Name) and node.id in names:
-        return _strings(names[node.id], names, py_text, depth + 1)
+        return _strings(names[node.id], names, depth + 1)
     if isinstance(node, (ast.List, ast.Tuple)):
-        return [s for e in node.elts for s in _strings(e, names, py_text, depth + 1)]
+        return [s for e in node.elts for s in _strings(e, names, depth + 1)]
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):  # header + kernel: each at its own lines
-        return _strings(node.left, names, py_text, depth + 1) + _strings(node.right, names, py_text, depth + 1)
+        return _strings(node.left, names, depth + 1) + _strings(node.right, names, depth + 1)
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        segment = ast.get_source_segment(py_text, node) or ""
-        exact = segment.count("\n") == node.value.count("\n")
-        return [InlineSource(node.value, node.lineno, exact)]
+        return [node]
     return []
 
 
