@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from cutegen.build import Tier
 from cutegen.build.inline_sources import checked_lines
 from cutegen.diagnostics import condense, parse_log
 from cutegen.diagnostics.arguments import argument_position
@@ -202,3 +203,66 @@ def test_strides_that_decide_nothing_still_give_way():
     (first, *_) = condense(parse_log(log), "tests/corpus/errors/copy_rank_mismatch.cu", lambda f: not f.startswith("$"),
                            _lines)
     assert "SrcLayout = ((_4,_1),_4,_1), DstLayout = _16" in first.message
+
+
+EXTENSION = CORPUS / "model_errors" / "extension"  # a torch extension source next to its problem
+EXTENSION_SOURCE = (EXTENSION / "19_ReLU.cu").read_text()
+
+
+def test_no_launcher_warning_on_a_pytorch_extension_source(tmp_path):
+    """A load/load_inline source is tested through its ModelNew: `cutegen_forward` does not apply to it."""
+    from cutegen.build.launcher import missing_launcher
+
+    problem = EXTENSION / "19_ReLU.py"
+    assert missing_launcher(tmp_path / "19_ReLU.cu", EXTENSION_SOURCE, problem) is None
+    bound = EXTENSION_SOURCE.replace("#include <torch/extension.h>\n", "#include <pybind11/pybind11.h>\n")
+    assert missing_launcher(tmp_path / "19_ReLU.cu", bound, problem) is None
+    # An ABI kernel without the launcher still gets it, and a commented-out include does not hide it.
+    abi = "// #include <torch/extension.h>\n__global__ void k(float* y) { y[0] = 0.f; }\n"
+    assert missing_launcher(tmp_path / "19_ReLU.cu", abi, problem).code == "missing-launcher"
+
+
+def test_no_launcher_warning_when_the_paired_file_is_the_modelnew_that_loads_it(tmp_path):
+    """`relu.cu` next to `relu.py` = the ModelNew loading it (`load(sources=["relu.cu"])`): not a problem."""
+    from cutegen.build.launcher import missing_launcher
+
+    loader = tmp_path / "relu.py"
+    loader.write_text('import torch\nfrom torch.utils.cpp_extension import load\next = load(name="relu", '
+                      'sources=["relu.cu"])\n\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n'
+                      '        return ext.relu_cuda(x)\n')
+    plain = "__global__ void relu_kernel(const float* x, float* y, int n) {}\n"
+    assert missing_launcher(tmp_path / "relu.cu", plain, loader) is None
+
+
+@pytest.mark.slow
+def test_checking_an_extension_source_paired_with_a_problem_warns_nothing(builder):
+    """The real check of a torch-including .cu next to its KernelBench problem (35-55 s on 2 cores, once: the
+    shared test build cache keeps it)."""
+    result = builder.run(Tier.CHECK, EXTENSION / "19_ReLU.cu")
+    assert result.ok, [d.format() for d in result.diagnostics]
+    assert not [d for d in result.diagnostics if d.code == "missing-launcher"]
+
+
+def test_a_torch_including_check_gets_the_scaled_timeout_and_says_so(toolchain, tmp_path):
+    """PyTorch's headers alone take 35-55 s to parse here: such a check gets 3 × checkTimeout, and says so."""
+    from cutegen.build import Builder
+    from cutegen.settings import Settings
+
+    result = Builder(toolchain, Settings(check_timeout=0.5), tmp_path / "state").run(Tier.CHECK, EXTENSION / "19_ReLU.cu")
+    (d,) = result.errors
+    assert d.code == "timeout" and d.message.startswith("nvcc did not finish within 1.5 s (the check timeout of a "
+                                                        "source that includes PyTorch's headers: 3 × cutegen.checkTimeout)")
+
+
+def test_a_cut_check_says_which_phase_was_running(toolchain, tmp_path):
+    """nvcc's own phase timing (-time) says how far the compile got before the kill."""
+    from cutegen.build import Builder
+    from cutegen.build.progress import WHAT
+    from cutegen.settings import Settings
+
+    case = CORPUS / "errors" / "copy_rank_mismatch.cu"  # about 5 s: preprocessing, then cicc
+    result = Builder(toolchain, Settings(check_timeout=2.5), tmp_path / "state").run(Tier.CHECK, case)
+    (d, *_) = result.errors
+    assert d.code == "timeout" and "; it was still in " in d.message, d.message
+    running = d.message.split("; it was still in ", 1)[1]
+    assert any(running.startswith(what) for what in WHAT.values()), d.message
