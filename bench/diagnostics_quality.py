@@ -13,6 +13,11 @@ Per case (a corpus file with `// BUG` / `// BUG-ALT` fix lines and an `// expect
   `CopyPolicy = X`).
 - size: the bytes `cutegen check` prints (every non-info diagnostic as `file:line:col: severity: message`)
   against the raw log's bytes.
+
+`--test-path` also scores what `cutegen test` reports for a ModelNew file that does not build, from torch's own
+load_inline failure text (recorded by `--record-load-inline` in logs/NAME.load_inline.log): the worker's own
+mapping of that text to the Python lines (the old test-time path, and the fallback of the new one), replayed on
+the files load_inline generates. The new test-time path reports the check's diagnostics: the cutegen column.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -111,7 +117,60 @@ def summary(rows: list[dict]) -> dict:
     return out
 
 
+def score_test_path(case: CorpusCase, log: str) -> dict:
+    """The worker's mapping of a real load_inline failure, on regenerated build files."""
+    from cutegen.build.inline_sources import map_build_errors
+
+    with tempfile.TemporaryDirectory() as build:
+        prelude = ["#include <torch/types.h>", "#include <cuda.h>", "#include <cuda_runtime.h>"]
+        sources = [s.text for s in inline_sources.cuda_sources(case.text)]
+        Path(build, "cuda.cu").write_text("\n".join(prelude + sources))
+        diagnostics = map_build_errors(log.replace("$BUILD_DIR", build), case.path)
+    errors = [d for d in diagnostics if d.severity is Severity.ERROR]
+    fix = case.bug_lines | case.alt_lines
+    line = errors[0].line if errors else None
+    root = case.expect_root or ""
+    return {"case": case.path.stem, "fix_lines": sorted(fix), "line": line, "exact": line in fix,
+            "near": line is not None and any(abs(line - f) <= NEAR for f in fix), "on_line_1": line == 1,
+            "none": not errors, "root": bool(errors) and _norm(root) in _norm(errors[0].message + " " + errors[0].root),
+            "first_message": errors[0].message if errors else ""}
+
+
 # -- recording -----------------------------------------------------------------------------------------------
+
+
+def record_load_inline(case: CorpusCase) -> None:
+    """Run the ModelNew file as `cutegen test`'s worker does (torch's own load_inline builds its sources) and keep
+    the failure text, paths as placeholders. A CPU-only torch refuses CUDA sources (it has no CUDA_HOME); pointed
+    at the toolkit it compiles them, which is all a build that fails at compile time needs."""
+    import runpy
+
+    import torch.utils.cpp_extension as ext
+
+    from cutegen.toolchain import discover, torch_include_dirs
+
+    tc = discover()
+    ext.CUDA_HOME = ext.CUDA_HOME or tc.cuda_root
+    os.environ.setdefault("TORCH_CUDA_ARCH_LIST", "9.0")
+    with tempfile.TemporaryDirectory() as build:
+        os.environ["TORCH_EXTENSIONS_DIR"] = build
+        try:
+            runpy.run_path(str(case.path))
+            text = ""
+        except Exception as e:  # noqa: BLE001 - the failure is what is recorded
+            text = f"{type(e).__name__}: {e}"
+        folder = next((str(p.parent) for p in Path(build).rglob("cuda.cu")), build)
+        places = {folder: "$BUILD_DIR", os.path.join(tc.cuda_root, "include"): "$CUDA_INCLUDE", tc.cuda_root: "$CUDA"}
+        dirs = torch_include_dirs()
+        if dirs:
+            places[dirs[0]] = "$TORCH_INCLUDE"
+            places[dirs[-1]] = "$PYTHON_INCLUDE"
+        for real, placeholder in sorted(places.items(), key=lambda kv: -len(kv[0])):
+            text = text.replace(real, placeholder)
+    (CORPUS / "logs" / f"{case.path.stem}.load_inline.log").write_text(text)
+    print(f"  recorded load_inline of {case.path.name}: {len(text)} B", flush=True)
+
+
 
 
 def record(case: CorpusCase) -> None:
@@ -155,6 +214,9 @@ def main() -> None:
     ap.add_argument("--record", action="store_true", help="recompile the cases and rewrite their logs first")
     ap.add_argument("--only", nargs="+", metavar="NAME", help="record (and score) only these cases (file stems)")
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--test-path", action="store_true", help="also score the worker's mapping of load_inline failures")
+    ap.add_argument("--record-load-inline", action="store_true", help="rebuild the ModelNew cases with load_inline "
+                    "first and rewrite their logs/NAME.load_inline.log (minutes each: torch's headers, twice)")
     args = ap.parse_args()
     results = {}
     for kind in args.corpus:
@@ -169,8 +231,30 @@ def main() -> None:
                 rows.append(score(case, log))
         results[kind] = {"summary": summary(rows), "rows": rows}
         _print(kind, rows, results[kind]["summary"])
+        if (args.test_path or args.record_load_inline) and any(c.path.suffix == ".py" for c in cases([kind])):
+            results[f"{kind}:test-path"] = _test_path(kind, args)
     if args.out:
         args.out.write_text(json.dumps(results, indent=1))
+
+
+def _test_path(kind: str, args) -> dict:
+    rows = []
+    for case in cases([kind]):
+        if case.path.suffix != ".py" or (args.only and case.path.stem not in args.only):
+            continue
+        if args.record_load_inline:
+            record_load_inline(case)
+        log = CORPUS / "logs" / f"{case.path.stem}.load_inline.log"
+        if log.is_file():
+            rows.append(score_test_path(case, log.read_text()))
+    n = max(1, len(rows))
+    s = {"cases": len(rows), **{k: sum(r[k] for r in rows) / n for k in ("exact", "near", "root", "on_line_1", "none")}}
+    print(f"\n{kind}, the worker's own mapping of load_inline's failure ({len(rows)} ModelNew cases):")
+    for r in rows:
+        print(f"  {r['case']:<42} fix {str(r['fix_lines']):<10} line {str(r['line']):>4}  {r['first_message'][:70]}")
+    print(f"  exact {s['exact']:.0%}, ±{NEAR} {s['near']:.0%}, root {s['root']:.0%}, on line 1 {s['on_line_1']:.0%}, "
+          f"no diagnostic {s['none']:.0%}")
+    return {"summary": s, "rows": rows}
 
 
 def _print(kind: str, rows: list[dict], s: dict) -> None:

@@ -3,7 +3,8 @@
 # (.whl/: nvidia-cutlass for the CuTe headers; .whl/agent/: the pure-Python packages the GPU image lacks), then
 # runs the chosen parts and writes logs under $OUT. A device call is limited to 10 minutes, so the parts are
 # named; each one alone fits a call (measured on the H200: harness 5, adapters 4, profile 3, variants 2.5,
-# agent 1, sandbox 3, modelnew 3, suite 4, records 2.5 minutes; examples with the verify-latency run about 5.5).
+# agent 1, sandbox 3, modelnew 3, suite 4, records 2.5 minutes; examples with the verify-latency run about 5.5;
+# diagmodel, estimated 2: one ModelNew that load_inline cannot build, through `cutegen test`'s path).
 #   device run, carry [".whl"]:  bash scripts/gpu-check.sh harness adapters   (or any part below, or all)
 #   kernelbench is not in `all`: it is issue 15's measurement (near a whole call; it resumes when cut).
 set -uo pipefail
@@ -20,7 +21,7 @@ fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv | tee "$OUT/gpu.txt"
 
 parts=("$@"); [ ${#parts[@]} -eq 0 ] && parts=(all)
-[ "${parts[0]}" = all ] && parts=(harness gemm gemm-bench adapters examples profile variants agent sandbox modelnew suite records)
+[ "${parts[0]}" = all ] && parts=(harness gemm gemm-bench adapters examples profile variants agent sandbox modelnew diagmodel suite records)
 status=0
 run() {  # run LOG COMMAND...: output to the terminal and $OUT/LOG; any failing command fails the script
   local log=$1; shift
@@ -49,6 +50,9 @@ for part in "${parts[@]}"; do
     modelnew) run modelnew.log python3 bench/modelnew_timing.py --out "$OUT/modelnew_timing.json"
               run modelnew-check.log python3 -m cutegen check examples/softsign_modelnew/softsign_modelnew.py
               run torch-check.log python3 bench/torch_check_latency.py --reps 3 ;;
+    # Issue 30: a ModelNew whose load_inline build fails is reported with `cutegen check`'s diagnostics.
+    diagmodel) run diagmodel.log python3 -m pytest -q -s -m gpu tests/engine/test_model_errors.py -p no:cacheprovider \
+                 --durations=5 ;;
     suite) run suite.log python3 bench/suite_overhead.py --profile --agent --out "$OUT/suite_overhead.json"
            tar czf "$OUT/suite-h200.tgz" --exclude=.cutegen -C .cutegen suite-h200 ;;
     records) run records.log bash scripts/gpu-records.sh ;;
@@ -58,7 +62,7 @@ for part in "${parts[@]}"; do
                    examples/kernelbench/level1 --kernels examples/kernelbench/level1 --out .cutegen/kb-h200 --no-progress
                  run kernelbench-table.log python3 bench/kernelbench_table.py .cutegen/kb-h200 --out "$OUT/kernelbench.md"
                  tar czf "$OUT/kb-h200.tgz" --exclude=.cutegen -C .cutegen kb-h200 ;;
-    *) echo "unknown part '$part' (harness adapters examples profile variants agent sandbox modelnew suite records kernelbench gemm gemm-bench all)" >&2
+    *) echo "unknown part '$part' (harness adapters examples profile variants agent sandbox modelnew diagmodel suite records kernelbench gemm gemm-bench all)" >&2
        exit 2 ;;
   esac
 done

@@ -1,7 +1,12 @@
 """The failures models write (tests/corpus/model_errors, recorded nvcc 13.0 logs): broken structure, errors in
-macro arguments, overload notes, decisive template bindings, At end of source. No compiler needed."""
+macro arguments, overload notes, decisive template bindings, At end of source, KernelBench ModelNew files (issue
+30: structure against semantic errors, undeclared names, strides, the launcher warning, the check timeout, the
+test-time path, the signature as a fix target). Most need no compiler; the `slow` ones check torch-including
+files through the real Builder (shared test build cache), the `gpu` one runs `cutegen test`'s path for real."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
@@ -14,7 +19,7 @@ from cutegen.diagnostics.structure import find_defects
 from tests.conftest import CORPUS, CorpusCase
 
 # .cu kernels and KernelBench ModelNew .py files (their annotations are comments in the CUDA string).
-ALL = [CorpusCase(p) for p in sorted([*(CORPUS / "model_errors").glob("*.cu"), *(CORPUS / "model_errors").glob("*.py")])]
+ALL = [CorpusCase(p) for p in sorted((CORPUS / "model_errors").glob("*")) if p.suffix in (".cu", ".py")]
 CASES = [c for c in ALL if (CORPUS / "logs" / f"{c.path.stem}.log").exists()]
 ROOT = CORPUS.parent.parent
 
@@ -162,8 +167,10 @@ def test_an_unclosed_block_in_a_template_is_not_reported_at_the_templates_first_
     """nvcc says 'closing brace of template definition not found' at the template's head, 34 lines above."""
     case = _case("modelnew_unclosed_block_in_template")
     first = _condensed(case)[0][0]
-    assert first.line == 56 and "the for of line 48 is never closed" in first.message
-    assert any(r.line == 22 and "closing brace of template definition" in r.message for r in first.related)
+    (opener,) = case.alt_lines
+    (head,) = [n for n, text in enumerate(case.text.splitlines(), 1) if text.startswith("softmax_rows_kernel(")]
+    assert first.line in case.bug_lines and f"the for of line {opener} is never closed" in first.message
+    assert any(r.line == head and "closing brace of template definition" in r.message for r in first.related)
 
 
 @pytest.mark.parametrize("line, source, expected", [
@@ -248,10 +255,11 @@ def test_a_torch_including_check_gets_the_scaled_timeout_and_says_so(toolchain, 
     from cutegen.build import Builder
     from cutegen.settings import Settings
 
-    result = Builder(toolchain, Settings(check_timeout=0.5), tmp_path / "state").run(Tier.CHECK, EXTENSION / "19_ReLU.cu")
-    (d,) = result.errors
-    assert d.code == "timeout" and d.message.startswith("nvcc did not finish within 1.5 s (the check timeout of a "
-                                                        "source that includes PyTorch's headers: 3 × cutegen.checkTimeout)")
+    builder = Builder(toolchain, Settings(check_timeout=0.5), tmp_path / "state")
+    (d,) = builder.run(Tier.CHECK, EXTENSION / "19_ReLU.cu").errors
+    assert d.code == "timeout" and d.message.startswith(
+        "nvcc did not finish within 1.5 s (the check timeout of a source that includes PyTorch's headers: "
+        "3 × cutegen.checkTimeout)")
 
 
 def test_a_cut_check_says_which_phase_was_running(toolchain, tmp_path):
@@ -266,3 +274,167 @@ def test_a_cut_check_says_which_phase_was_running(toolchain, tmp_path):
     assert d.code == "timeout" and "; it was still in " in d.message, d.message
     running = d.message.split("; it was still in ", 1)[1]
     assert any(running.startswith(what) for what in WHAT.values()), d.message
+
+
+def test_the_rejecting_parameter_is_a_quick_fix_target_in_the_editor():
+    """launch_arg_type: `axpy_tile(a, b, ...)` passes an int* where parameter #2 is `const float* b`. The fix may go
+    at the call or at the parameter: the same code actions are offered on both (here a verified patch)."""
+    from types import SimpleNamespace
+
+    from lsprotocol import types
+
+    from cutegen.agent.loop import Proposal
+    from cutegen.lsp import convert
+    from cutegen.lsp.code_actions import actions
+    from cutegen.lsp.documents import uri_of
+    from cutegen.lsp.patches import PatchStore, diagnostic_key
+    from cutegen.lsp.store import Published
+    from cutegen.settings import Settings
+
+    case = _case("launch_arg_type")
+    log = (CORPUS / "logs" / "launch_arg_type.log").read_text()
+    (d,) = condense(parse_log(log), str(case.path), lambda f: not f.startswith("$"),
+                    lambda f: (ROOT / f).read_text().splitlines())
+    sig = d.data["signature"]
+    source = case.path.read_text().splitlines()
+    assert (sig["line"], sig["parameter"]) == (7, 2)
+    assert source[6][sig["col"] - 1:sig["end_col"] - 1] == "const float* __restrict__ b"
+    assert any(r.line == 7 and r.col == sig["col"] and "parameter #2 of axpy_tile" in r.message for r in d.related)
+
+    uri, lsp = uri_of(case.path), convert.to_lsp(d)
+    ls = SimpleNamespace(published=Published(), agent=SimpleNamespace(patches=PatchStore()), client_name="Neovim",
+                         session=SimpleNamespace(settings=Settings()), open_document=lambda uri: None)
+    ls.published.replace(uri, {uri: [(lsp, d)]})
+    fix = Proposal(kernel=str(case.path), base_text="", new_text="", diff="", label="compiled, not run",
+                   short="compiled, not run", figures={}, action="fix")
+    ls.agent.patches.store(uri, 1, fix, key=diagnostic_key(lsp.data))
+
+    def titles(line: int, col: int) -> list[str]:
+        at = types.Range(start=types.Position(line=line - 1, character=col - 1),
+                         end=types.Position(line=line - 1, character=col - 1))
+        return [a.title for a in actions(ls, uri, at)]
+    assert titles(19, d.col) == ["CuTeGen: apply verified fix (compiled, not run)"]
+    assert titles(7, sig["col"] + 3) == ["CuTeGen: apply verified fix (compiled, not run) for the call at line 19, "
+                                         "whose argument this parameter rejects"]
+    assert titles(7, 20) == [] and titles(12, 3) == []  # the function's name, another line: neither place
+
+
+# -- the test-time path: a ModelNew that load_inline cannot build ---------------------------------------------
+
+LEVEL1 = ROOT / "examples" / "kernelbench" / "level1"
+LOAD_INLINE = {c.path.stem: c for c in CASES if (CORPUS / "logs" / f"{c.path.stem}.load_inline.log").exists()}
+
+
+def _load_inline_log(case) -> Path:
+    return case.path.with_name(f"{case.path.stem}.load_inline.log") if case.path.parent.name == "load_inline" else \
+        CORPUS / "logs" / f"{case.path.stem}.load_inline.log"
+
+
+def _worker_reading(case) -> list:
+    """What the worker makes of torch's real load_inline failure (recorded by bench/diagnostics_quality.py
+    --record-load-inline), on the build files load_inline writes (torch's three include lines, then the strings)."""
+    import tempfile
+
+    from cutegen.build.inline_sources import cuda_sources, map_build_errors
+
+    log = _load_inline_log(case).read_text()
+    with tempfile.TemporaryDirectory() as build:
+        prelude = ["#include <torch/types.h>", "#include <cuda.h>", "#include <cuda_runtime.h>"]
+        (Path(build) / "cuda.cu").write_text("\n".join(prelude + [s.text for s in cuda_sources(case.text)]))
+        return map_build_errors(log.replace("$BUILD_DIR", build), case.path)
+
+
+class _FailedLoadInline:
+    """Stands in for the GPU worker (none here): its reply to a ModelNew whose load_inline build failed, as
+    harness/worker.py builds it from BuildFailed, out of a real recorded failure."""
+
+    def __init__(self, case):
+        self.case = case
+
+    def call(self, request: dict, timeout: float) -> dict:
+        diagnostics = _worker_reading(self.case)
+        log = _load_inline_log(self.case).read_text()
+        return {"verdict": "build-failed", "message": f"load_inline failed: {diagnostics[0].message}",
+                "build": {"ok": False, "log": log, "diagnostics": [d.to_json() for d in diagnostics]}}
+
+
+def test_every_modelnew_case_has_a_recorded_load_inline_failure():
+    assert set(LOAD_INLINE) == {c.path.stem for c in CASES if c.path.suffix == ".py"}
+
+
+@pytest.mark.parametrize("stem", sorted(LOAD_INLINE))
+def test_the_workers_reading_of_load_inline_is_the_checks(stem):
+    """torch's build of the same strings, read by the same condenser: same line, same words as `cutegen check`."""
+    case = LOAD_INLINE[stem]
+    (first, *_) = _worker_reading(case)
+    checked = [d for d in _condensed(case)[0] if d.severity.value == "error"][0]
+    assert (first.file, first.line, first.message) == (str(case.path), checked.line, checked.message)
+
+
+def test_a_library_that_does_not_load_is_one_error_at_the_load_inline_call(tmp_path):
+    from cutegen.build.inline_sources import map_build_errors
+
+    case = _case("modelnew_undeclared_name")
+    log = ("ImportError: /tmp/ext/swish_vec4/swish_vec4.so: undefined symbol: _Z10swish_cudaN2at6TensorE")
+    (d,) = map_build_errors(log, case.path)
+    assert d.line == case.text.splitlines().index("swish = load_inline(") + 1
+    assert d.message.startswith("the extension built but does not load: undefined symbol `swish_cuda(at::Tensor)`")
+
+
+@pytest.mark.slow
+def test_a_modelnew_that_does_not_build_is_reported_as_cutegen_check_reports_it(builder, tmp_path):
+    """`cutegen test`'s path (verify_kernel → worker → build-failed) reports the check tier's diagnostics first (the
+    lost `}`), then what only load_inline saw (it was not given the CUTLASS include path). The check compile is
+    shared through the test build cache (35-55 s once)."""
+    from cutegen.harness.run import verify_kernel
+
+    case = CorpusCase(CORPUS / "model_errors" / "load_inline" / "softmax_no_include_path.py")
+    record = verify_kernel(case.path, builder, _FailedLoadInline(case), problem=LEVEL1 / "23_Softmax.py", gpu=True,
+                           state_dir=tmp_path / ".cutegen")
+    checked = builder.run(Tier.CHECK, case.path).errors
+    assert record["verdict"] == "build-failed" and record["message"] == f"load_inline failed: {checked[0].format()}"
+    first, *rest = record["build"]["diagnostics"]
+    assert first == checked[0].to_json() and first["line"] in case.bug_lines and "never closed" in first["message"]
+    include = case.text.splitlines().index("#include <cute/tensor.hpp>") + 1
+    assert [(d["line"], d["message"]) for d in rest] == [(include, "cute/tensor.hpp: No such file or directory")]
+    assert [d["line"] for d in record["build"]["worker_diagnostics"]] == [include]
+
+
+@pytest.mark.gpu
+def test_cutegen_test_of_a_modelnew_that_does_not_build_on_the_gpu(tmp_path):
+    """The whole path on a GPU machine: torch's load_inline fails in the worker, the record says what
+    `cutegen check` says (about 1-2 minutes: two parses of PyTorch's headers)."""
+    from cutegen.build import Builder
+    from cutegen.harness.run import verify_kernel
+    from cutegen.harness.worker import Worker
+    from cutegen.settings import Settings
+    from cutegen.toolchain import discover
+
+    settings = Settings()
+    builder, worker = Builder(discover(settings), settings, tmp_path / "state"), Worker()
+    case = _case("modelnew_undeclared_name")
+    try:
+        record = verify_kernel(case.path, builder, worker, problem=LEVEL1 / "25_Swish.py",
+                               state_dir=tmp_path / ".cutegen")
+    finally:
+        worker.stop()
+    assert record["verdict"] == "build-failed", record["message"]
+    first = record["build"]["diagnostics"][0]
+    assert (first["file"], first["line"]) == (str(case.path), 19), first
+    assert "`total_vec` is not declared (first used here)" in first["message"]
+    assert record["build"]["worker_diagnostics"][0]["line"] == 19, record["build"]["worker_diagnostics"]
+    print("GPU-RESULT", record["message"], "| check", record["build"]["check"])
+
+
+def test_a_modelnew_that_includes_cute_without_an_include_path_is_warned_at_check_time():
+    """The check adds CUTLASS's include folder; torch's load_inline does not (its real failure above)."""
+    from cutegen.build.inline_sources import include_path_warnings
+
+    bare = CORPUS / "model_errors" / "load_inline" / "softmax_no_include_path.py"
+    (w,) = include_path_warnings(bare, bare.read_text())
+    assert w.severity.value == "warning" and w.line == bare.read_text().splitlines().index("#include <cute/tensor.hpp>") + 1
+    assert w.message.startswith("load_inline will not find <cute/tensor.hpp>")
+    fixed = _case("modelnew_unclosed_block_in_template")  # passes extra_include_paths=[CUTLASS_INCLUDE]
+    assert include_path_warnings(fixed.path, fixed.text) == []
+    plain = _case("modelnew_undeclared_name")  # includes only torch
+    assert include_path_warnings(plain.path, plain.text) == []

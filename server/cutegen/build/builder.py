@@ -20,7 +20,9 @@ from typing import Callable
 
 from cutegen.build.cache import BuildCache, cache_key
 from cutegen.build.includes import user_headers
-from cutegen.build.inline_sources import as_cuda_file, checked_lines, cuda_sources, syntax_error
+from cutegen.build.inline_sources import (
+    as_cuda_file, checked_lines, cuda_sources, include_path_warnings, syntax_error,
+)
 from cutegen.build.launcher import missing_launcher
 from cutegen.build.progress import finished_phases, how_far
 from cutegen.diagnostics import condense, parse_log
@@ -200,6 +202,8 @@ class Builder:
             problem = find_problem(path, self.settings.problem)
             warning = missing_launcher(path, source, problem) if problem else None
             diagnostics += [warning] if warning else []
+        if path.suffix == ".py":  # what only torch's own build would miss
+            diagnostics += include_path_warnings(path, source)
         ok = o.returncode == 0 and o.ptxas_ok and not o.cancelled and not any(
             d.severity is Severity.ERROR for d in diagnostics)
         return CheckResult(file=str(path), tier=tier.value, ok=ok, diagnostics=diagnostics, resources=resources,

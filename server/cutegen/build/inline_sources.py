@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
+import shutil
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from cutegen.diagnostics import parse_log
+from cutegen.diagnostics import condense, parse_log
+from cutegen.diagnostics.nvcc_log import RawMessage
+from cutegen.diagnostics.resources import demangle
 from cutegen.model import Diagnostic, Severity
 
 # What load_inline puts in front of the user's CUDA sources (torch/utils/cpp_extension.py).
@@ -31,19 +34,19 @@ def cuda_sources(py_text: str) -> list[InlineSource]:
     """The `cuda_sources=` strings of every `load_inline(...)` call: literals, names bound to literals at module
     level, and lists of either."""
     out = []
-    for node in _cuda_literals(py_text):
+    for node in _literals(py_text, "cuda_sources"):
         segment = ast.get_source_segment(py_text, node) or ""
         out.append(InlineSource(node.value, node.lineno, segment.count("\n") == node.value.count("\n")))
     return out
 
 
-def checked_lines(py_text: str) -> list[str]:
+def checked_lines(py_text: str, kinds: tuple[str, ...] = ("cuda_sources",)) -> list[str]:
     """The Python file's lines as the CUDA checker should read them: the text inside the `cuda_sources` literals
     where it stands (same lines, same columns), everything else blank. Python is not C++: a `# if` comment, a
     floor division `//` or a dict in a helper would read as broken structure to the brace and #if analysis."""
     lines = py_text.splitlines()
     keep = [""] * len(lines)
-    for node in _cuda_literals(py_text):
+    for node in (n for kind in kinds for n in _literals(py_text, kind)):
         first, last = node.lineno - 1, (node.end_lineno or node.lineno) - 1
         start = _content_start(lines[first], node.col_offset)
         end = _content_end(lines[last], node.end_col_offset or 0)
@@ -71,7 +74,8 @@ def _content_end(line: str, end_col_offset: int) -> int:
     return max(0, at - quote)
 
 
-def _cuda_literals(py_text: str) -> list[ast.Constant]:
+def _literals(py_text: str, keyword: str) -> list[ast.Constant]:
+    """The string literals passed as `keyword=` to load_inline (directly, through module-level names, lists, +)."""
     try:
         tree = ast.parse(py_text)
     except SyntaxError:
@@ -82,9 +86,37 @@ def _cuda_literals(py_text: str) -> list[ast.Constant]:
         if not (isinstance(call, ast.Call) and _callee(call) == "load_inline"):
             continue
         for kw in call.keywords:
-            if kw.arg == "cuda_sources":
+            if kw.arg == keyword:
                 out += _strings(kw.value, names)
     return out
+
+
+_LIBRARY_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"](?P<header>(?:cute|cutlass)/[^>"]+)[>"]')
+
+
+def include_path_warnings(py_file: Path, py_text: str) -> list[Diagnostic]:
+    """CuTe/CUTLASS headers included by a ModelNew whose load_inline call passes no `extra_include_paths`: the
+    check finds them (it adds CUTLASS's include folder), torch's build will not (`cutegen test` fails with
+    "No such file or directory"). One warning, at the first such include."""
+    try:
+        tree = ast.parse(py_text)
+    except SyntaxError:
+        return []
+    calls = [c for c in ast.walk(tree) if isinstance(c, ast.Call) and _callee(c) == "load_inline"]
+    if not calls or any(kw.arg in ("extra_include_paths", None) for c in calls for kw in c.keywords):
+        return []
+    lines = checked_lines(py_text)
+    for n, text in enumerate(lines, 1):
+        m = _LIBRARY_INCLUDE.match(text)
+        if m:
+            message = (f"load_inline will not find <{m['header']}>: the load_inline call at line {calls[0].lineno} "
+                       "passes no extra_include_paths (the check adds CUTLASS's include folder, torch's build does "
+                       "not): pass extra_include_paths=[the folder holding cute/ and cutlass/]")
+            col = len(text) - len(text.lstrip()) + 1
+            return [Diagnostic(file=str(py_file), line=n, col=col, end_col=len(text.rstrip()) + 1,
+                               severity=Severity.WARNING, message=message, code="load-inline-include-path",
+                               root=message)]
+    return []
 
 
 def syntax_error(py_text: str) -> tuple[int, str] | None:
@@ -134,30 +166,106 @@ def _strings(node: ast.expr, names: dict[str, ast.expr], depth: int = 0) -> list
 
 # -- load_inline's own build errors (cutegen test on a ModelNew) --------------------------------------------------
 
+# How torch.utils.cpp_extension.load_inline writes its build files: the strings joined by newlines after these
+# lines (torch 2.x), so a generated line maps to its string's Python line by counting, as the check's #line does.
+GENERATED = {"cuda.cu": ("cuda_sources", 3), "main.cpp": ("cpp_sources", 1)}
+_UNDEFINED_SYMBOL = re.compile(r"undefined symbol: (?P<symbol>\S+)")
+
 
 def map_build_errors(log: str, py_file: Path) -> list[Diagnostic]:
-    """nvcc errors in load_inline's generated cuda.cu/main.cpp → the lines of the Python file holding that code.
+    """load_inline's build failure → the condensed diagnostics a check gives, at the Python file's lines: nvcc's
+    messages on the generated cuda.cu (and the host compiler's on main.cpp), their instantiation frames and notes
+    moved to the Python lines of the strings, then the same condenser; its errors. What no compiler message places
+    (a link error, a library that does not load, ninja's own failure) is one error at the load_inline call."""
+    py_text = py_file.read_text(errors="replace")
+    py = str(py_file)
+    maps = {name: _line_map(py_text, kw, prelude) for name, (kw, prelude) in GENERATED.items()}
+    messages = [_relocated(m, maps, py) for m in parse_log(log)]
+    # The strings where they stand (no load_inline call found: the file as it is)
+    lines = checked_lines(py_text, kinds=("cuda_sources", "cpp_sources"))
+    lines = lines if any(lines) else py_text.splitlines()
+    diagnostics = condense(messages, py, lambda f: f == py, lambda f: lines if f == py else _read_lines(f))
+    return [d for d in diagnostics if d.severity is Severity.ERROR] or [_unplaced_failure(log, py_file, py_text)]
 
-    The generated file is the user's string plus a few include lines torch adds, so a line's text identifies
-    its place in the Python file; where a text repeats, the neighbouring lines decide."""
-    py_lines = py_file.read_text(errors="replace").splitlines()
-    out: list[Diagnostic] = []
-    for m in parse_log(log):
-        if m.severity not in ("error", "fatal") or not m.file:
-            continue
-        generated = Path(m.file)
-        line = locate(generated.read_text(errors="replace").splitlines(), m.line or 0, py_lines) \
-            if generated.exists() else None
-        text = line and py_lines[line - 1]
-        col = (len(text) - len(text.lstrip()) + 1) if text else 1
-        out.append(Diagnostic(file=str(py_file), line=line or 1, col=col, end_col=max(col + 1, len(text or "") + 1),
-                              severity=Severity.ERROR, message=m.text, code=f"edg-{m.code}" if m.code else "load-inline",
-                              root=m.text, data={"generated": f"{generated.name}:{m.line}"}))
-    return out
+
+def _line_map(py_text: str, keyword: str, prelude: int):
+    """Generated line → Python line, for the strings of `keyword` (None for torch's own lines). A string whose
+    escapes change its line count (a backslash-newline in a non-raw string) is placed by its lines' text."""
+    spans, start, generated = [], prelude + 1, [""] * prelude
+    for node in _literals(py_text, keyword):
+        count = node.value.count("\n") + 1
+        segment = ast.get_source_segment(py_text, node) or ""
+        spans.append((start, count, node.lineno, segment.count("\n") == node.value.count("\n")))
+        start += count
+        generated += node.value.split("\n")
+    py_lines = py_text.splitlines()
+
+    def to_python(line: int) -> int | None:
+        for first, count, py_line, exact in spans:
+            if first <= line < first + count:
+                return py_line + (line - first) if exact else locate(generated, line, py_lines)
+        return None
+    return to_python
+
+
+def _relocated(m: RawMessage, maps: dict, py: str) -> RawMessage:
+    py_lines = Path(py).read_text(errors="replace").splitlines()
+
+    def place(file: str | None, line: int | None) -> tuple[str | None, int | None]:
+        to_python = maps.get(Path(file).name) if file else None
+        if to_python is None:
+            return file, line
+        mapped = to_python(line or 0)
+        generated = _read_lines(file)  # the real file, where it is still there, checks the count
+        if generated and (mapped is None or not _same_text(generated, line or 0, py_lines, mapped)):
+            mapped = locate(generated, line or 0, py_lines) or mapped  # another torch's layout: by the text
+        return (py, mapped) if mapped else (file, line)
+    file, line = place(m.file, m.line)
+    frames = [replace(f, file=place(f.file, f.line)[0], line=place(f.file, f.line)[1]) for f in m.frames]
+    notes = [replace(f, file=place(f.file, f.line)[0], line=place(f.file, f.line)[1]) for f in m.note_places]
+    return replace(m, file=file, line=line, frames=frames, note_places=notes)
+
+
+def _same_text(generated: list[str], line: int, py_lines: list[str], py_line: int) -> bool:
+    return 0 < line <= len(generated) and 0 < py_line <= len(py_lines) and \
+        generated[line - 1].strip() == py_lines[py_line - 1].strip()
+
+
+def _unplaced_failure(log: str, py_file: Path, py_text: str) -> Diagnostic:
+    symbol = _UNDEFINED_SYMBOL.search(log)
+    if symbol:
+        name = demangle([symbol["symbol"]], shutil.which("c++filt")).get(symbol["symbol"], symbol["symbol"])
+        message = (f"the extension built but does not load: undefined symbol `{name}` (a function declared in "
+                   "cpp_sources or named in functions= that no source defines)")
+    else:
+        tail = [x.strip() for x in log.strip().splitlines() if x.strip()][-3:]
+        message = "load_inline failed: " + (" / ".join(tail) if tail else "no compiler message")
+    line = _load_inline_line(py_text)
+    text = py_text.splitlines()[line - 1] if 0 < line <= len(py_text.splitlines()) else ""
+    col = len(text) - len(text.lstrip()) + 1
+    return Diagnostic(file=str(py_file), line=line, col=col, end_col=max(col + 1, len(text) + 1),
+                      severity=Severity.ERROR, message=message, code="load-inline", root=message)
+
+
+def _load_inline_line(py_text: str) -> int:
+    try:
+        tree = ast.parse(py_text)
+    except SyntaxError:
+        return 1
+    calls = [c for c in ast.walk(tree) if isinstance(c, ast.Call) and _callee(c) == "load_inline"]
+    return min((c.lineno for c in calls), default=1)
+
+
+def _read_lines(file: str) -> list[str]:
+    try:
+        return Path(file).read_text(errors="replace").splitlines()
+    except OSError:
+        return []
 
 
 def locate(gen: list[str], line: int, py_lines: list[str]) -> int | None:
-    """The Python line holding line `line` of the generated source `gen`, by its text."""
+    """The Python line holding line `line` of the generated source `gen`, by its text (the neighbouring lines
+    decide where a text repeats)."""
     if not 0 < line <= len(gen):
         return None
     target = gen[line - 1].strip()

@@ -185,7 +185,13 @@ def _diagnostic(a: _Anchored, members: list[_Anchored], is_user, lines: SourceLi
     related = []
     if m.file and not is_user(m.file) and m.line:
         related.append(Location(m.file, m.line, 1, "root cause: " + ("static_assert" if "static assertion" in m.text else "error") + " here"))
-    related += [r for r in _note_locations(m, is_user) if (r.file, r.line) != (a.file, a.line)]
+    signature = _signature(m, is_user, lines)
+    if signature:  # the parameter the argument does not match, in the user's own code: the other place to fix
+        related.append(Location(signature["file"], signature["line"], signature["col"],
+                                f"parameter #{signature['parameter']} of {signature['function']}: change it here "
+                                "if the call is right"))
+    related += [r for r in _note_locations(m, is_user) if (r.file, r.line) != (a.file, a.line)
+                and not (signature and _ARG_MISMATCH.search(r.message))]
     if a.macro_line:
         related.append(Location(a.file, a.macro_line, 1, "inside the macro invocation nvcc reports (at its first line)"))
     outer = _outermost_user_frame(m, is_user)
@@ -201,6 +207,7 @@ def _diagnostic(a: _Anchored, members: list[_Anchored], is_user, lines: SourceLi
         data={
             "root": root, "api": api, "bindings": bindings, "header": _header_ref(m, is_user),
             "header_comment": comment, "errors_on_line": len(members),
+            **({"signature": signature} if signature else {}),
         },
     )
 
@@ -368,6 +375,28 @@ def _decisive_notes(m: RawMessage, users_call: bool) -> list[str]:
 
 
 _PARAM_COUNT = re.compile(r'number of parameters of function template "(?P<decl>[^"]+)" does not match the call')
+
+
+def _signature(m: RawMessage, is_user, lines: SourceLines) -> dict | None:
+    """Where the parameter that rejects argument #k is declared, when that declaration is the user's: file,
+    line, col and end_col of the parameter, the function's name and k (the editor offers it as a fix target)."""
+    for note in m.note_places:
+        found = _ARG_MISMATCH.search(note.what)
+        if not found or not is_user(note.file):
+            continue
+        name, k = found["name"].split("::")[-1], int(found["n"])
+        source = lines(note.file)
+        for line in range(note.line, min(note.line + 3, len(source)) + 1):  # the name may follow a template line
+            at = re.search(rf"\b{re.escape(name)}\s*\(", source[line - 1].split("//")[0])
+            place = at and argument_position(source, line, at.start() + 1, k)
+            if place:
+                params = _parameters(note.echo, found["name"])
+                text = params[k - 1] if 0 < k <= len(params) else ""
+                p_line, p_col = place
+                length = len(text) if source[p_line - 1][p_col - 1:].startswith(text) and text else 1
+                return {"file": note.file, "line": p_line, "col": p_col, "end_col": p_col + length,
+                        "function": found["name"], "parameter": k}
+    return None
 
 
 def _parameter_counts(m: RawMessage) -> list[str]:

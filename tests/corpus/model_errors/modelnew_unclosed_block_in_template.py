@@ -1,7 +1,12 @@
 # KernelBench level 1 #23 (Softmax over dim=1) as a ModelNew: one CTA per row, a CuTe view of the row.
+import os
+
+import cutlass_library
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
+
+CUTLASS_INCLUDE = os.path.join(os.path.dirname(cutlass_library.__file__), "source", "include")
 
 
 def _launch_config(x: torch.Tensor) -> dict:
@@ -88,6 +93,7 @@ softmax = load_inline(
     cpp_sources=softmax_cpp_source,
     cuda_sources=softmax_source,
     functions=["softmax_cuda"],
+    extra_include_paths=[CUTLASS_INCLUDE],
     verbose=False,
 )
 
