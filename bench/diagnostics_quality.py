@@ -160,7 +160,8 @@ def record_load_inline(case: CorpusCase) -> None:
         except Exception as e:  # noqa: BLE001 - the failure is what is recorded
             text = f"{type(e).__name__}: {e}"
         folder = next((str(p.parent) for p in Path(build).rglob("cuda.cu")), build)
-        places = {folder: "$BUILD_DIR", os.path.join(tc.cuda_root, "include"): "$CUDA_INCLUDE", tc.cuda_root: "$CUDA"}
+        places = {folder: "$BUILD_DIR", os.path.join(tc.cuda_root, "include"): "$CUDA_INCLUDE", tc.cuda_root: "$CUDA",
+                  tc.cutlass_include: "$CUTLASS_INCLUDE"}
         dirs = torch_include_dirs()
         if dirs:
             places[dirs[0]] = "$TORCH_INCLUDE"
