@@ -119,7 +119,7 @@ def summary(rows: list[dict]) -> dict:
 
 def score_test_path(case: CorpusCase, log: str) -> dict:
     """The worker's mapping of a real load_inline failure, on regenerated build files."""
-    from cutegen.build.inline_sources import map_build_errors
+    from cutegen.build.load_inline_failure import map_build_errors
 
     with tempfile.TemporaryDirectory() as build:
         prelude = ["#include <torch/types.h>", "#include <cuda.h>", "#include <cuda_runtime.h>"]

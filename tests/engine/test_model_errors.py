@@ -335,7 +335,8 @@ def _worker_reading(case) -> list:
     --record-load-inline), on the build files load_inline writes (torch's three include lines, then the strings)."""
     import tempfile
 
-    from cutegen.build.inline_sources import cuda_sources, map_build_errors
+    from cutegen.build.inline_sources import cuda_sources
+    from cutegen.build.load_inline_failure import map_build_errors
 
     log = _load_inline_log(case).read_text()
     with tempfile.TemporaryDirectory() as build:
@@ -372,7 +373,7 @@ def test_the_workers_reading_of_load_inline_is_the_checks(stem):
 
 
 def test_a_library_that_does_not_load_is_one_error_at_the_load_inline_call(tmp_path):
-    from cutegen.build.inline_sources import map_build_errors
+    from cutegen.build.load_inline_failure import map_build_errors
 
     case = _case("modelnew_undeclared_name")
     log = ("ImportError: /tmp/ext/swish_vec4/swish_vec4.so: undefined symbol: _Z10swish_cudaN2at6TensorE")

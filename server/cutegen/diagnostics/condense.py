@@ -288,7 +288,7 @@ def _compose(prefix: str, root: str, api: str, bindings: dict[str, str], notes: 
         return fit(message, _MAX_MESSAGE)  # the note names the argument and its type: the full list adds nothing
     if args:  # an overload that does not match: the argument types are the bindings that decide
         items = [compact_type(x) for x in top_level_items(args)]
-        decisive = _strides_decide(dict(enumerate(items)), root)
+        decisive = _strides_decide(dict(enumerate(items)), head)
         shapes = [x if i in decisive else drop_strides(x) for i, x in enumerate(items)]
         forms = (items, shapes, [_ENGINE.sub("Tensor<", x) for x in shapes])
         for n in range(len(items), 0, -1):  # all arguments in a shorter form before fewer arguments

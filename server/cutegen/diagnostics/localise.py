@@ -67,9 +67,9 @@ def localise(diagnostics: list[Diagnostic], main_file: str, source: list[str]) -
 def strong_evidence(defect: Defect, error: Diagnostic, source: list[str], code: list[str]) -> bool:
     """Whether `defect` accounts for the semantic `error` (the module doc says what counts)."""
     m = _SEMANTIC.match(error.root)
-    if m is None or defect.kind not in _SCOPE_KINDS or defect.scope_indent is None:
+    if m is None or defect.kind not in _SCOPE_KINDS or defect.scope_indent is None or defect.scope_line is None:
         return False
-    if not 0 < error.line <= len(source) or not defect.line <= error.line:
+    if not 0 < error.line <= len(source) or not defect.scope_line < error.line:
         return False
     indent = _indent(source[error.line - 1])
     moved = indent <= defect.scope_indent if defect.kind == "unclosed" else indent > defect.scope_indent
@@ -77,13 +77,14 @@ def strong_evidence(defect: Defect, error: Diagnostic, source: list[str], code: 
         return False
     name = m["undefined"] or m["twice"]
     others = [n for n in declaration_lines(name, code) if n != error.line]
-    if m["undefined"]:
-        if defect.kind == "missing-open":  # a braceless header: its body, and what it declares, ends at one statement
-            return any(defect.line < n < error.line for n in others)
-        return any(n < defect.line for n in others)
+    if m["undefined"]:  # a scope ended too early: the declaration is inside it, the use after its end
+        if defect.kind == "missing-open":  # a braceless header: its body, and what it declares, is one statement
+            return any(defect.scope_line < n < error.line for n in others)
+        return defect.kind == "stray" and any(n < defect.scope_line for n in others)
+    # Declared twice: a block left open merged the scope of a declaration inside it with one after it.
     previous = _PREVIOUS.search(error.root)
     first = int(previous.group(1)) if previous else max((n for n in others if n < error.line), default=None)
-    return first is not None and first < defect.line
+    return first is not None and first <= defect.scope_line
 
 
 def _replace(diagnostics, mine, anchor, defect: Defect, main_file: str, source: list[str], code) -> list:

@@ -25,10 +25,12 @@ class Defect:
     kind: str  # "unclosed", "stray", "duplicate-else", "unclosed-paren", "unterminated-if", "stray-endif"
     message: str
     related: list[tuple[int, str]] = field(default_factory=list)  # (line, what is there)
-    # The indentation of the block whose extent the defect changes (a brace defect): an unclosed block swallows
-    # the lines after it indented at most this much; an extra or misplaced `}` ends a block early, leaving the
-    # lines after it indented deeper than this outside it. None for the other kinds.
+    # A brace defect changes where a block ends: the indentation of that block, and the line after which the
+    # change takes effect. An unclosed block swallows the lines after its last one (scope_line) indented at most
+    # scope_indent; an extra or misplaced `}` (at scope_line) ends a block early, leaving the lines after it
+    # indented deeper than scope_indent outside it. None for the other kinds.
     scope_indent: int | None = None
+    scope_line: int | None = None
 
 
 @dataclass
@@ -90,15 +92,16 @@ def _unclosed(scan: _Scan, o: _Open, why: str, related=None) -> Defect:
     lines = scan.lines
     if _repeated(lines, o.line):
         return Defect(o.line, o.col, "unclosed", "line repeated on the next line; the `{` it opens is never closed: "
-                      "delete one of the two", [(o.line + 1, "the same line again"), *(related or [])], o.indent)
+                      "delete one of the two", [(o.line + 1, "the same line again"), *(related or [])], o.indent,
+                      _block_end(lines, o))
     end = _block_end(lines, o)
     related = list(related or [])
     if end - o.line > 3:
         return Defect(end, _indent(lines[end - 1]) + 1, "unclosed",
                       f"missing `}}` after this line: the {o.label} of line {o.line} is never closed",
-                      [(o.line, f"the {o.label}'s `{{` ({why})"), *related], o.indent)
+                      [(o.line, f"the {o.label}'s `{{` ({why})"), *related], o.indent, end)
     return Defect(o.line, o.col, "unclosed", f"the `{{` of this {o.label} is never closed: by indentation, a `}}` "
-                  f"is missing after line {end}", [(end, f"the block ends here ({why})"), *related], o.indent)
+                  f"is missing after line {end}", [(end, f"the block ends here ({why})"), *related], o.indent, end)
 
 
 def _block_end(lines: list[str], o: _Open) -> int:
@@ -257,7 +260,7 @@ def _close(scan: _Scan, n: int, i: int, c: str) -> None:
         scan.closed_label = scan.paren_label.pop() if scan.paren_label else ""
     if not scan.stack:
         scan.defects.append(Defect(n, i + 1, "stray", f"this `{c}` closes nothing: an extra `{c}`?",
-                                   scope_indent=-1 if c == "}" else None))
+                                   scope_indent=-1 if c == "}" else None, scope_line=n if c == "}" else None))
         scan.prev = c
         return
     top = scan.stack[-1]
@@ -325,13 +328,14 @@ def _check_indent(scan: _Scan, opener: _Open, n: int, indent: int) -> None:
         scan.defects.append(Defect(
             header, indent + 1, "missing-open",
             f"missing `{{` at the end of this line: the `}}` at line {n}, indented for its block, closes the "
-            f"{opener.label} of line {opener.line} instead", [(n, "the `}` meant for this block")], opener.indent))
+            f"{opener.label} of line {opener.line} instead", [(n, "the `}` meant for this block")], opener.indent,
+            header))
     elif indent > opener.indent and scan.last_popped is not None and scan.last_popped.indent == indent:
         scan.defects.append(Defect(
             n, indent + 1, "stray",
             f"extra `}}`: the block of line {scan.last_popped.line} is already closed at line {scan.last_popped_line}",
             [(scan.last_popped_line, "the block is closed here"), (opener.line, f"the {opener.label} it closes")],
-            opener.indent))
+            opener.indent, n))
 
 
 def _braceless_header(lines: list[str], start: int, n: int, indent: int) -> int | None:

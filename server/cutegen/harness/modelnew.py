@@ -10,7 +10,8 @@ from pathlib import Path
 
 import torch
 
-from cutegen.build.inline_sources import is_modelnew, map_build_errors  # noqa: F401 (is_modelnew: re-exported)
+from cutegen.build.inline_sources import is_modelnew  # noqa: F401 (re-exported)
+from cutegen.build.load_inline_failure import map_build_errors
 from cutegen.harness.gpu_checks import Failed
 from cutegen.harness.problem import Problem
 from cutegen.harness.verdicts import Verdict
