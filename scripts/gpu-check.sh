@@ -4,7 +4,8 @@
 # runs the chosen parts and writes logs under $OUT. A device call is limited to 10 minutes, so the parts are
 # named; each one alone fits a call (measured on the H200: harness 5, adapters 4, profile 3, variants 2.5,
 # agent 1, sandbox 3 (estimated after issue 25; sandbox-nobody 1), modelnew 3, suite 4, records 2.5 minutes;
-# examples with the verify-latency run about 5.5; providers is estimated at 1.5, not yet measured).
+# examples with the verify-latency run about 5.5. Estimated, not yet measured: providers 1.5, diagmodel 2
+# (one ModelNew that load_inline cannot build, through `cutegen test`'s path).
 #   device run, carry [".whl"]:  bash scripts/gpu-check.sh harness adapters   (or any part below, or all)
 #   kernelbench is not in `all`: it is issue 15's measurement (near a whole call; it resumes when cut).
 set -uo pipefail
@@ -21,7 +22,16 @@ fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv | tee "$OUT/gpu.txt"
 
 parts=("$@"); [ ${#parts[@]} -eq 0 ] && parts=(all)
-[ "${parts[0]}" = all ] && parts=(harness gemm gemm-bench adapters providers examples profile variants agent sandbox sandbox-nobody modelnew suite records)
+# `all`: every part but kernelbench, one per line so that a new part is a one-line change.
+ALL=(
+  harness gemm gemm-bench adapters
+  providers
+  examples profile variants agent
+  sandbox sandbox-nobody
+  modelnew diagmodel
+  suite records
+)
+[ "${parts[0]}" = all ] && parts=("${ALL[@]}")
 status=0
 run() {  # run LOG COMMAND...: output to the terminal and $OUT/LOG; any failing command fails the script
   local log=$1; shift
@@ -66,6 +76,9 @@ print(availability(), '| memory cgroup:', cgroup.memory_binds(), '| seccomp name
     modelnew) run modelnew.log python3 bench/modelnew_timing.py --out "$OUT/modelnew_timing.json"
               run modelnew-check.log python3 -m cutegen check examples/softsign_modelnew/softsign_modelnew.py
               run torch-check.log python3 bench/torch_check_latency.py --reps 3 ;;
+    # Issue 30: a ModelNew whose load_inline build fails is reported with `cutegen check`'s diagnostics.
+    diagmodel) run diagmodel.log python3 -m pytest -q -s -m gpu tests/engine/test_model_errors.py -p no:cacheprovider \
+                 --durations=5 ;;
     suite) run suite.log python3 bench/suite_overhead.py --profile --agent --out "$OUT/suite_overhead.json"
            tar czf "$OUT/suite-h200.tgz" --exclude=.cutegen -C .cutegen suite-h200 ;;
     records) run records.log bash scripts/gpu-records.sh ;;
@@ -75,7 +88,7 @@ print(availability(), '| memory cgroup:', cgroup.memory_binds(), '| seccomp name
                    examples/kernelbench/level1 --kernels examples/kernelbench/level1 --out .cutegen/kb-h200 --no-progress
                  run kernelbench-table.log python3 bench/kernelbench_table.py .cutegen/kb-h200 --out "$OUT/kernelbench.md"
                  tar czf "$OUT/kb-h200.tgz" --exclude=.cutegen -C .cutegen kb-h200 ;;
-    *) echo "unknown part '$part' (harness adapters providers examples profile variants agent sandbox sandbox-nobody modelnew suite records kernelbench gemm gemm-bench all)" >&2
+    *) echo "unknown part '$part' (${ALL[*]} kernelbench all)" >&2
        exit 2 ;;
   esac
 done

@@ -81,6 +81,13 @@ class Settings:
 
     # Not a setting: how messages name one. The CLI sets "cli" (its flags), the editor keeps "editor" (cutegen.*).
     interface: ClassVar[str] = "editor"
+    # Not a setting: a check of a source that includes PyTorch's headers (a ModelNew file, a torch extension's .cu)
+    # parses 425k lines of them first: 35-55 s on 2 idle cores, and 120-129 s were measured on a loaded one, past
+    # the plain default. Its check timeout is this many times check_timeout (120 s → 360 s by default).
+    TORCH_CHECK_FACTOR: ClassVar[float] = 3.0
+
+    def check_timeout_for(self, includes_torch: bool) -> float:
+        return self.check_timeout * (self.TORCH_CHECK_FACTOR if includes_torch else 1.0)
 
     def name_of(self, name: str) -> str:
         """'--llm-base-url' on the command line, 'cutegen.llmBaseUrl' in the editor."""
