@@ -11,6 +11,7 @@ place that knows its layout). A record of any other schema is shown as a note as
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
@@ -228,6 +229,11 @@ class RunRecord:
         record.details = rest
         return record
 
+    @property
+    def source_digest(self) -> str | None:
+        """text_digest of the source file when the action started (None for older records, which lack it)."""
+        return self.details.get("source_digest")
+
     def legacy_figures(self) -> dict:
         """The schema-1 keys that in-process consumers (the agent) still read from a finished run's dict."""
         out: dict = {}
@@ -269,6 +275,7 @@ def finisher(state_dir: StateDir | Path, kind: str, file: str, record: dict):
     producer's `record` dict (verdict, message, seconds since now), writes it, and returns the dict with where
     it went (`record`), its one-line `summary` and its `level` added, for the caller to present."""
     started = time.perf_counter()
+    record.setdefault("source_digest", source_digest(file))  # what the figures belong to: the text as it starts
 
     def finish(verdict: str, message: str, **extra) -> dict:
         record.update(verdict=str(getattr(verdict, "value", verdict)), message=message,
@@ -307,6 +314,26 @@ def read(path: Path) -> RunRecord | None:
 
 def latest(state_dir: StateDir | Path, file: str, kind: str) -> RunRecord | None:
     return read(_state(state_dir).latest_record(file, str(getattr(kind, "value", kind))))
+
+
+def history(state_dir: StateDir | Path, file: str, kind: str, limit: int = 50) -> list[RunRecord]:
+    """The stored records of one kind for `file`, newest first (the `limit` newest)."""
+    folder = _state(state_dir).runs(file)
+    names = sorted((p for p in folder.glob(f"*-{kind}.json") if p.name[:1].isdigit()), reverse=True)  # stamps sort
+    return [r for r in (read(p) for p in names[:limit]) if r is not None and not r.note]
+
+
+def text_digest(text: str) -> str:
+    """A source text's identity (the agent's history names versions the same way: agent/history.text_id)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
+def source_digest(file: str | Path) -> str | None:
+    """text_digest of a file as it is on disk now; None when it cannot be read."""
+    try:
+        return text_digest(Path(file).read_bytes().decode("utf-8", errors="surrogateescape"))
+    except OSError:
+        return None
 
 
 def latest_path(state_dir: StateDir | Path, file: str, kind: str) -> Path:

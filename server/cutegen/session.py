@@ -9,11 +9,13 @@ from worker threads by the server, hence the lock.
 from __future__ import annotations
 
 import threading
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable
 
 from cutegen import records
 from cutegen.build import Builder, Tier
+from cutegen.cancel import Cancel
 from cutegen.model import CheckResult
 from cutegen.settings import Settings
 from cutegen.state import StateDir
@@ -34,6 +36,9 @@ class Session:
         self._builders: dict[StateDir, Builder] = {}
         self._worker = None  # the harness's GPU worker process, kept warm between tests
         self._lock = threading.Lock()
+        # One GPU action at a time (test, bench, profile), whoever asks: a kernel timed or profiled while another
+        # runs would be measured on a shared card, and the worker speaks one request at a time.
+        self._gpu = threading.Lock()
 
     def apply(self, settings: Settings) -> bool:
         """Use new settings; returns whether anything changed (then the toolchain is found again)."""
@@ -91,20 +96,35 @@ class Session:
     # -- actions: each returns the finished run record (records.finisher's dict) --------------------
 
     def test(self, path: Path, *, timing: bool = False, trials: int = 5, seed: int = 0,
-             on_stage: Stage | None = None) -> dict:
-        """Build, run in the worker, judge; `timing` also times the kernel against eager and torch.compile."""
+             on_stage: Stage | None = None, cancel: Cancel | None = None) -> dict:
+        """Build, run in the worker, judge; `timing` also times the kernel against eager and torch.compile.
+        `cancel` stops it (harness/run.py: Cancelled, no record)."""
         from cutegen.harness.run import verify_kernel
 
         builder = self.builder(path)
-        return verify_kernel(path, builder, self.worker(), problem=self.settings.problem, trials=trials, seed=seed,
-                             timing=timing, baselines=("eager", "compile") if timing else (),
-                             state_dir=self.state_dir(path), on_stage=on_stage)
+        with self.gpu_turn(cancel):
+            return verify_kernel(path, builder, self.worker(), problem=self.settings.problem, trials=trials, seed=seed,
+                                 timing=timing, baselines=("eager", "compile") if timing else (),
+                                 state_dir=self.state_dir(path), on_stage=on_stage, cancel=cancel)
 
-    def profile(self, path: Path, *, reference: bool = False, on_stage: Stage | None = None) -> dict:
+    def profile(self, path: Path, *, reference: bool = False, on_stage: Stage | None = None,
+                cancel: Cancel | None = None) -> dict:
         from cutegen.profiler import profile_kernel
 
-        return profile_kernel(path, self.builder(path), self.worker(), problem=self.settings.problem,
-                              state_dir=self.state_dir(path), reference=reference, on_stage=on_stage)
+        with self.gpu_turn(cancel):
+            return profile_kernel(path, self.builder(path), self.worker(), problem=self.settings.problem,
+                                  state_dir=self.state_dir(path), reference=reference, on_stage=on_stage, cancel=cancel)
+
+    @contextmanager
+    def gpu_turn(self, cancel: Cancel | None = None):
+        """Wait for the GPU (another test or profile may hold it); a cancelled waiter stops waiting."""
+        while not self._gpu.acquire(timeout=0.1):
+            if cancel is not None:
+                cancel.check()
+        try:
+            yield
+        finally:
+            self._gpu.release()
 
     def cancel_build(self, path: Path) -> None:
         """Stop the build a test started (the harness builds under the Builder's default job)."""

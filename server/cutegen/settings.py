@@ -23,7 +23,11 @@ class Settings:
     ncu: str | None = None  # path of Nsight Compute's ncu; else PATH, else CUDA's bin/
     profile_timeout: float = 300.0
     problem: str | None = None  # explicit problem file, overrides pairing
-    auto_test: bool = False  # run the harness after a clean save
+    # The background loop (background.py): after a save that compiles cleanly, test, then time, then profile. On
+    # by default where it can run (an NVIDIA GPU and a paired problem); without a GPU it is off, said once.
+    test_on_save: bool = True
+    profile_after_test: bool = True  # profile a passing version whose text changed since the last profile
+    auto_test: bool = False  # the older name: true also tests where there is no GPU (built, recorded as not run)
     check_on_type: bool = False  # also check unsaved text after typing stops
     debounce_ms: int = 600
     layout_inlay_hints: str = "short"  # concrete CuTe layouts after declarations: "off", "short" (≤ 60 chars), "all"

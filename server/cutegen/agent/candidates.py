@@ -29,6 +29,7 @@ from pathlib import Path
 
 from cutegen.build import Builder, Tier
 from cutegen.build.includes import user_headers
+from cutegen.cancel import Cancelled  # also what verify_kernel raises for a stopped build
 from cutegen.harness.problem import find_problem
 from cutegen.model import CheckResult, Diagnostic
 from cutegen.sandbox import gate, library, preprocess
@@ -57,10 +58,6 @@ class Verification:
         d = {k: getattr(self, k) for k in ("ok", "verdict", "label", "short", "feedback", "figures", "tiers", "record")}
         d["errors"] = [e.to_json() for e in self.errors]
         return d
-
-
-class Cancelled(Exception):
-    pass
 
 
 class Verifier:

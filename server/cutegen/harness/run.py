@@ -9,6 +9,7 @@ from typing import Callable
 
 from cutegen import records
 from cutegen.build import Builder, Tier
+from cutegen.cancel import Cancel, Cancelled
 from cutegen.harness.problem import find_problem
 from cutegen.harness.worker import Worker
 from cutegen.model import Diagnostic
@@ -18,9 +19,11 @@ from cutegen.toolchain import local_gpu_arch
 def verify_kernel(kernel: Path, builder: Builder, worker: Worker, *, problem: str | Path | None = None,
                   trials: int = 5, seed: int = 0, timing: bool = False, baselines: tuple[str, ...] = (),
                   state_dir: Path = Path(".cutegen"), on_stage: Callable[[str], None] | None = None,
-                  gpu: bool | None = None) -> dict:
+                  gpu: bool | None = None, cancel: Cancel | None = None) -> dict:
     """Returns the run record (also written under `state_dir`). `gpu`: whether `worker` runs on a GPU (default:
-    this machine has one); `cutegen suite` says so for workers that live elsewhere (a Ray cluster)."""
+    this machine has one); `cutegen suite` says so for workers that live elsewhere (a Ray cluster). A stopped
+    build, or a run whose `cancel` was cancelled, raises Cancelled and records nothing (not a failure)."""
+    cancel = cancel or Cancel()
     kernel = Path(kernel).resolve()
     stage = on_stage or (lambda s: None)
     kind = "bench" if timing else "test"
@@ -35,9 +38,11 @@ def verify_kernel(kernel: Path, builder: Builder, worker: Worker, *, problem: st
     record["problem"] = str(problem_path)
     if kernel.suffix == ".py":
         return _verify_modelnew(kernel, problem_path, builder, worker, trials, seed, timing, baselines, finish, stage,
-                                gpu)
+                                gpu, cancel)
     stage("build")
     build = builder.run(Tier.BUILD, kernel)
+    if build.cancelled:
+        raise Cancelled("the build was stopped")
     record["build"] = {"ok": build.ok, "seconds": build.seconds, "cached": build.cached, "log": build.raw_log,
                        "diagnostics": [d.to_json() for d in build.errors],
                        "resources": [r.__dict__ for r in build.resources]}
@@ -49,11 +54,13 @@ def verify_kernel(kernel: Path, builder: Builder, worker: Worker, *, problem: st
     stage("bench" if timing else "test")
     reply = worker.call({"problem": str(problem_path), "library": build.artifact, "trials": trials, "seed": seed,
                          "timing": timing, "baselines": list(baselines)}, timeout=builder.settings.test_timeout)
+    cancel.check()  # a worker stopped mid-call answers "crashed": not a verdict on the kernel
     verdict, message = reply.pop("verdict"), reply.pop("message")
     return finish(verdict, message, **reply)
 
 
-def _verify_modelnew(kernel, problem_path, builder, worker, trials, seed, timing, baselines, finish, stage, gpu) -> dict:
+def _verify_modelnew(kernel, problem_path, builder, worker, trials, seed, timing, baselines, finish, stage, gpu,
+                     cancel) -> dict:
     """KernelBench `ModelNew` files: built by load_inline inside the worker (torch headers: slow)."""
     from cutegen.harness.modelnew import is_modelnew
 
@@ -65,6 +72,7 @@ def _verify_modelnew(kernel, problem_path, builder, worker, trials, seed, timing
     reply = worker.call({"problem": str(problem_path), "modelnew": str(kernel), "trials": trials, "seed": seed,
                          "timing": timing, "baselines": list(baselines)},
                         timeout=builder.settings.build_timeout + builder.settings.test_timeout)
+    cancel.check()
     verdict, message = reply.pop("verdict"), reply.pop("message")
     if verdict == "build-failed":
         stage("check (why load_inline failed)")

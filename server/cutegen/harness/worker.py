@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import multiprocessing as mp
 import signal
+import threading
 import traceback
 
 
@@ -20,18 +21,24 @@ class Worker:
         self.jail = jail  # a cutegen.sandbox.Jail: candidates run inside it
         self._proc = None
         self._conn = None
+        self._calls = threading.Lock()  # one request on the pipe at a time, whichever thread asks
 
     def call(self, request: dict, timeout: float) -> dict:
+        with self._calls:
+            return self._call(request, timeout)
+
+    def _call(self, request: dict, timeout: float) -> dict:
         self._ensure()
+        conn = self._conn  # stop() from another thread (a cancel) clears self._conn while this waits
         if self.jail is not None:
             request = {**request, "cpu_budget": timeout}
-        self._conn.send(request)
-        if not self._conn.poll(timeout):
+        conn.send(request)
+        if not conn.poll(timeout):
             self.stop()
             return {"verdict": "timeout", "message": f"no result within {timeout:.0f} s: the kernel hangs (or is far "
                     "too slow); the worker was killed and will restart"}
         try:
-            reply = self._conn.recv()
+            reply = conn.recv()
         except (EOFError, OSError):
             if self._proc is not None:
                 self._proc.join(5)  # reap it, so the exit code is known

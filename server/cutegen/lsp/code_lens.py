@@ -1,5 +1,5 @@
 """CodeLens above each `__global__` kernel and above `cutegen_forward`: resources from the latest
-check, figures from the latest test/bench runs, and the Test / Profile / Optimize commands."""
+check, figures from the latest test/bench/profile runs, and the Test / Profile / Optimize commands."""
 
 from __future__ import annotations
 
@@ -32,10 +32,8 @@ def lenses(ls, uri: str, text: str) -> list[types.CodeLens]:
 
 
 def _run_lenses(ls, a: kernels.Anchor, uri: str, path) -> list[types.CodeLens]:
-    out = []
-    for kind, record in runs.latest(ls.session.state_dir(path), str(path)).items():
-        if kind in ("test", "bench"):
-            out.append(_lens(a, f"{kind}: {record.summary()}", Command.TEST.value, [uri]))
+    # test, bench and profile figures, marked running… or stale, and a regression (background loop: lsp/background.py)
+    out = [_lens(a, title, command, [uri]) for title, command in ls.loop.code_lenses(uri, path)]
     out += [_lens(a, title, command, [uri]) for title, command in ACTIONS]
     return out
 

@@ -64,16 +64,6 @@ async def check(ls, uri: str) -> dict:
     return summarize(result)
 
 
-def _auto_test(ls, job, result) -> None:
-    """With cutegen.autoTest, a saved file that compiles cleanly is tested against its problem right away."""
-    if not (ls.session.settings.auto_test and job.saved and result.ok and not result.cancelled):
-        return
-    previous = ls.auto_tests.get(job.uri)
-    if previous is not None and not previous.done():
-        previous.cancel()  # a newer save supersedes the running test
-    ls.auto_tests[job.uri] = asyncio.ensure_future(gpu_commands.test(ls, job.uri))
-
-
 def register(server) -> None:
     @server.command(CHECK)
     async def check_command(ls, *args):
@@ -84,7 +74,6 @@ def register(server) -> None:
     server.command(PROFILE)(_file_command(PROFILE, gpu_commands.profile))
 
     server.checks.listeners.append(server.agent.after_publish)  # background verified fixes
-    server.checks.listeners.append(lambda job, result: _auto_test(server, job, result))
 
     server.command(DIAGNOSE)(_agent_command(DIAGNOSE, lambda ls, uri, a: ls.agent.diagnose(uri, a.get("diagnostic"))))
     server.command(FIX)(_agent_command(FIX, lambda ls, uri, a: ls.agent.fix(uri, a.get("version"), a.get("diagnostic"))))

@@ -167,6 +167,7 @@ def register(server) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls, params: types.DidSaveTextDocumentParams):
+        ls.loop.saved(params.text_document.uri)  # the background run of the older text stops at its next stage
         ls.checks.schedule(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
@@ -181,4 +182,5 @@ def register(server) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls, params: types.DidCloseTextDocumentParams):
+        ls.loop.closed(params.text_document.uri)
         ls.checks.clear(params.text_document.uri)

@@ -61,15 +61,18 @@ def kernel_markdown(ls, path: Path, anchor: kernels.Anchor) -> str:
     lines = [f"**`{anchor.name}`** — {what}", f"Last check: {runs.resources_title(result, kernel)}"]
     state = ls.session.state_dir(path)
     found = runs.latest(state, str(path))
+    shown = ls.loop.hover_lines(uri_of(path), path)  # the figures marked running… or stale (lsp/background.py)
     for kind in runs.RUN_KINDS:
         record = found.get(kind)
         if record is None:
-            lines.append(f"- **{kind}**: no run yet")
+            lines.append(f"- **{kind}**: {shown.get(kind, 'no run yet')}")
             continue
         link = f" — [record]({uri_of(record.path)})" if record.path else ""
-        lines.append(f"- **{kind}**: {record.summary()} ({runs.age(record)}){link}")
+        lines.append(f"- **{kind}**: {shown.get(kind, record.summary())} ({runs.age(record)}){link}")
         if record.message and not record.note:
             lines.append(f"  {record.message}")
+    if "regression" in shown:
+        lines.append(f"- {shown['regression']}")
     return "\n\n".join(lines[:2]) + "\n\n" + "\n".join(lines[2:])
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from typing import Callable
 
 from lsprotocol import types
 
@@ -16,9 +17,13 @@ CREATE_TIMEOUT_S = 5.0  # a client that never answers window/workDoneProgress/cr
 
 
 class Work:
-    def __init__(self, ls, title: str) -> None:
+    """`on_cancel`: background work that no request waits for (the save-time loop) is stopped by it, not by
+    cancelling the current task, and no request's $/cancelRequest reaches it."""
+
+    def __init__(self, ls, title: str, on_cancel: Callable[[], None] | None = None) -> None:
         self.ls = ls
         self.title = title
+        self._on_cancel = on_cancel
         self.token: str | None = None
         self.cancelled = False
         self.end_message = "done"
@@ -28,7 +33,7 @@ class Work:
 
     async def __aenter__(self) -> "Work":
         self._task, self._loop = asyncio.current_task(), asyncio.get_running_loop()
-        self._msg_id = self.ls.protocol.msg_id
+        self._msg_id = self.ls.protocol.msg_id if self._on_cancel is None else None
         if self._msg_id is not None:
             self.ls.protocol.cancel_hooks[self._msg_id] = self.cancel
         if self.ls.supports("window.work_done_progress"):
@@ -50,7 +55,7 @@ class Work:
     def cancel(self) -> None:
         if not self.cancelled:
             self.cancelled = True
-            self._task.cancel()
+            (self._on_cancel or self._task.cancel)()
 
     def report(self, message: str) -> None:
         """Safe to call from worker threads."""

@@ -16,7 +16,7 @@ from pygls.capabilities import get_capability
 from pygls.lsp.server import LanguageServer
 
 from cutegen import __version__
-from cutegen.lsp import code_actions, code_lens, commands, config, diagnostics, hover, layouts
+from cutegen.lsp import background, code_actions, code_lens, commands, config, diagnostics, hover, layouts
 from cutegen.lsp.agent import AgentService
 from cutegen.lsp.documents import path_of
 from cutegen.lsp.protocol import CuteGenProtocol
@@ -33,7 +33,7 @@ class CuteGenServer(LanguageServer):
         self.published = Published()
         self.checks = diagnostics.Checker(self)
         self.agent = AgentService(self)
-        self.auto_tests: dict[str, asyncio.Future] = {}  # uri → the running cutegen.autoTest run
+        self.loop = background.Loop(self)  # test → time → profile after each clean save
         self.initialization_options: object = None
         self.client_name = ""  # from initialize's clientInfo: code actions ask whether it can open settings
         self.config_sources = config.Sources()  # the settings as each channel last gave them
@@ -123,13 +123,14 @@ def _register_lifecycle(server: CuteGenServer) -> None:
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: CuteGenServer, params):
         ls.checks.cancel_all()  # kill running compilers so that exit is immediate
+        ls.loop.shutdown()  # and a background build, ncu and the worker's call
         ls.session.close()
 
 
 def create_server() -> CuteGenServer:
     server = CuteGenServer()
     _register_lifecycle(server)
-    for feature in (config, diagnostics, hover, code_lens, code_actions, commands, layouts):
+    for feature in (config, diagnostics, hover, code_lens, code_actions, commands, layouts, background):
         feature.register(server)
     return server
 

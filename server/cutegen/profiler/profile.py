@@ -14,6 +14,7 @@ from typing import Callable
 
 from cutegen import hardware, records
 from cutegen.build import Builder, Tier
+from cutegen.cancel import Cancel, Cancelled
 from cutegen.harness.problem import find_problem, load_problem
 from cutegen.profiler.classify import summarize
 from cutegen.profiler.driver import RANGE
@@ -46,9 +47,11 @@ def find_ncu(setting: str | None, cuda_root: str) -> str | None:
 
 def profile_kernel(kernel: Path, builder: Builder, worker=None, *, problem: str | Path | None = None,
                    state_dir: Path = Path(".cutegen"), reference: bool = False,
-                   on_stage: Callable[[str], None] | None = None, jail=None) -> dict:
-    """`jail` (a cutegen.sandbox.Jail): run ncu and the profiled program inside it (a model-written candidate)."""
+                   on_stage: Callable[[str], None] | None = None, jail=None, cancel: Cancel | None = None) -> dict:
+    """`jail` (a cutegen.sandbox.Jail): run ncu and the profiled program inside it (a model-written candidate).
+    `cancel`: another thread may kill ncu (and the build); the profile then raises Cancelled and records nothing."""
     kernel = Path(kernel).resolve()
+    cancel = cancel or Cancel()
     stage = on_stage or (lambda s: None)
     record: dict = {"kernel": str(kernel), "reference": reference}
 
@@ -66,6 +69,8 @@ def profile_kernel(kernel: Path, builder: Builder, worker=None, *, problem: str 
     if not reference:
         stage("build")
         build = builder.run(Tier.BUILD, kernel)
+        if build.cancelled:
+            raise Cancelled("the build was stopped")
         if not build.ok:
             return finish("build-failed", "the kernel does not build; fix its errors first")
         spills = sum(k.spill_stores for k in build.resources)
@@ -83,7 +88,7 @@ def profile_kernel(kernel: Path, builder: Builder, worker=None, *, problem: str 
         jail = jail.with_paths(readonly=[os.path.dirname(os.path.realpath(ncu)), problem_path, *target[1:]],
                                writable=[folder])
     outcome = _run_ncu(ncu, report, problem_path, target, builder.settings.profile_timeout,
-                       builder.settings.name_of("profile_timeout"), jail)
+                       builder.settings.name_of("profile_timeout"), jail, cancel)
     record["stage_seconds"] = {"ncu": round(time.perf_counter() - started, 2)}
     if outcome is not None:
         verdict, message = outcome
@@ -96,7 +101,7 @@ def profile_kernel(kernel: Path, builder: Builder, worker=None, *, problem: str 
     stage("read report")
     started = time.perf_counter()
     with ThreadPoolExecutor(2) as pool:  # two independent `ncu --import` processes
-        raw, details = pool.map(lambda page: _export(ncu, report, page, csv=page == "raw"), ["raw", "details"])
+        raw, details = pool.map(lambda page: _export(ncu, report, page, page == "raw", cancel), ["raw", "details"])
     record["stage_seconds"]["export"] = round(time.perf_counter() - started, 2)
     (folder / "raw.csv").write_text(raw)
     (folder / "details.txt").write_text(details)
@@ -112,7 +117,7 @@ def profile_kernel(kernel: Path, builder: Builder, worker=None, *, problem: str 
 
 
 def _run_ncu(ncu: str, report: Path, problem: Path, target: list[str], timeout: float,
-             timeout_name: str, jail=None) -> tuple[str, str] | None:
+             timeout_name: str, jail=None, cancel: Cancel | None = None) -> tuple[str, str] | None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[2]),
                                                         os.environ.get("PYTHONPATH", "")])}
     wrap = jail.command if jail is not None else (lambda argv: argv)
@@ -121,8 +126,7 @@ def _run_ncu(ncu: str, report: Path, problem: Path, target: list[str], timeout: 
     program = [sys.executable, "-m", "cutegen.profiler.driver", "--problem", str(problem), *target]
     for extra in (["--metrics", ",".join(METRICS)], []):  # retry with sections only if a metric is unknown
         try:
-            proc = subprocess.run(wrap([*base, *sections, *extra, *program]), capture_output=True, text=True,
-                                  timeout=timeout, env=env)
+            proc = (cancel or Cancel()).run(wrap([*base, *sections, *extra, *program]), timeout=timeout, env=env)
         except subprocess.TimeoutExpired:
             return "ncu-timeout", f"ncu did not finish within {timeout:.0f} s (setting {timeout_name})"
         out = proc.stdout + proc.stderr
@@ -138,9 +142,9 @@ def _run_ncu(ncu: str, report: Path, problem: Path, target: list[str], timeout: 
     return "ncu-failed", f"ncu failed (exit {proc.returncode}): {tail}"
 
 
-def _export(ncu: str, report: Path, page: str, csv: bool) -> str:
+def _export(ncu: str, report: Path, page: str, csv: bool, cancel: Cancel | None = None) -> str:
     cmd = [ncu, "--import", str(report), "--page", page] + (["--csv"] if csv else [])
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=120).stdout
+    return (cancel or Cancel()).run(cmd, timeout=120).stdout
 
 
 def ncu_sol_rule(details: str) -> str | None:
