@@ -115,3 +115,16 @@ def test_a_judge_in_small_chunks_gives_the_same_verdicts(tmp_path):
     with pytest.raises(Failed) as e:
         judge(small, tail, trials=2, seed=0, timing=False, baselines=[], chunk=100)
     assert e.value.details["mismatch"]["pattern"] == "tail"
+
+
+def test_a_problem_too_big_for_the_card_is_refused_before_the_buffers(tmp_path, monkeypatch):
+    """A card with 100 KB free (the CPU has no such count: the test gives it one): the 25.6 KB problem's judge needs
+    about 4 x that, so it is refused with the sizes, before its buffers are allocated or the kernel runs."""
+    small = problem_from(tmp_path, HUGE.replace("torch.rand(4096, 786432)", "torch.rand(64, 100)"))
+    monkeypatch.setattr(memory, "available", lambda device: 60_000)
+    monkeypatch.setattr(memory, "total", lambda device: 80_000)
+    calls = []
+    with pytest.raises(Failed) as e:
+        judge(small, lambda i, o, s: calls.append(1) or 0, trials=1, seed=0, timing=False, baselines=[])
+    assert e.value.verdict.value == "out-of-memory" and "refused before allocating" in e.value.message
+    assert "inputs 25.6 KB, outputs 25.6 KB" in e.value.message and not calls

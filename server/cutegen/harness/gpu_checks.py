@@ -19,7 +19,7 @@ from cutegen.harness.compare import CHUNK
 from cutegen.harness.problem import Problem
 from cutegen.harness.timing import throughput, time_interleaved
 from cutegen.harness.trial import Trials, cuda_error_name  # noqa: F401 (cuda_error_name: re-exported)
-from cutegen.harness.truth import ReferenceMode, Truth
+from cutegen.harness.truth import ReferenceMode
 from cutegen.harness.verdicts import Failed, Verdict  # noqa: F401 (Failed: re-exported for callers)
 
 SUSPICIOUS_SPEEDUP = 10.0  # over eager: re-verified with extra trials before it is believed
@@ -32,30 +32,25 @@ def judge(problem: Problem, lib, *, trials: int, seed: int, timing: bool, baseli
     CUDA). `caller` makes the calls (calls.py; the tests pass stand-ins that model streams on the CPU)."""
     device = _device()
     caller = caller or caller_for(device)
-    plan = memory.plan(problem)
-    returned = hasattr(lib, "returned")
-    refused = memory.check_fits(plan, device, returned=returned)
-    if refused:
-        raise Failed(Verdict.OUT_OF_MEMORY, refused, sizes=_sizes(plan))
+    run = None
     try:
         with caller.current(), torch.no_grad():
-            return _judge(problem, lib, caller, plan, trials=trials, seed=seed, timing=timing, baselines=baselines,
-                          reference=reference, chunk=chunk)
+            model = problem.make_model(seed).to(caller.device).eval()
+            note = _bind_init(problem, lib, seed)
+            run = Trials(problem, lib, caller, model, reference, chunk=chunk)
+            return _judge(run, problem, model, lib, trials=trials, seed=seed, timing=timing, baselines=baselines,
+                          note=note)
     except torch.OutOfMemoryError as e:
         _free()
-        raise Failed(Verdict.OUT_OF_MEMORY, memory.message(plan, device, returned=returned,
+        plan = run.plan if run is not None and run.plan is not None else memory.plan(problem)  # sized on meta
+        raise Failed(Verdict.OUT_OF_MEMORY, memory.message(plan, device, returned=hasattr(lib, "returned"),
                                                            cause=str(e).splitlines()[0][:200]), sizes=_sizes(plan)) from None
 
 
-def _judge(problem, lib, caller, plan, *, trials, seed, timing, baselines, reference, chunk) -> dict:
-    model = problem.make_model(seed).to(caller.device).eval()
-    note = _bind_init(problem, lib, seed)
-    fits = memory.fp64_fits(plan, caller.device, returned=hasattr(lib, "returned"))
-    truth = Truth(model, reference, [d for _, d in plan.outputs] if plan.outputs is not None else None, fits)
-    run = Trials(problem, lib, caller, truth, plan.outputs, chunk=chunk)
+def _judge(run: Trials, problem, model, lib, *, trials, seed, timing, baselines, note) -> dict:
     for t in range(trials):
         run.run(seed + t)
-    result = {"verdict": Verdict.PASS.value, "trials": trials, "accuracy": run.accuracy(reference),
+    result = {"verdict": Verdict.PASS.value, "trials": trials, "accuracy": run.accuracy(),
               "message": f"correct on {trials} trials with fresh random inputs ({_accuracy_text(run)}){note}"}
     if note:
         result["init_inputs_unseen"] = True

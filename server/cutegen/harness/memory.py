@@ -1,13 +1,15 @@
 """The judge's device memory, counted in full-size buffers, and an out-of-memory verdict that names the sizes.
 
 What the judge holds at once (I = the inputs' bytes, O = the outputs'; compare.py works in bounded chunks):
-- while inputs are staged: the kernel's input buffers, the trial's fresh values, the output buffers: 2 I + O;
+- while inputs are staged: the kernel's input buffers, the trial's fresh values, the output buffers (and in the
+  first trial the fp32 reference that sized them): 2 I + 2 O;
 - while judging: the input buffers, the output buffers, the truth, one temporary of the reference: I + 3 O
   (a ModelNew's own returned outputs: + O);
 - with the fp64 truth also: the inputs and outputs in float64 and one float64 temporary: + 2 I + 4 O.
 So a problem whose inputs + outputs + reference (I + 2 O) fit in half the card is judged (I + 3 O < the card),
 and the fp64 truth is used where it fits too (else the fp32 reference, and the record says why). The sizes come
-from a meta-device run of the problem: nothing is allocated before the judge knows it fits.
+from the first trial (its inputs and the reference's outputs, trial.py); when even those do not fit, a meta-device
+run of the problem (`plan`) names them without allocating anything.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ class Plan:
             return None
         i, o = self.input_bytes, self.output_bytes
         judging = i + 3 * o + (o if returned else 0)
-        need = max(2 * i + o, judging)
+        need = max(2 * i + 2 * o, judging)
         return need + (2 * i + 4 * o if fp64 else 0)
 
     def describe(self) -> str:
@@ -56,10 +58,10 @@ def plan(problem) -> Plan:
             with torch.no_grad():
                 out = model(*inputs)
     except Exception:  # data-dependent shapes, .item(), an op without a meta kernel: sized when it runs
-        return Plan(_bytes_of(_inputs_or_empty(problem)), None)
+        return Plan(bytes_of(_inputs_or_empty(problem)), None)
     outs = list(out) if isinstance(out, (tuple, list)) else [out]
     tensors = [o for o in outs if isinstance(o, torch.Tensor)]
-    return Plan(_bytes_of(inputs), _bytes_of(tensors), [(tuple(o.shape), o.dtype) for o in tensors])
+    return Plan(bytes_of(inputs), bytes_of(tensors), [(tuple(o.shape), o.dtype) for o in tensors])
 
 
 def _inputs_or_empty(problem) -> list:
@@ -70,7 +72,7 @@ def _inputs_or_empty(problem) -> list:
         return []
 
 
-def _bytes_of(values) -> int:
+def bytes_of(values) -> int:
     return sum(x.numel() * x.element_size() for x in values if isinstance(x, torch.Tensor))
 
 
@@ -97,14 +99,15 @@ def message(p: Plan, device: str, *, returned: bool = False, cause: str = "") ->
     return f"out of memory: the problem's {p.describe()}{held}{card}{tail}"
 
 
-def check_fits(p: Plan, device: str, *, returned: bool = False) -> str | None:
-    """The out-of-memory message when the problem cannot be judged on this device at all, else None."""
+def check_fits(p: Plan, device: str, *, returned: bool = False, allocated: int = 0) -> str | None:
+    """The out-of-memory message when the judge's buffers cannot fit on this device, else None. `allocated`: bytes
+    of the plan already held (the first trial's inputs), not needed again."""
     need, free = p.judge_bytes(returned=returned), available(device)
-    if need is None or free is None or need <= free:
+    if need is None or free is None or need - allocated <= free:
         return None
-    return message(p, device, returned=returned, cause="refused before allocating anything")
+    return message(p, device, returned=returned, cause="refused before allocating the judge's buffers")
 
 
-def fp64_fits(p: Plan, device: str, *, returned: bool = False) -> bool:
+def fp64_fits(p: Plan, device: str, *, returned: bool = False, allocated: int = 0) -> bool:
     need, free = p.judge_bytes(fp64=True, returned=returned), available(device)
-    return need is None or free is None or need <= FP64_HEADROOM * free
+    return need is None or free is None or need - allocated <= FP64_HEADROOM * free

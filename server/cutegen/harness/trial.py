@@ -21,6 +21,7 @@ import time
 
 import torch
 
+from cutegen.harness import memory
 from cutegen.harness import truth as truths
 from cutegen.harness.abi import SCALARS
 from cutegen.harness.calls import fingerprints, poison
@@ -33,10 +34,12 @@ RERUNS = 2  # each re-run that attributes a failure must agree twice: an in-kern
 class Trials:
     """The state a run's trials share: the buffers, the previous trial's output fingerprints, the errors seen."""
 
-    def __init__(self, problem, lib, caller, truth: truths.Truth, out_specs, *, chunk: int = CHUNK):
-        self.problem, self.lib, self.caller, self.truth, self.chunk = problem, lib, caller, truth, chunk
-        self.out_specs = out_specs  # [(shape, dtype)] from the meta run, or None: sized from the first reference
+    def __init__(self, problem, lib, caller, model, mode: str, *, chunk: int = CHUNK):
+        self.problem, self.lib, self.caller, self.model, self.mode, self.chunk = problem, lib, caller, model, mode, chunk
+        self.plan: memory.Plan | None = None  # the sizes, from the first trial (see _allocate)
+        self.truth: truths.Truth | None = None
         self.buffers: list | None = None
+        self._first_refs: list[torch.Tensor] | None = None  # the first trial's fp32 reference (see _allocate)
         self.outs: list[torch.Tensor] | None = None
         self.prev: list[int] | None = None
         self.kernel_error, self.reference_error = 0.0, None
@@ -52,7 +55,7 @@ class Trials:
         late, final = self._call(args, fresh)
         self._check_unchanged(fresh)
         del fresh
-        expected = self.truth.evaluate(args)
+        expected = self.truth.evaluate(args, fp32=self._first_refs)
         self._check_kinds(expected)
         failure = self._judge(self.outs, expected, args, first=self.count == 0)
         if failure is None and not late:
@@ -61,6 +64,7 @@ class Trials:
             self._attribute(seed, late, failure, expected, args, final)
         self.prev = final
         self.count += 1
+        self._first_refs = None
         _release(self.lib)
 
     def _fresh(self, seed: int) -> list:
@@ -75,11 +79,28 @@ class Trials:
         return [x.to(device).contiguous() if isinstance(x, torch.Tensor) else x for x in values]
 
     def _allocate(self, fresh: list) -> None:
-        if self.buffers is None:
-            self.buffers = [torch.empty_like(x) if isinstance(x, torch.Tensor) else x for x in fresh]
-        if self.outs is None:
-            specs = self.out_specs or [(tuple(r.shape), r.dtype) for r in self.truth.reference(fresh)]
-            self.outs = [torch.empty(shape, dtype=dtype, device=self.caller.device) for shape, dtype in specs]
+        """On the first trial: the outputs' shapes from the reference on these inputs, the memory plan from the real
+        sizes (an early out-of-memory verdict when the judge's buffers cannot fit), the truth for this problem and
+        device, and the buffers every trial reuses. That fp32 result is kept for the first trial's own uses (the
+        fp32 reference's error, or the truth in kernelbench mode) rather than computed twice: it is in memory
+        during the first call only, and a candidate that found and copied it would fail the next trial. (A
+        meta-device run would size the problem without running it, but its first use costs seconds of imports
+        in every fresh worker.)"""
+        if self.outs is not None:
+            return
+        self._first_refs = truths.listed(self.model(*fresh))
+        specs = [(tuple(r.shape), r.dtype) for r in self._first_refs]
+        device, returned = self.caller.device, hasattr(self.lib, "returned")
+        self.plan = memory.Plan(memory.bytes_of(fresh), sum(_numel(s) * d.itemsize for s, d in specs), specs)
+        refused = memory.check_fits(self.plan, device, returned=returned, allocated=memory.bytes_of(fresh))
+        if refused:
+            raise Failed(Verdict.OUT_OF_MEMORY, refused, sizes={"input_bytes": self.plan.input_bytes,
+                                                                "output_bytes": self.plan.output_bytes})
+        self.truth = truths.Truth(self.model, self.mode, [d for _, d in specs],
+                                  memory.fp64_fits(self.plan, device, returned=returned,
+                                                   allocated=memory.bytes_of(fresh)))
+        self.buffers = [torch.empty_like(x) if isinstance(x, torch.Tensor) else x for x in fresh]
+        self.outs = [torch.empty(shape, dtype=dtype, device=device) for shape, dtype in specs]
 
     def _args(self, fresh: list) -> list:
         """The call's values: the input buffers for tensors, this trial's numbers as they are."""
@@ -143,7 +164,7 @@ class Trials:
 
     def _reference_errors(self, args, expected) -> list[float] | None:
         tolerances = [self.problem.tolerance(str(t.dtype).removeprefix("torch.")) for t in expected]
-        return truths.reference_error(self.truth, args, expected, tolerances, chunk=self.chunk)
+        return truths.reference_error(self.truth, args, expected, tolerances, chunk=self.chunk, refs=self._first_refs)
 
     def _record(self, error: float, ref_error: float | None) -> None:
         self.kernel_error = max(self.kernel_error, error)
@@ -215,9 +236,9 @@ class Trials:
 
     # -- what the record keeps ----------------------------------------------------------------------
 
-    def accuracy(self, mode: str) -> dict:
+    def accuracy(self) -> dict:
         atol, rtol = self.tolerance or (0.0, 0.0)
-        return {"truth": self.truth.kind, "mode": mode, "atol": atol, "rtol": rtol, "kernel_error": self.kernel_error,
+        return {"truth": self.truth.kind, "mode": self.mode, "atol": atol, "rtol": rtol, "kernel_error": self.kernel_error,
                 "reference_error": self.reference_error, "note": self.truth.note}
 
 
@@ -251,6 +272,13 @@ def _release(lib) -> None:
     release = getattr(lib, "release", None)
     if release is not None:
         release()
+
+
+def _numel(shape: tuple[int, ...]) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
 
 
 def _tensors(values: list) -> list[torch.Tensor]:

@@ -19,8 +19,9 @@ Reference modes (the `cutegen.referenceMode` setting, `--reference-mode` on the 
 - `kernelbench`: KernelBench's own check, for reproducing published numbers: the fp32 eager reference and
   their tolerances (fp32 1e-4, fp16/bf16 1e-2: problem.DEFAULT_TOLERANCE), rule e(C) <= 1.
 
-The truth is computed after the kernel's call, from the (checked unchanged) input buffers: nothing the
-reference produced is in memory while the kernel runs, so its results cannot be found and copied.
+The truth is computed after the kernel's call, from the (checked unchanged) input buffers: it is never in memory
+while the kernel runs, so it cannot be found and copied (the first trial's fp32 result, which sizes the outputs,
+is: copying it would pass that trial only, trial.py).
 """
 
 from __future__ import annotations
@@ -50,24 +51,23 @@ class NotFloat64(RuntimeError):
 class Truth:
     """The truth for one problem across its trials. `kind` is "fp64" or "fp32" (it can fall back mid-run)."""
 
-    def __init__(self, model, mode: str, out_dtypes: list[torch.dtype] | None, fp64_fits: bool):
+    def __init__(self, model, mode: str, out_dtypes: list[torch.dtype], fp64_fits: bool):
         self.model, self.mode = model, ReferenceMode(mode)
         self.note = ""
         self._model64 = None
         self.kind = "fp32"
         if self.mode is ReferenceMode.KERNELBENCH:
             return
-        if out_dtypes is None:
-            self.note = "fp64 truth not tried: the outputs' dtypes are unknown (the problem does not run on the meta device)"
-        elif not out_dtypes or any(d is not torch.float32 for d in out_dtypes):
+        if not out_dtypes or any(d is not torch.float32 for d in out_dtypes):
             self.note = "" if not out_dtypes else "outputs are not float32: judged against the problem's own reference"
         elif not fp64_fits:
             self.note = "fp64 truth skipped: its float64 copies would not fit in the GPU's free memory"
         else:
             self.kind = "fp64"
 
-    def evaluate(self, inputs: list) -> list[torch.Tensor]:
-        """The truth for these inputs (falls back to the fp32 reference, for good, when fp64 cannot run)."""
+    def evaluate(self, inputs: list, *, fp32: list[torch.Tensor] | None = None) -> list[torch.Tensor]:
+        """The truth for these inputs (falls back to the fp32 reference, for good, when fp64 cannot run). `fp32`:
+        the fp32 reference on these inputs when it is at hand already."""
         if self.kind == "fp64":
             try:
                 return self._fp64(inputs)
@@ -76,17 +76,17 @@ class Truth:
             except (RuntimeError, TypeError, NotImplementedError) as e:  # e.g. "not implemented for 'Double'"
                 first = str(e).splitlines()[0] if str(e) else type(e).__name__
                 self._fall_back(f"fp64 truth skipped: the reference does not run in float64 ({first[:160]})")
-        return self.reference(inputs)
+        return fp32 if fp32 is not None else self.reference(inputs)
 
     def reference(self, inputs: list) -> list[torch.Tensor]:
         """The problem's own (float32 eager) reference."""
-        return _listed(self.model(*inputs))
+        return listed(self.model(*inputs))
 
     def _fp64(self, inputs: list) -> list[torch.Tensor]:
         if self._model64 is None:
             self._model64 = copy.deepcopy(self.model).double()
         wide = [x.double() if isinstance(x, torch.Tensor) and x.dtype is torch.float32 else x for x in inputs]
-        outs = _listed(self._model64(*wide))
+        outs = listed(self._model64(*wide))
         del wide
         if any(o.dtype is not torch.float64 for o in outs):
             raise NotFloat64("the reference computes in float32 inside (its output is not float64)")
@@ -99,15 +99,16 @@ class Truth:
 
 
 def reference_error(truth: Truth, inputs: list, truths: list[torch.Tensor], tolerances: list[tuple[float, float]],
-                    *, chunk: int = CHUNK) -> list[float] | None:
-    """e(R) of the fp32 reference against the fp64 truth, per output; None when the fp32 reference is the truth."""
+                    *, chunk: int = CHUNK, refs: list[torch.Tensor] | None = None) -> list[float] | None:
+    """e(R) of the fp32 reference (`refs`, or computed now) against the fp64 truth, per output; None when the fp32
+    reference is the truth."""
     if truth.kind != "fp64":
         return None
-    refs = truth.reference(inputs)
+    refs = refs if refs is not None else truth.reference(inputs)
     errors = [worst_error(r, t, atol, rtol, chunk=chunk) for r, t, (atol, rtol) in zip(refs, truths, tolerances)]
     del refs
     return errors
 
 
-def _listed(out) -> list[torch.Tensor]:
+def listed(out) -> list[torch.Tensor]:
     return list(out) if isinstance(out, (tuple, list)) else [out]
