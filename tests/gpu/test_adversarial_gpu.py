@@ -22,10 +22,14 @@ from cutegen.toolchain import discover
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "kernels" / "adversarial"
 
-ABI = {  # kernel -> (verdict, mismatch pattern or None)
+# Unordered with the caller's stream both ways, but short: in a staged trial it runs (on poison) before the caller
+# reads, and only a re-run may catch the caller reading its result unfinished. Either name is its class.
+UNORDERED_SHORT = ("inputs-not-awaited", "other-stream")
+
+ABI = {  # kernel -> (verdict or verdicts, mismatch pattern or None)
     "side_stream_no_wait": ("inputs-not-awaited", None),
     "wrong_stream_wait": ("inputs-not-awaited", None),
-    "default_stream": ("inputs-not-awaited", None),
+    "default_stream": (UNORDERED_SHORT, None),
     "result_not_ready": ("result-not-ready", None),
     "event_not_waited": ("result-not-ready", None),
     "unordered_both_ways": ("other-stream", None),
@@ -37,7 +41,7 @@ ABI = {  # kernel -> (verdict, mismatch pattern or None)
 MODELNEW = {
     "modelnew_lazy": "lazy-output",
     "modelnew_expanded": "expanded-output",
-    "modelnew_side_stream": "inputs-not-awaited",
+    "modelnew_side_stream": UNORDERED_SHORT,
     "modelnew_wrong_stream": "inputs-not-awaited",
     "modelnew_not_joined": "result-not-ready",
     "modelnew_event_not_waited": "result-not-ready",
@@ -81,7 +85,7 @@ def test_abi_kernel_gets_its_verdict(engine, name):
     assert builds[name].ok, [d.format() for d in builds[name].errors]
     verdict, pattern = ABI[name]
     record = verify_kernel(CORPUS / f"{name}.cu", builder, worker, state_dir=state)
-    assert record["verdict"] == verdict, record["message"]
+    assert record["verdict"] in _names(verdict), record["message"]
     if pattern:
         assert record["mismatch"]["pattern"] == pattern, record["message"]
 
@@ -91,7 +95,11 @@ def test_abi_kernel_gets_its_verdict(engine, name):
 def test_modelnew_gets_its_verdict(engine, name):
     builder, worker, state, _ = engine
     record = verify_kernel(CORPUS / f"{name}.py", builder, worker, state_dir=state)
-    assert record["verdict"] == MODELNEW[name], record["message"]
+    assert record["verdict"] in _names(MODELNEW[name]), record["message"]
+
+
+def _names(expected) -> tuple[str, ...]:
+    return expected if isinstance(expected, tuple) else (expected,)
 
 
 @pytest.mark.gpu

@@ -135,3 +135,21 @@ def test_a_lower_precision_matmul_fails_though_it_would_pass_a_looser_tolerance(
     loose = tmp_path / "mm_loose.py"
     loose.write_text(MATMUL + "CUTEGEN_ATOL = CUTEGEN_RTOL = 1.0\n")
     assert run(load_problem(loose), bf16)["verdict"] == "pass"
+
+
+def test_the_reference_mode_is_a_setting_and_a_flag():
+    """`cutegen.referenceMode` in the editor, `--reference-mode` for test, bench and suite; a bad value is refused
+    with the setting's name and the choices."""
+    import subprocess
+    import sys
+
+    from cutegen.settings import Settings
+
+    s, problems = Settings.from_dict({"referenceMode": "kernelbench"})
+    assert s.reference_mode == "kernelbench" and not problems
+    s, problems = Settings.from_dict({"referenceMode": "fp16"})
+    assert s.reference_mode == "fp64" and "cutegen.referenceMode must be one of fp64, kernelbench" in problems[0]
+    for command in (["test", "k.cu"], ["bench", "k.cu"], ["suite", "run", "p", "--kernels", "k", "--out", "o"]):
+        out = subprocess.run([sys.executable, "-m", "cutegen", *command, "--reference-mode", "float"],
+                             capture_output=True, text=True)
+        assert out.returncode == 2 and "invalid choice: 'float' (choose from" in out.stderr and "kernelbench" in out.stderr

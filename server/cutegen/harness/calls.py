@@ -61,7 +61,7 @@ class CudaCaller(HostCaller):
 
     def __init__(self):
         self.stream = torch.cuda.Stream()  # from PyTorch's pool: non-blocking, unordered with stream 0
-        self._cycles_per_ms = _sleep_rate()
+        self._cycles_per_ms = sleep_rate()
         self.sleep_ms = FIRST_SLEEP_MS
         self._calls = 0
 
@@ -94,8 +94,8 @@ def caller_for(device: str) -> HostCaller:
 _RATE: list[float] = []
 
 
-def _sleep_rate() -> float:
-    """GPU clock cycles per millisecond of `torch.cuda._sleep`, measured once per process."""
+def sleep_rate() -> float:
+    """GPU clock cycles per millisecond of `torch.cuda._sleep`, measured once per process (timing.py uses it too)."""
     if not _RATE:
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         cycles = 2_000_000

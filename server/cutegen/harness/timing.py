@@ -5,8 +5,9 @@ confidence interval (intervals.py) and baselines (eager, torch.compile) are meas
 A round runs each function once as a block: `calls` back-to-back calls (more for shorter functions, up to
 MAX_CALLS, so a block lasts about BLOCK_MS), each preceded by its own L2 flush and timed between its own pair
 of events recorded on the stream. The flush is outside the events, so the call is timed on a cold L2 as before;
-while the GPU flushes, the host has already enqueued the call, so a short kernel's launch latency is hidden (as
-it is in a program that keeps the GPU busy), and the GPU does not idle between calls (no clock ramp between
+while the GPU flushes (and spins HOST_SLACK_MS after it), the host has already enqueued the call, so a short
+kernel's launch latency is hidden (as it is in a program that keeps the GPU busy), and the GPU does not idle
+between calls (no clock ramp between
 trials: what made a ~40 µs kernel spread 37-86 % between runs with one event pair per synchronized call). The
 functions' order rotates from round to round."""
 
@@ -19,11 +20,13 @@ from typing import Callable
 import torch
 
 from cutegen import hardware
+from cutegen.harness.calls import sleep_rate
 from cutegen.harness.intervals import median_interval
 from cutegen.records import Timing  # the record's type: what is measured is what is stored
 
 BLOCK_MS = 2.0  # GPU time a round's block of one function aims at
 MAX_CALLS = 32
+HOST_SLACK_MS = 0.1  # a spin after each flush: torch.compile's guards alone take ~60 µs of host time per call
 
 
 def time_cuda(fn: Callable[[], object], **kwargs) -> Timing:
@@ -41,7 +44,7 @@ def time_interleaved(fns: dict[str, Callable[[], object]], *, warmup: int = 3, m
         for _ in range(warmup):
             fn()
     torch.cuda.synchronize()
-    flush_ms = _timed(lambda: flush.zero_())
+    flush_ms = _timed(lambda: flush.zero_()) + HOST_SLACK_MS
     calls = {name: _calls(_one(fn, flush), flush_ms) for name, fn in fns.items()}
     events = {name: [_pair() for _ in range(n)] for name, n in calls.items()}
     per_call: dict[str, list[float]] = {name: [] for name in fns}
@@ -62,8 +65,10 @@ def _pair():
 
 
 def _block(fn, pairs, flush) -> list[float]:
+    slack = int(HOST_SLACK_MS * sleep_rate())
     for start, end in pairs:
         flush.zero_()  # a cold L2 for every call: no call is timed on the previous one's cache
+        torch.cuda._sleep(slack)  # the host's head start: a call's host work (guards, ctypes) ends before its event
         start.record()
         fn()
         end.record()

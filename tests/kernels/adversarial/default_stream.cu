@@ -1,8 +1,9 @@
 // cutegen: problem=softsign_ref.py
 // Adversarial -- the most common stream bug in model-written launchers: `kernel<<<grid, block>>>` without
-// the stream argument, i.e. on the legacy default stream (expect inputs-not-awaited). The caller's
-// stream is a non-blocking one (as any stream a PyTorch program makes), so nothing orders the two: the
-// kernel starts at once, before the inputs the caller has just queued are written.
+// the stream argument, i.e. on the legacy default stream (expect inputs-not-awaited, or other-stream when
+// a re-run also catches the caller reading its result unfinished). The caller's stream is a non-blocking
+// one (as any stream a PyTorch program makes), so nothing orders the two: the kernel starts at once,
+// before the inputs the caller has just queued are written.
 #include <cutegen/abi.h>
 
 namespace {

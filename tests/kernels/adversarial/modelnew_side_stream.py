@@ -1,8 +1,8 @@
 # cutegen: problem=softsign_ref.py
 # Adversarial ModelNew -- the pattern third-party KernelBench kernels use most: the kernel under
-# `with torch.cuda.stream(s)` of a stream of its own, with no wait_stream either way (expect inputs-not-awaited:
-# it reads the inputs before the caller's stream has written them; its result, a short kernel started at once, is
-# done before the caller reads it).
+# `with torch.cuda.stream(s)` of a stream of its own, with no wait_stream either way (expect inputs-not-awaited: it
+# reads the inputs before the caller's stream has written them; its result, a short kernel started at once, is
+# mostly done before the caller reads it -- other-stream when a re-run catches that too).
 import sys
 from pathlib import Path
 
