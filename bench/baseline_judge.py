@@ -37,7 +37,7 @@ def _sync() -> None:
         torch.cuda.synchronize()
 
 
-def _fresh_inputs(problem: Problem) -> list:
+def _fresh_inputs(problem) -> list:
     """get_inputs()'s tensors on the device, and its Python numbers as they are (the reference takes them so;
     the kernel gets them as 0-d tensors: abi.kernel_arguments)."""
     with torch.device(_device()):

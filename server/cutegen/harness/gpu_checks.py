@@ -18,7 +18,7 @@ from cutegen.harness.calls import caller_for
 from cutegen.harness.compare import CHUNK
 from cutegen.harness.problem import Problem
 from cutegen.harness.timing import throughput, time_interleaved
-from cutegen.harness.trial import Trials, cuda_error_name  # noqa: F401 (cuda_error_name: re-exported)
+from cutegen.harness.trial import Trials
 from cutegen.harness.truth import ReferenceMode
 from cutegen.harness.verdicts import Failed, Verdict  # noqa: F401 (Failed: re-exported for callers)
 
