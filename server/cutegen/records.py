@@ -19,6 +19,7 @@ from enum import Enum
 from pathlib import Path
 
 from cutegen.hardware import H200
+from cutegen.harness import intervals
 from cutegen.harness.verdicts import Mismatch, Verdict
 from cutegen.model import CheckResult
 from cutegen.profiler.signals import ProfileVerdict
@@ -42,13 +43,35 @@ BASELINE_LABELS = {"eager": "eager", "torch_compile": "torch.compile"}  # record
 
 @dataclass
 class Timing:
-    """A timed function's CUDA-event times over its trials (harness/timing.py measures them)."""
+    """A timed function's CUDA-event times over its trials (harness/timing.py measures them). Records from
+    before interleaved blocks (cutegen <= 0.2) have no interval fields: their ratios are shown without one."""
 
     median_ms: float
     p10_ms: float
     p90_ms: float
     spread: float  # (p90 - p10) / median
-    trials: int
+    trials: int  # calls timed
+    low_ms: float | None = None  # 95 % interval of the median (intervals.median_interval over the rounds)
+    high_ms: float | None = None
+    calls_per_block: int | None = None  # back-to-back calls per round, each after its own L2 flush
+    block_ms: list[float] = field(default_factory=list)  # per round, the median call: pairs with other functions'
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class Accuracy:
+    """How far the outputs were from the truth they were judged against (harness/truth.py), in units of the
+    tolerance (atol + rtol·|truth|, worst element; <= 1 is within tolerance), the worst trial's."""
+
+    truth: str  # "fp64" (the reference evaluated in float64) or "fp32" (the problem's own eager reference)
+    mode: str  # the reference mode setting: "fp64" or "kernelbench"
+    atol: float
+    rtol: float
+    kernel_error: float | None = None
+    reference_error: float | None = None  # the fp32 eager reference's own, against the fp64 truth
+    note: str = ""  # why the truth is not fp64 where it could have been
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -113,6 +136,7 @@ class RunRecord:
     baselines: dict[str, Timing] = field(default_factory=dict)  # "eager", "torch_compile", timed in the same run
     throughput: Throughput | None = None
     mismatch: Mismatch | None = None
+    accuracy: Accuracy | None = None
     suspicious: str | None = None
     profile: ProfileFigures | None = None
     check: CheckResult | None = None
@@ -124,10 +148,24 @@ class RunRecord:
     # -- figures ------------------------------------------------------------------------------
 
     def speedup(self, baseline: str) -> float | None:
+        """The kernel's speedup over `baseline`: the median of the paired per-round ratios where the rounds were
+        stored, else the ratio of the medians (older records)."""
         base = self.baselines.get(baseline)
         if base is None or self.timing is None or not self.timing.median_ms:
             return None
-        return base.median_ms / self.timing.median_ms
+        paired = self._paired(base)
+        return paired[0] if paired else base.median_ms / self.timing.median_ms
+
+    def speedup_interval(self, baseline: str) -> tuple[float, float] | None:
+        """The 95 % interval of that speedup, from the interleaved rounds; None for a record without them."""
+        base = self.baselines.get(baseline)
+        paired = self._paired(base) if base is not None and self.timing is not None else None
+        return paired[1:] if paired else None
+
+    def _paired(self, base: Timing) -> tuple[float, float, float] | None:
+        if not base.block_ms or len(base.block_ms) != len(self.timing.block_ms):
+            return None
+        return intervals.ratio(base.block_ms, self.timing.block_ms)
 
     @property
     def passed(self) -> bool:
@@ -159,7 +197,7 @@ class RunRecord:
             for key, label in BASELINE_LABELS.items():
                 ratio = self.speedup(key)
                 if ratio is not None:
-                    parts.append(f"{ratio:.2f}× {label}")
+                    parts.append(self.ratio_text(key, label))
             share = self.throughput.peak_share() if self.throughput else None
             if share:
                 parts.append(f"{share[0] * 100:.0f} % of {share[1]}")
@@ -172,12 +210,25 @@ class RunRecord:
             parts = ["compiles" if self.check.ok else f"{errors} error{'s' * (errors != 1)}"]
         return " · ".join(parts)
 
+    def ratio_text(self, baseline: str, label: str) -> str:
+        """'3.35× eager [3.30–3.41]', or '≈ eager (within noise, 0.97–1.02×)' when the interval holds 1.0;
+        '3.35× eager' for a record without rounds."""
+        ratio, interval = self.speedup(baseline), self.speedup_interval(baseline)
+        if interval is None:
+            return f"{ratio:.2f}× {label}"
+        low, high = interval
+        if intervals.within_noise(low, high):
+            return f"≈ {label} (within noise, {low:.2f}–{high:.2f}×)"
+        return f"{ratio:.2f}× {label} [{low:.2f}–{high:.2f}]"
+
     # -- JSON ---------------------------------------------------------------------------------
 
     def to_json(self) -> dict:
         d = {k: v for k, v in asdict(self).items() if k not in ("path", "note", "check", "mismatch")}
         d["check"] = self.check.to_json() if self.check else None
         d["mismatch"] = self.mismatch.to_json() if self.mismatch else None
+        if self.accuracy is None:
+            d.pop("accuracy")  # records without one stay byte-for-byte what they were
         return d
 
     @classmethod
@@ -190,6 +241,7 @@ class RunRecord:
         d["baselines"] = {k: Timing(**v) for k, v in (d.get("baselines") or {}).items()}
         d["throughput"] = Throughput(**d["throughput"]) if d.get("throughput") else None
         d["mismatch"] = Mismatch.from_json(d["mismatch"]) if d.get("mismatch") else None
+        d["accuracy"] = Accuracy(**d["accuracy"]) if d.get("accuracy") else None
         d["profile"] = ProfileFigures(**d["profile"]) if d.get("profile") else None
         d["check"] = CheckResult.from_json(d["check"]) if d.get("check") else None
         return cls(**d)
@@ -212,6 +264,8 @@ class RunRecord:
             del rest[key]
         for key in ("speedup_vs_eager", "speedup_vs_compile"):  # derived from the timings
             rest.pop(key, None)
+        if rest.get("accuracy"):
+            record.accuracy = Accuracy(**rest.pop("accuracy"))
         if rest.get("throughput"):
             record.throughput = Throughput.from_schema1(rest.pop("throughput"))
         if rest.get("mismatch"):

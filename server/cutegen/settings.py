@@ -23,6 +23,10 @@ class Settings:
     ncu: str | None = None  # path of Nsight Compute's ncu; else PATH, else CUDA's bin/
     profile_timeout: float = 300.0
     problem: str | None = None  # explicit problem file, overrides pairing
+    # What fp32 outputs are judged against (harness/truth.py): "fp64", the reference evaluated in float64 (pass
+    # within tolerance of it, or no farther from it than the fp32 reference is); "kernelbench", KernelBench's own
+    # check (the fp32 eager reference and its tolerance), for reproducing published numbers.
+    reference_mode: str = "fp64"
     auto_test: bool = False  # run the harness after a clean save
     check_on_type: bool = False  # also check unsaved text after typing stops
     debounce_ms: int = 600
@@ -112,6 +116,7 @@ CHOICES = {"llm_edit_format": ("auto", "diff", "search-replace", "json", "whole"
            "llm_reasoning_effort": ("off", "none", "minimal", "low", "medium", "high", "xhigh", "max"),
            "llm_stream": ("auto", "yes", "no"),
            "sandbox": ("required", "off"),
+           "reference_mode": ("fp64", "kernelbench"),  # kept in step with harness.truth.ReferenceMode
            "layout_inlay_hints": ("off", "short", "all")}
 _ZERO_ALLOWED = {"temperature", "llm_retries"}  # 0 is meaningful: greedy sampling, no retries
 

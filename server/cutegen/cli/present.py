@@ -41,7 +41,7 @@ def verdict(payload: dict, err) -> None:
         print(line)
         for key, label in BASELINE_LABELS.items():
             if key in r.baselines:
-                print(f"  {label}: {r.baselines[key].median_ms:.4f} ms → {r.speedup(key):.2f}×")
+                print(f"  {label}: {r.baselines[key].median_ms:.4f} ms → {r.ratio_text(key, label)}")
     if r.suspicious:
         print(f"  note: {r.suspicious}")
     color = {"ok": "green", "info": "yellow"}.get(r.level, "red")

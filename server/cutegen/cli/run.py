@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from cutegen.cli import present
-from cutegen.cli.options import command, console, session, settings, toolchain_options
+from cutegen.cli.options import command, console, reference_mode_option, session, settings, toolchain_options
 from cutegen.settings import Settings
 
 DEFAULTS = Settings()
@@ -33,6 +33,7 @@ def add_parsers(sub) -> None:
                                          "a sibling .py)")
         p.add_argument("--trials", type=int, default=5, help="correctness trials, each with fresh random inputs")
         p.add_argument("--seed", type=int, default=0, help="seed of the first trial's inputs")
+        reference_mode_option(p)
         p.add_argument("--timeout", type=float, default=DEFAULTS.test_timeout,
                        help="seconds before a run counts as hung")
         p.add_argument("--json", action="store_true", help="print the run record as JSON")
@@ -81,7 +82,8 @@ def _check(args) -> int:
 
 def _verify(args) -> int:
     err = console()
-    s = session(args, err, settings(args, problem=args.problem, test_timeout=args.timeout), args.file)
+    s = session(args, err, settings(args, problem=args.problem, test_timeout=args.timeout,
+                                    reference_mode=args.reference_mode), args.file)
     if s is None:
         return 2
     record = _run(args, s, err, "starting", lambda path, stage: s.test(

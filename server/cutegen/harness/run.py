@@ -48,7 +48,8 @@ def verify_kernel(kernel: Path, builder: Builder, worker: Worker, *, problem: st
         return finish("not-run", "built, not run: no NVIDIA GPU on this machine")
     stage("bench" if timing else "test")
     reply = worker.call({"problem": str(problem_path), "library": build.artifact, "trials": trials, "seed": seed,
-                         "timing": timing, "baselines": list(baselines)}, timeout=builder.settings.test_timeout)
+                         "timing": timing, "baselines": list(baselines), "reference": builder.settings.reference_mode},
+                        timeout=builder.settings.test_timeout)
     verdict, message = reply.pop("verdict"), reply.pop("message")
     return finish(verdict, message, **reply)
 
@@ -63,7 +64,7 @@ def _verify_modelnew(kernel, problem_path, builder, worker, trials, seed, timing
         return finish("not-run", "not run: ModelNew files build and run only on a machine with an NVIDIA GPU")
     stage("build + test (load_inline)")
     reply = worker.call({"problem": str(problem_path), "modelnew": str(kernel), "trials": trials, "seed": seed,
-                         "timing": timing, "baselines": list(baselines)},
+                         "timing": timing, "baselines": list(baselines), "reference": builder.settings.reference_mode},
                         timeout=builder.settings.build_timeout + builder.settings.test_timeout)
     verdict, message = reply.pop("verdict"), reply.pop("message")
     if verdict == "build-failed":

@@ -130,7 +130,8 @@ def _handle(request: dict) -> dict:
         else:
             lib = KernelLibrary(request["library"])
         return judge(problem, lib, trials=request.get("trials", 5), seed=request.get("seed", 0),
-                      timing=request.get("timing", False), baselines=request.get("baselines", []))
+                     timing=request.get("timing", False), baselines=request.get("baselines", []),
+                     reference=request.get("reference", "fp64"))
     except Failed as f:
         return f.to_json()
     except BuildFailed as b:
