@@ -1,0 +1,313 @@
+"""compute-sanitizer as a verdict and diagnostics: memcheck, racecheck (shared-memory hazards), initcheck and
+synccheck, each on one call of the kernel with the problem's inputs (the profiler's driver, so the same
+inputs Nsight Compute sees), condensed like compile errors.
+
+The sanitizer prints `at kernel(...)+0xc8 in FILE:LINE` for every report of every thread; here the same error at
+the same user line is one finding with a count, the first threads, blocks and addresses kept as evidence. A
+place inside CuTe headers is walked out of to the user line that called it: first through the frames the
+sanitizer printed, then through the library's line table (line_table.py: the offset's inline chain).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from cutegen.profiler.line_table import FunctionLines, Place
+from cutegen.profiler.lines import Folder
+
+TOOLS = ("memcheck", "racecheck", "initcheck", "synccheck")
+EVIDENCE = 4  # threads and addresses kept per finding
+TOOL_ARGS = {"memcheck": ["--leak-check", "no"], "racecheck": [], "initcheck": [], "synccheck": []}
+MISSING = ("compute-sanitizer was not found: it ships with the CUDA toolkit (bin/compute-sanitizer or "
+           "compute-sanitizer/compute-sanitizer under the toolkit); put it on PATH")
+# Which harness verdicts a sanitizer run explains (the GPU reported a fault the test cannot place).
+SUGGEST_FOR = ("cuda-error", "launch-error", "crashed")
+
+_PREFIX = re.compile(r"^=+ ?")
+_PLACE = re.compile(r"(?:\bat\s+|Device Frame:\s*)(?P<fn>.+?)\+(?P<offset>0x[0-9a-f]+)\s+in\s+(?P<file>\S+?):(?P<line>\d+)")
+_THREAD = re.compile(r"by thread \((?P<t>[\d, ]+)\) in block \((?P<b>[\d, ]+)\)")
+_HAZARD_THREAD = re.compile(r"^(?P<kind>Read|Write)\s+Thread \((?P<t>[\d, ]+)\)")
+_BLOCK = re.compile(r"in block \((?P<b>[\d, ]+)\)")
+_ADDRESS = re.compile(r"(?:Address|at __shared__|at __global__)\s+(?P<a>0x[0-9a-f]+)")
+_COUNT = re.compile(r"\[(?P<n>[\d,]+) hazards?\]")
+_SUMMARY = re.compile(r"(?:ERROR SUMMARY|RACECHECK SUMMARY):\s*(?P<n>[\d,]+)\s+(?:errors?|hazards? displayed)"
+                      r"(?:\s*\((?P<e>[\d,]+) errors?)?")
+_NOISE = ("COMPUTE-SANITIZER", "Saved host backtrace", "Host Frame", "ERROR SUMMARY", "RACECHECK SUMMARY",
+          "LEAK SUMMARY", "Target application returned")
+
+
+def suggestion(verdict: str, message: str = "") -> str | None:
+    """The hint a failing test gets: where to look next."""
+    if verdict in SUGGEST_FOR or "illegal" in message.lower():
+        return "run the sanitizer (cutegen sanitize, or CuTeGen: Sanitize) to find the line that faults"
+    return None
+
+
+def find_sanitizer(cuda_root: str) -> str | None:
+    root = Path(cuda_root)
+    for candidate in (root / "bin" / "compute-sanitizer", root / "compute-sanitizer" / "compute-sanitizer"):
+        if candidate.is_file():
+            return str(candidate)
+    return shutil.which("compute-sanitizer")
+
+
+def command(sanitizer: str, tool: str, problem: Path, library: str) -> list[str]:
+    program = [sys.executable, "-m", "cutegen.profiler.driver", "--problem", str(problem), "--library", library,
+               "--warmup", "0", "--calls", "1", "--no-reference"]
+    return [sanitizer, "--tool", tool, "--print-limit", "1000", "--show-backtrace", "device", *TOOL_ARGS[tool], *program]
+
+
+def run_tool(argv: list[str], timeout: float, wrap=None) -> tuple[str, str | None]:
+    """(the sanitizer's output, None) or (output so far, why it did not finish)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[2]),
+                                                        os.environ.get("PYTHONPATH", "")])}
+    try:
+        proc = subprocess.run(wrap(argv) if wrap else argv, capture_output=True, text=True, timeout=timeout, env=env)
+    except subprocess.TimeoutExpired as e:
+        out = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+        return out, f"did not finish within {timeout:.0f} s"
+    out = proc.stdout + proc.stderr
+    if "COMPUTE-SANITIZER" not in out:
+        return out, f"failed (exit {proc.returncode}): {out.strip()[-300:]}"
+    return out, None
+
+
+# -- parsing ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class Report:
+    """One error block of the sanitizer's output."""
+
+    tool: str
+    message: str
+    places: list[tuple[str, Place, int]] = field(default_factory=list)  # (access kind, place, offset), in order
+    threads: list[str] = field(default_factory=list)
+    addresses: list[str] = field(default_factory=list)
+    details: list[str] = field(default_factory=list)
+    count: int = 1
+
+
+def parse(output: str, tool: str) -> tuple[list[Report], int]:
+    """The error blocks of one tool's output and the errors its summary counts."""
+    reports: list[Report] = []
+    errors = 0
+    current: Report | None = None
+    for raw in output.splitlines():
+        if not raw.startswith("="):
+            continue
+        text = _PREFIX.sub("", raw, count=1)
+        if m := _SUMMARY.search(text):
+            errors = int((m["e"] or m["n"]).replace(",", ""))
+            current = None
+            continue
+        if not text.strip():
+            current = None
+            continue
+        indented = text.startswith(" ")
+        line = text.strip()
+        if not indented:
+            current = None
+            if line.startswith(_NOISE) or line.startswith(("Program hit", "Checking", "=")):
+                if line.startswith("Program hit"):
+                    reports.append(Report(tool, line))
+                continue
+            current = Report(tool, _headline(line))
+            reports.append(current)
+            _evidence(current, line)
+        elif current is not None and not line.startswith(_NOISE):
+            _evidence(current, line)
+    return reports, errors
+
+
+def _headline(line: str) -> str:
+    """'Error: Race reported between Write access at k+0x80 in f.cu:15' → 'Race reported between Write access …'."""
+    line = re.sub(r"^(Error|Warning|ERROR|WARNING):\s*", "", line)
+    line = _PLACE.sub("", line)
+    line = re.sub(r"\s+(?:detected\s+)?at __\w+__ 0x[0-9a-f]+", lambda m: " detected" if "detected" in m.group(0) else "", line)
+    line = re.sub(r"\s+in block \([\d, ]+\)\s*:?\s*$", "", line)
+    line = re.sub(r"\s+(at|in)\s*$", "", line.strip())
+    return " ".join(line.split()).rstrip(":")
+
+
+def _evidence(r: Report, line: str) -> None:
+    kind = "Read" if re.search(r"\bRead\b", line) else "Write" if re.search(r"\bWrite\b", line) else ""
+    found = False
+    for m in _PLACE.finditer(line):
+        r.places.append((kind, (m["file"], int(m["line"])), int(m["offset"], 16)))
+        found = True
+    if m := _THREAD.search(line):
+        r.threads.append(f"thread ({m['t']}) in block ({m['b']})")
+    elif m := _HAZARD_THREAD.search(line):
+        r.threads.append(f"{m['kind'].lower()} by thread ({m['t']})")
+    if m := _ADDRESS.search(line):
+        r.addresses.append(m["a"])
+    if m := _COUNT.search(line):
+        r.count = int(m["n"].replace(",", ""))
+    if m := _BLOCK.search(line):
+        if not _THREAD.search(line):
+            r.details.append(f"block ({m['b']})")
+    if not found and not _THREAD.search(line) and not _HAZARD_THREAD.search(line):
+        r.details.append(line)
+
+
+# -- condensing -----------------------------------------------------------------------------------
+
+
+def condense(reports: list[Report], folder: Folder, tables: dict[str, FunctionLines]) -> tuple[list[dict], list[str]]:
+    """Findings (records.SanitizerFinding as JSON), one per tool, message and user line; and the reports
+    that have no user line (the host API errors, kernels that live in headers)."""
+    findings: dict[tuple, dict] = {}
+    unplaced: list[str] = []
+    for r in reports:
+        placed = _user_place(r, folder, tables)
+        if placed is None:
+            unplaced.append(f"{r.tool}: {r.message}")
+            continue
+        (file, line), frames = placed
+        key = (r.tool, r.message, file, line)
+        f = findings.get(key)
+        if f is None:
+            f = findings[key] = {"tool": r.tool, "message": r.message, "file": file, "line": line, "count": 0,
+                                 "threads": [], "addresses": [], "details": [], "frames": frames}
+        f["count"] += r.count
+        for name, items in (("threads", r.threads), ("addresses", r.addresses), ("details", r.details)):
+            f[name] += [x for x in items if x not in f[name]][: max(0, EVIDENCE - len(f[name]))]
+    return sorted(findings.values(), key=lambda f: (f["file"], f["line"], f["tool"])), list(dict.fromkeys(unplaced))
+
+
+def _user_place(r: Report, folder: Folder, tables: dict[str, FunctionLines]):
+    """The user line of a report and the header frames walked out of (as records.Location JSON)."""
+    ordered = sorted(r.places, key=lambda p: p[0] != "Read")  # a race is the read's bug: it misses the barrier
+    for _, place, offset in ordered:
+        chain = _chain_at(place, offset, tables) or (place,)
+        frames = []
+        for file, line in chain:
+            user = folder.user_file(file)
+            if user is not None:
+                return (user, line), frames
+            frames.append(asdict(_Location(file, line, "in a header, called from the line below")))
+    return None
+
+
+def _chain_at(place: Place, offset: int, tables: dict[str, FunctionLines]) -> tuple[Place, ...] | None:
+    """The inline chain of the instruction at `offset` whose innermost place is `place` (any kernel)."""
+    for table in tables.values():
+        chain = table.chains.get(offset)
+        if chain and chain[0][1] == place[1] and os.path.basename(chain[0][0]) == os.path.basename(place[0]):
+            return chain
+    return None
+
+
+@dataclass
+class _Location:  # records.Location's JSON shape (records imports the profiler, not the other way round)
+    file: str
+    line: int
+    col: int = 1
+    message: str = ""
+
+
+def diagnostics(findings: list[dict]) -> list[dict]:
+    """One model.Diagnostic (as JSON) per finding: the message at the line, the evidence as related places."""
+    out = []
+    for f in findings:
+        many = f" ({f['count']:,} reports)" if f["count"] > 1 else ""
+        related = [asdict(_Location(f["file"], f["line"], 1, t)) for t in f["threads"]]
+        related += [asdict(_Location(f["file"], f["line"], 1, f"address {a}")) for a in f["addresses"]]
+        related += [asdict(_Location(f["file"], f["line"], 1, d)) for d in f["details"][:3]]
+        related += f["frames"]
+        out.append({"file": f["file"], "line": f["line"], "col": 1, "end_col": 2, "severity": "error",
+                    "message": f"{f['tool']}: {f['message']}{many}", "code": f"sanitizer-{f['tool']}",
+                    "source": "compute-sanitizer", "root": f["message"], "explanation": _explain(f),
+                    "related": related, "data": {"tool": f["tool"]}})
+    return out
+
+
+_HELP = {
+    "memcheck": "an access outside any allocation (or misaligned): check the bounds and the index arithmetic",
+    "racecheck": "two threads of a block touch the same shared memory without a barrier between: add "
+                 "`__syncthreads()` (or `cute::cp_async_wait` + a barrier) between the write and the read",
+    "initcheck": "a read of global memory that nothing wrote: write every element before reading it back",
+    "synccheck": "a barrier not all threads of the block reach (a `__syncthreads()` under a condition that "
+                 "differs between threads): move it out of the divergent branch",
+}
+
+
+def _explain(f: dict) -> str:
+    evidence = "; ".join(f["threads"][:2] + [f"address {a}" for a in f["addresses"][:1]])
+    return (f"**compute-sanitizer {f['tool']}**: {f['message']}\n\n{_HELP.get(f['tool'], '')}"
+            + (f"\n\nFirst reports: {evidence}" if evidence else ""))
+
+
+# -- the run ----------------------------------------------------------------------------------------
+
+
+def sanitize_kernel(kernel: Path, builder, *, problem: str | Path | None = None, state_dir: Path = Path(".cutegen"),
+                    tools: tuple[str, ...] = TOOLS, on_stage: Callable[[str], None] | None = None, jail=None) -> dict:
+    """Build `kernel` (-lineinfo), run each sanitizer tool on one call, and write the run record."""
+    from cutegen import records
+    from cutegen.build import Tier
+    from cutegen.harness.problem import find_problem
+    from cutegen.profiler.line_table import LineTableError, find_tool, read_line_table
+    from cutegen.profiler.lines import digest_file, system_folders
+    from cutegen.profiler.signals import SanitizeVerdict as V
+    from cutegen.toolchain import local_gpu_arch
+
+    kernel = Path(kernel).resolve()
+    stage = on_stage or (lambda s: None)
+    record: dict = {"kernel": str(kernel)}
+    finish = records.finisher(state_dir, "sanitize", str(kernel), record)
+    problem_path = find_problem(kernel, problem)
+    if problem_path is None or not problem_path.is_file():
+        return finish(V.NO_PROBLEM, f"no problem paired with {kernel.name}: the sanitizer needs its inputs")
+    sanitizer = find_sanitizer(builder.toolchain.cuda_root)
+    if sanitizer is None:
+        return finish(V.SANITIZER_MISSING, MISSING)
+    stage("build")
+    build = builder.run(Tier.BUILD, kernel)
+    if not build.ok:
+        return finish(V.BUILD_FAILED, "the kernel does not build; fix its errors first")
+    if local_gpu_arch() is None:
+        return finish(V.NOT_RUN, "no NVIDIA GPU on this machine: nothing to sanitize")
+    if jail is not None:
+        jail = jail.with_paths(readonly=[os.path.dirname(os.path.realpath(sanitizer)), problem_path, build.artifact,
+                                         os.path.dirname(build.artifact)])
+    bins = [Path(builder.toolchain.cuda_root) / "bin", Path(builder.toolchain.nvcc).parent]
+    tables: dict[str, FunctionLines] = {}
+    if (nvdisasm := find_tool("nvdisasm", bins)) is not None:
+        try:
+            tables = read_line_table(Path(build.artifact), nvdisasm, find_tool("cuobjdump", bins))
+        except LineTableError:
+            pass  # the sanitizer's own frames still place most errors
+    copy = str(Path(build.artifact).parent / (kernel.name if kernel.suffix != ".py" else kernel.stem + ".cu"))
+    folder = Folder({copy: str(kernel), os.path.realpath(copy): str(kernel)}, system_folders(builder.toolchain))
+    reports, counts, failures, outputs = [], {}, [], {}
+    timeout = builder.settings.profile_timeout
+    for tool in tools:
+        stage(tool)
+        out, problem_text = run_tool(command(sanitizer, tool, problem_path, build.artifact), timeout,
+                                     jail.command if jail is not None else None)
+        outputs[tool] = out[-20000:]
+        found, errors = parse(out, tool)
+        reports += found
+        counts[tool] = errors or len(found)
+        if problem_text:
+            failures.append(f"{tool} {problem_text}")
+    findings, unplaced = condense(reports, folder, tables)
+    report = {"findings": findings, "tools": counts, "unplaced": unplaced,
+              "digests": {f: digest_file(f) for f in sorted({x["file"] for x in findings} | {str(kernel)})}}
+    extra = {"sanitizer": report, "diagnostics": diagnostics(findings), "outputs": outputs}
+    if failures and not findings:
+        verdict = V.TIMEOUT if all("did not finish" in f for f in failures) else V.FAILED
+        return finish(verdict, "compute-sanitizer " + "; ".join(failures), **extra)
+    errors = sum(counts.values())
+    message = (f"{errors} error(s): " + "; ".join(f"{f['tool']} at line {f['line']}: {f['message']}" for f in findings[:3])
+               if errors else f"no errors from {', '.join(tools)}") + (f" ({'; '.join(failures)})" if failures else "")
+    return finish(V.ERRORS if errors else V.CLEAN, message, **extra)
