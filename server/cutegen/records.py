@@ -138,6 +138,7 @@ class LineProfile:
     lines: list[HotLine] = field(default_factory=list)
     total_samples: int = 0
     user_samples: int = 0  # the samples placed on user lines
+    innermost_samples: int = 0  # those Nsight's own innermost place alone would have put on user lines
     attribution: str = "inlined-at"  # "inlined-at" (the line table's inline chains) or "innermost" (Nsight's own place)
     digests: dict[str, str] = field(default_factory=dict)  # file → digest of its text when profiled (lines.digest)
     kernels: list[str] = field(default_factory=list)

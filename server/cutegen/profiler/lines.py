@@ -28,9 +28,15 @@ from cutegen.profiler.stalls import STALL_METRIC
 SASS_PER_LINE = 12  # instructions kept per line (the hottest first): a hover, not a disassembly
 MIN_MATCH = 0.9  # share of sampled PCs whose opcode must agree with the line table for its offsets to be trusted
 
-_SECTORS = re.compile(r"memory_l2_theoretical_sectors_global(_ideal)?$")
-_WAVEFRONTS = re.compile(r"memory_l1_wavefronts_shared(_ideal)?$")
-_EXECUTED = re.compile(r"(^|__)inst_executed$")
+_SECTORS = re.compile(r"^memory_l2_theoretical_sectors_global(_ideal)?$")
+_WAVEFRONTS = re.compile(r"^memory_l1_wavefronts_shared(_ideal)?$")
+_EXCESS = {"derived__memory_l2_theoretical_sectors_global_excessive": "excess_sectors",
+           "derived__memory_l1_wavefronts_shared_excessive": "excess_wavefronts"}
+_EXECUTED = "inst_executed"
+# CUTLASS's, CCCL's and CUDA's headers wherever they are installed (a report may come from another machine,
+# whose CUTLASS wheel sits elsewhere): never the user's.
+_LIBRARY = re.compile(r"/include/(cute|cutlass|cub|thrust|cuda|nv|cooperative_groups)(/|\.h)|/cuda[-.\d]*/(include|targets)/|"
+                      r"/include/(crt|cccl)/|/site-packages/(torch|cutlass_library|nvidia)/")
 
 
 @dataclass
@@ -43,6 +49,8 @@ class Pc:
     ideal_sectors: float = 0.0
     wavefronts: float = 0.0
     ideal_wavefronts: float = 0.0
+    excess_sectors: float | None = None  # Nsight's own excess (derived__…_excessive), when the report has it
+    excess_wavefronts: float | None = None
     markers: list[str] = field(default_factory=list)
 
 
@@ -68,8 +76,10 @@ def pcs_of(kernel: dict) -> dict[int, Pc]:
             pc = out[int(pc_text)]
             if name.startswith(STALL_METRIC) and not name.endswith("_not_issued"):
                 pc.stalls[name.removeprefix(STALL_METRIC)] += int(value)
-            elif _EXECUTED.search(name):
-                pc.executed = max(pc.executed, value)
+            elif name == _EXECUTED:
+                pc.executed = value
+            elif name in _EXCESS:
+                setattr(pc, _EXCESS[name], value)
             elif m := _SECTORS.search(name):
                 setattr(pc, "ideal_sectors" if m.group(1) else "sectors", value)
             elif m := _WAVEFRONTS.search(name):
@@ -82,15 +92,14 @@ def pcs_of(kernel: dict) -> dict[int, Pc]:
 
 def function_base(kernel: dict, table: FunctionLines | None) -> tuple[int | None, float]:
     """The kernel's load address (a PC minus it is a line-table offset) and the share of sampled PCs whose
-    opcode agrees there. Candidates: the smallest PC (offset 0 is every kernel's first, always executed,
-    instruction), 0 (PCs that are offsets already), and every offset holding the smallest PC's opcode."""
-    if table is None or not kernel.get("sass"):
+    opcode agrees there. Nsight records it (`launch__function_pcs`); without it the candidates are the
+    smallest PC (offset 0 is every kernel's first, always executed, instruction) and 0 (PCs that are offsets)."""
+    if table is None:
         return None, 0.0
-    sass = {int(pc): text for pc, text in kernel["sass"].items() if text}
+    sass = {int(pc): text for pc, text in kernel.get("sass", {}).items() if _opcode(text) not in ("", "N/A")}
     if not sass:
         return None, 0.0
-    first = min(sass)
-    candidates = {first, 0} | {first - off for off, text in table.sass.items() if _opcode(text) == _opcode(sass[first])}
+    candidates = [kernel["base"]] if kernel.get("base") else [min(sass), 0]
     best = max(candidates, key=lambda base: _agreement(sass, table, base))
     return best, _agreement(sass, table, best)
 
@@ -117,9 +126,11 @@ class Folder:
     system: tuple[str, ...]
 
     def user_file(self, file: str) -> str | None:
+        if not os.path.isabs(file):  # compute-sanitizer prints bare names: only the kernel's own is the user's
+            return next((user for copy, user in self.aliases.items() if os.path.basename(copy) == file), None)
         file = self.aliases.get(file, file)
         real = os.path.realpath(file)
-        return None if real.startswith(self.system) else file
+        return None if real.startswith(self.system) or _LIBRARY.search(real) else file
 
     def user_place(self, chain: tuple[Place, ...]) -> Place | None:
         for file, line in chain:  # innermost first: the first user place is the line that called the header
@@ -149,6 +160,9 @@ def fold(data: dict, tables: dict[str, FunctionLines], folder: Folder, table_pro
             place = _place(pc, kernel, table, base, folder)
             samples = sum(measured.stalls.values())
             totals["samples"] += samples
+            own = kernel.get("places", {}).get(str(pc))
+            if own and folder.user_file(own[0]) is not None:
+                totals["innermost"] += samples  # what Nsight's own (innermost) place would have put on user lines
             if place is None:
                 continue
             totals["user"] += samples
@@ -169,7 +183,8 @@ def _place(pc: int, kernel: dict, table: FunctionLines | None, base: int | None,
 
 def _empty(place: Place) -> dict:
     return {"file": place[0], "line": place[1], "samples": 0, "stalls": Counter(), "executed": 0, "sectors": 0,
-            "ideal_sectors": 0, "wavefronts": 0, "ideal_wavefronts": 0, "markers": [], "_sass": []}
+            "ideal_sectors": 0, "wavefronts": 0, "ideal_wavefronts": 0, "_excess_sectors": None,
+            "_excess_wavefronts": None, "markers": [], "_sass": []}
 
 
 def _add(row: dict, pc: Pc, samples: int, sass: str, address: int) -> None:
@@ -178,6 +193,9 @@ def _add(row: dict, pc: Pc, samples: int, sass: str, address: int) -> None:
     row["executed"] += int(pc.executed)
     for key in ("sectors", "ideal_sectors", "wavefronts", "ideal_wavefronts"):
         row[key] += int(getattr(pc, key))
+    for key in ("excess_sectors", "excess_wavefronts"):
+        if getattr(pc, key) is not None:
+            row[f"_{key}"] = (row[f"_{key}"] or 0) + getattr(pc, key)
     row["markers"] += [m for m in pc.markers if m not in row["markers"]]
     if sass:
         row["_sass"].append((samples, address, sass))
@@ -192,12 +210,16 @@ def _profile(lines: dict[Place, dict], totals: Counter, attribution: str, kernel
         row["sass"] = [f"{text}" + (f"  // {n} samples" if n else "") for n, _, text in sorted(hottest, key=lambda s: s[1])]
         row["stalls"] = dict(row["stalls"].most_common())
         row["share"] = row["samples"] / total if total else 0.0
-        row["excess_sectors"] = max(0, row.pop("sectors") - row.pop("ideal_sectors"))
-        row["excess_wavefronts"] = max(0, row.pop("wavefronts") - row.pop("ideal_wavefronts"))
+        for excess, (have, ideal) in (("excess_sectors", ("sectors", "ideal_sectors")),
+                                      ("excess_wavefronts", ("wavefronts", "ideal_wavefronts"))):
+            derived = row.pop(f"_{excess}")
+            row[excess] = int(derived) if derived is not None else max(0, row[have] - row[ideal])
+            row.pop(have), row.pop(ideal)
         row["text"] = _source_line(texts, row["file"], row["line"])
         rows.append(row)
     files = sorted({r["file"] for r in rows})
-    return {"lines": rows, "total_samples": total, "user_samples": totals["user"], "attribution": attribution,
+    return {"lines": rows, "total_samples": total, "user_samples": totals["user"], "innermost_samples": totals["innermost"],
+            "attribution": attribution,
             "digests": {f: digest_file(f) for f in files}, "kernels": kernels, "note": "; ".join(notes)}
 
 

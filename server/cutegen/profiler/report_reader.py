@@ -16,8 +16,16 @@ import glob
 import importlib
 import json
 import os
+import re
 import sys
 from pathlib import Path
+
+# The SourceCounters metrics instanced per PC (other instanced metrics are keyed by opcode or occupancy step).
+PER_PC = re.compile(r"^(smsp__pcsamp_warps_issue_stalled_\w+|inst_executed|thread_inst_executed\w*|"
+                    r"memory_l2_theoretical_sectors_global(_ideal)?|memory_l1_wavefronts_shared(_ideal)?|"
+                    r"derived__memory_l2_theoretical_sectors_global_excessive|"
+                    r"derived__memory_l1_wavefronts_shared_excessive)$")
+FUNCTION_PCS = "launch__function_pcs"  # the kernel's load address: a PC minus it is a cubin offset
 
 MISSING = ("Nsight Compute's Python report interface (ncu_report) was not found: pip install ncu-report, or use "
            "an Nsight Compute with extras/python next to ncu")
@@ -61,6 +69,8 @@ def read(report: str, ncu: str | None = None) -> dict:
         rng = context.range_by_idx(r)
         for a in range(rng.num_actions()):
             kernels.append(_action(module, rng.action_by_idx(a)))
+    if not kernels:
+        return {"error": f"{Path(report).name} holds no profiled kernel (damaged, or not an Nsight Compute report)"}
     return {"kernels": kernels, "reader": getattr(module, "__file__", "")}
 
 
@@ -68,6 +78,8 @@ def _action(module, action) -> dict:
     per_pc: dict[str, dict[str, float]] = {}
     pcs: set[int] = set()
     for name in action.metric_names():
+        if not PER_PC.match(name):
+            continue
         metric = action.metric_by_name(name)
         if metric is None or not metric.has_correlation_ids() or metric.num_instances() == 0:
             continue
@@ -75,7 +87,7 @@ def _action(module, action) -> dict:
         values: dict[str, float] = {}
         for i in range(metric.num_instances()):
             pc = int(ids.as_uint64(i))
-            value = metric.as_double(i)
+            value = metric.as_double(i) or 0.0
             if value:
                 values[str(pc)] = value
                 pcs.add(pc)
@@ -88,7 +100,18 @@ def _action(module, action) -> dict:
             places[str(pc)] = [info.file_name(), int(info.line())]
         sass[str(pc)] = action.sass_by_pc(pc)
     return {"name": action.name(), "mangled": action.name(module.IAction.NameBase_MANGLED),
-            "metrics": per_pc, "places": places, "sass": sass, "markers": _markers(action)}
+            "base": _function_base(action), "metrics": per_pc, "places": places, "sass": sass,
+            "markers": _markers(action)}
+
+
+def _function_base(action) -> int | None:
+    metric = action.metric_by_name(FUNCTION_PCS)
+    if metric is None:
+        return None
+    if metric.num_instances():
+        return int(metric.as_uint64(0))
+    value = metric.as_uint64()
+    return int(value) if value else None
 
 
 def _markers(action) -> list[dict]:

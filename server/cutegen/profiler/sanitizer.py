@@ -24,7 +24,11 @@ from cutegen.profiler.lines import Folder
 
 TOOLS = ("memcheck", "racecheck", "initcheck", "synccheck")
 EVIDENCE = 4  # threads and addresses kept per finding
-TOOL_ARGS = {"memcheck": ["--leak-check", "no"], "racecheck": [], "initcheck": [], "synccheck": []}
+# racecheck's hazard report (the form captured on the H200): one block per hazardous byte, thousands for one
+# missing barrier, so the print limit keeps the first PRINT_LIMIT; condense() folds them into one finding per line.
+TOOL_ARGS = {"memcheck": ["--leak-check", "no"], "racecheck": ["--racecheck-report", "hazard"], "initcheck": [],
+             "synccheck": []}
+PRINT_LIMIT = 200
 MISSING = ("compute-sanitizer was not found: it ships with the CUDA toolkit (bin/compute-sanitizer or "
            "compute-sanitizer/compute-sanitizer under the toolkit); put it on PATH")
 # Which harness verdicts a sanitizer run explains (the GPU reported a fault the test cannot place).
@@ -61,13 +65,15 @@ def find_sanitizer(cuda_root: str) -> str | None:
 def command(sanitizer: str, tool: str, problem: Path, library: str) -> list[str]:
     program = [sys.executable, "-m", "cutegen.profiler.driver", "--problem", str(problem), "--library", library,
                "--warmup", "0", "--calls", "1", "--no-reference"]
-    return [sanitizer, "--tool", tool, "--print-limit", "1000", "--show-backtrace", "device", *TOOL_ARGS[tool], *program]
+    return [sanitizer, "--tool", tool, "--print-limit", str(PRINT_LIMIT), "--show-backtrace", "device", *TOOL_ARGS[tool], *program]
 
 
 def run_tool(argv: list[str], timeout: float, wrap=None) -> tuple[str, str | None]:
     """(the sanitizer's output, None) or (output so far, why it did not finish)."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[2]),
-                                                        os.environ.get("PYTHONPATH", "")])}
+    # Without PyTorch's caching allocator every tensor is its own cudaMalloc, so memcheck and initcheck see
+    # each tensor's true bounds (a caching block is 2 MB: a store just past a small tensor lands inside it).
+    env = {**os.environ, "PYTORCH_NO_CUDA_MEMORY_CACHING": "1",
+           "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[2]), os.environ.get("PYTHONPATH", "")])}
     try:
         proc = subprocess.run(wrap(argv) if wrap else argv, capture_output=True, text=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired as e:
@@ -93,6 +99,7 @@ class Report:
     addresses: list[str] = field(default_factory=list)
     details: list[str] = field(default_factory=list)
     count: int = 1
+    block: str = ""  # a hazard report names the block once, in its headline
 
 
 def parse(output: str, tool: str) -> tuple[list[Report], int]:
@@ -121,7 +128,7 @@ def parse(output: str, tool: str) -> tuple[list[Report], int]:
                 continue
             current = Report(tool, _headline(line))
             reports.append(current)
-            _evidence(current, line)
+            _evidence(current, line, headline=True)
         elif current is not None and not line.startswith(_NOISE):
             _evidence(current, line)
     return reports, errors
@@ -137,24 +144,23 @@ def _headline(line: str) -> str:
     return " ".join(line.split()).rstrip(":")
 
 
-def _evidence(r: Report, line: str) -> None:
-    kind = "Read" if re.search(r"\bRead\b", line) else "Write" if re.search(r"\bWrite\b", line) else ""
+def _evidence(r: Report, line: str, headline: bool = False) -> None:
     found = False
     for m in _PLACE.finditer(line):
-        r.places.append((kind, (m["file"], int(m["line"])), int(m["offset"], 16)))
+        before = re.findall(r"\b(Read|Write)\b", line[:m.start()])
+        r.places.append((before[-1] if before else "", (m["file"], int(m["line"])), int(m["offset"], 16)))
         found = True
+    if m := _BLOCK.search(line):
+        r.block = m["b"]
     if m := _THREAD.search(line):
         r.threads.append(f"thread ({m['t']}) in block ({m['b']})")
     elif m := _HAZARD_THREAD.search(line):
-        r.threads.append(f"{m['kind'].lower()} by thread ({m['t']})")
+        r.threads.append(f"{m['kind'].lower()} by thread ({m['t']})" + (f" in block ({r.block})" if r.block else ""))
     if m := _ADDRESS.search(line):
         r.addresses.append(m["a"])
     if m := _COUNT.search(line):
         r.count = int(m["n"].replace(",", ""))
-    if m := _BLOCK.search(line):
-        if not _THREAD.search(line):
-            r.details.append(f"block ({m['b']})")
-    if not found and not _THREAD.search(line) and not _HAZARD_THREAD.search(line):
+    if not (headline or found or _THREAD.search(line) or _HAZARD_THREAD.search(line)):
         r.details.append(line)
 
 
@@ -184,17 +190,28 @@ def condense(reports: list[Report], folder: Folder, tables: dict[str, FunctionLi
 
 
 def _user_place(r: Report, folder: Folder, tables: dict[str, FunctionLines]):
-    """The user line of a report and the header frames walked out of (as records.Location JSON)."""
+    """The user line of a report, and as related places the header frames walked out of and the other access of
+    a race (records.Location JSON)."""
     ordered = sorted(r.places, key=lambda p: p[0] != "Read")  # a race is the read's bug: it misses the barrier
-    for _, place, offset in ordered:
-        chain = _chain_at(place, offset, tables) or (place,)
-        frames = []
-        for file, line in chain:
-            user = folder.user_file(file)
-            if user is not None:
-                return (user, line), frames
-            frames.append(asdict(_Location(file, line, "in a header, called from the line below")))
+    placed = [(kind, _walk(place, offset, folder, tables)) for kind, place, offset in ordered]
+    for i, (kind, walked) in enumerate(placed):
+        if walked[0] is None:
+            continue
+        others = [asdict(_Location(*w[0], 1, f"the {k.lower() or 'other'} access it races with"))
+                  for j, (k, w) in enumerate(placed) if j != i and w[0] is not None and w[0] != walked[0]]
+        return walked[0], walked[1] + others
     return None
+
+
+def _walk(place: Place, offset: int, folder: Folder, tables: dict[str, FunctionLines]):
+    """(the first user place of the instruction's inline chain, the header frames before it)."""
+    frames = []
+    for file, line in _chain_at(place, offset, tables) or (place,):
+        user = folder.user_file(file)
+        if user is not None:
+            return (user, line), frames
+        frames.append(asdict(_Location(file, line, 1, "in a header, called from the line below")))
+    return None, frames
 
 
 def _chain_at(place: Place, offset: int, tables: dict[str, FunctionLines]) -> tuple[Place, ...] | None:
