@@ -29,6 +29,7 @@ MEANINGS = {
     "selected": "the warp issued: the samples of useful work",
     "sleeping": "the warp sleeps (nanosleep, yield) or all its threads are blocked",
     "misc": "a rare reason Nsight Compute does not name",
+    "warpgroup_arrive": "waiting at a warpgroup arrive/wait for asynchronous wgmma (Hopper tensor-core MMAs) to finish",
 }
 
 # Samples that are not a stall to fix: shown, but never the reason a line is named for.
