@@ -3,7 +3,8 @@
 # (.whl/: nvidia-cutlass for the CuTe headers; .whl/agent/: the pure-Python packages the GPU image lacks), then
 # runs the chosen parts and writes logs under $OUT. A device call is limited to 10 minutes, so the parts are
 # named; each one alone fits a call (measured on the H200: harness 5, adapters 4, profile 3, variants 2.5,
-# agent 1, sandbox 3, modelnew 3, suite 4, records 2.5 minutes; examples with the verify-latency run about 5.5).
+# agent 1, sandbox 3, modelnew 3, suite 4, records 2.5 minutes; examples with the verify-latency run about 5.5;
+# lens estimated at 4: its bench 2.5, its tests 1.5).
 #   device run, carry [".whl"]:  bash scripts/gpu-check.sh harness adapters   (or any part below, or all)
 #   kernelbench is not in `all`: it is issue 15's measurement (near a whole call; it resumes when cut).
 set -uo pipefail
@@ -20,7 +21,7 @@ fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv | tee "$OUT/gpu.txt"
 
 parts=("$@"); [ ${#parts[@]} -eq 0 ] && parts=(all)
-[ "${parts[0]}" = all ] && parts=(harness gemm gemm-bench adapters examples profile variants agent sandbox modelnew suite records)
+[ "${parts[0]}" = all ] && parts=(harness gemm gemm-bench adapters examples profile variants agent sandbox modelnew suite records lens)
 status=0
 run() {  # run LOG COMMAND...: output to the terminal and $OUT/LOG; any failing command fails the script
   local log=$1; shift
@@ -30,13 +31,13 @@ run() {  # run LOG COMMAND...: output to the terminal and $OUT/LOG; any failing 
 for part in "${parts[@]}"; do
   case $part in
     harness) run gpu-harness.log python3 -m pytest -q -m gpu tests/gpu tests/knowledge tests/profiler \
-               -k "not gemm_sm90 and not gemm_bf16" -p no:cacheprovider --durations=10 ;;
+               -k "not gemm_sm90 and not gemm_bf16 and not lens" -p no:cacheprovider --durations=10 ;;
     # The Hopper GEMM ladder: CUTLASS-collective builds take 1-2 minutes each, so they have parts of their own.
     gemm) run gpu-gemm.log python3 -m pytest -q -s -m gpu tests/gpu tests/knowledge -k "gemm_sm90 or gemm_bf16" \
             -p no:cacheprovider --durations=10 ;;
     gemm-bench) run gemm-rungs.log python3 bench/gemm_rungs.py --candidates --out "$OUT/gemm_rungs.json" ;;
     adapters) run gpu-adapters.log python3 -m pytest -q -m gpu tests/agent tests/lsp tests/engine tests/suite \
-                -p no:cacheprovider --durations=10 ;;
+                -k "not hot_lines" -p no:cacheprovider --durations=10 ;;
     examples) run examples.log python3 bench/examples_bench.py --out "$OUT/examples.json"
               run ncu.log python3 bench/ncu_agreement.py --out "$OUT/ncu.json"
               run verify_latency.log python3 bench/verify_latency.py --out "$OUT/verify_latency.json" ;;
@@ -52,13 +53,20 @@ for part in "${parts[@]}"; do
     suite) run suite.log python3 bench/suite_overhead.py --profile --agent --out "$OUT/suite_overhead.json"
            tar czf "$OUT/suite-h200.tgz" --exclude=.cutegen -C .cutegen suite-h200 ;;
     records) run records.log bash scripts/gpu-records.sh ;;
+    # The profile lens (issue 28): per-line profiles of three kernels and the sanitizer on four broken ones
+    # through the engine (bench), then its GPU tests (the CLI table, memcheck at its line, the Optimize prompt's
+    # hot lines for three kernels with the scripted endpoint).
+    # --reps 1: one interleaved pair per kernel (the lead's probe had two: 1.0-1.1x); the tests reuse the builds.
+    lens) run lens.log python3 bench/profile_lines.py --out "$OUT/lens.json" --reps 1
+          run lens-tests.log python3 -m pytest -q -s -m gpu tests/profiler/test_lens_gpu.py tests/agent/test_gpu_hot_lines.py \
+            -p no:cacheprovider --durations=10 ;;
     # KernelBench Level 1 (problems 1-32) judged in one suite run; a run cut by the call's time limit (SIGINT
     # leaves a consistent state) resumes when the part runs again on the same machine (.cutegen stays there).
     kernelbench) run kernelbench.log timeout -s INT "${KB_SECONDS:-540}" python3 -m cutegen suite run \
                    examples/kernelbench/level1 --kernels examples/kernelbench/level1 --out .cutegen/kb-h200 --no-progress
                  run kernelbench-table.log python3 bench/kernelbench_table.py .cutegen/kb-h200 --out "$OUT/kernelbench.md"
                  tar czf "$OUT/kb-h200.tgz" --exclude=.cutegen -C .cutegen kb-h200 ;;
-    *) echo "unknown part '$part' (harness adapters examples profile variants agent sandbox modelnew suite records kernelbench gemm gemm-bench all)" >&2
+    *) echo "unknown part '$part' (harness adapters examples profile variants agent sandbox modelnew suite records lens kernelbench gemm gemm-bench all)" >&2
        exit 2 ;;
   esac
 done
