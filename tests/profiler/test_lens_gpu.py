@@ -23,7 +23,7 @@ def test_lens_profile_lines_cli_prints_the_hot_lines(tmp_path):
                         str(tmp_path)], capture_output=True, text=True, env=env, timeout=600)
     print(p.stdout[-4000:])
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
-    assert "hot lines" in p.stdout and "softsign.cu:59" in p.stdout and "drain" in p.stdout
+    assert "hot lines of elementwise_kernel" in p.stdout and "softsign.cu:59" in p.stdout and "drain" in p.stdout
     assert "of samples on user lines" in p.stdout
     record = json.loads(next(tmp_path.rglob("latest-profile.json")).read_text())  # what --json prints
     assert record["lines"]["attribution"] == "inlined-at"

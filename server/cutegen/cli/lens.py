@@ -57,25 +57,24 @@ def _profile(args) -> int:
 
 
 def lines_table(payload: dict, top: int, err) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
+    """One block per hot line (readable at any terminal width): place, share, samples, the top stall reasons, the
+    code, the counters, Nsight's marker."""
     r = RunRecord.from_payload("profile", payload.get("kernel", ""), payload)
     if r.lines is None:
         err.print(f"[yellow]no per-line profile:[/] {payload.get('lines_problem', 'not collected')}")
         return
-    out = Console(soft_wrap=True)
-    table = Table("line", "share", "samples", "top stalls", "executed", "excess sectors", "bank conflicts", "source",
-                  title="hot lines")
+    print(f"hot lines of {', '.join(r.lines.kernels) or 'the kernel'}:")
     for h in r.lines.hottest(top):
-        stalls = ", ".join(f"{name} {count / h.samples:.0%}" for name, count in h.top_stalls(3)) if h.samples else "–"
-        table.add_row(f"{Path(h.file).name}:{h.line}", f"{h.share:.1%}", f"{h.samples:,}", stalls, f"{h.executed:,}",
-                      f"{h.excess_sectors:,}", f"{h.excess_wavefronts:,}", h.text[:60])
-    out.print(table)
-    for h in r.lines.hottest(top):
-        for m in h.markers[:2]:
-            out.print(f"  line {h.line}: [dim]{m[:200]}[/]", highlight=False)
-    out.print(coverage(r.lines))
+        stalls = ", ".join(f"{name} {count / h.samples * 100:.0f} %" for name, count in h.top_stalls(3)) if h.samples else ""
+        print(f"  {Path(h.file).name}:{h.line:<5} {h.share * 100:5.1f} %  {h.samples:>10,} samples  {stalls}")
+        print(f"      {h.text}")
+        counters = [f"{h.executed:,} warp instructions"]
+        counters += [f"{h.excess_sectors:,} excess L2 sectors"] if h.excess_sectors else []
+        counters += [f"{h.excess_wavefronts:,} excess shared wavefronts"] if h.excess_wavefronts else []
+        print(f"      {' · '.join(counters)}")
+        for m in h.markers[:1]:
+            print(f"      Nsight Compute: {m[:200]}")
+    print(coverage(r.lines))
 
 
 def coverage(lines: LineProfile) -> str:

@@ -288,6 +288,13 @@ def _sync_findings(ls, job, result) -> None:
             ls.checks.send(affected, None)
 
 
+def _hints_after_check(ls, job) -> None:
+    """A checked file with a line profile gets its marks asked for again (a profile made elsewhere, the CLI's,
+    shows without reopening the file; a stale one loses them)."""
+    if ls.lens.profile_for(ls, job.path) is not None and ls.supports("workspace.inlay_hint.refresh_support"):
+        ls.workspace_inlay_hint_refresh(None)
+
+
 def _refresh(ls) -> None:
     ls.refresh_code_lens()
     if ls.supports("workspace.inlay_hint.refresh_support"):
@@ -297,6 +304,7 @@ def _refresh(ls) -> None:
 def register(server) -> None:
     server.lens = Lens()
     server.checks.listeners.append(lambda job, result: _sync_findings(server, job, result))
+    server.checks.listeners.append(lambda job, result: _hints_after_check(server, job))
 
     def command(run):
         async def handler(ls, *args):

@@ -49,13 +49,15 @@ def load_module(ncu: str | None):
 
 
 def _candidates(ncu: str | None) -> list[str]:
-    if not ncu:
-        return []
-    real = Path(os.path.realpath(ncu)).parent
-    roots = [real, real.parent, Path(ncu).parent, Path(ncu).parent.parent]
-    out = [str(r / "extras" / "python") for r in roots]
-    for r in roots:
-        out += sorted(glob.glob(str(r / "nsight-compute*" / "extras" / "python")), reverse=True)
+    out = []
+    if ncu:
+        real = Path(os.path.realpath(ncu)).parent
+        roots = [real, real.parent, Path(ncu).parent, Path(ncu).parent.parent]
+        out = [str(r / "extras" / "python") for r in roots]
+        for r in roots:
+            out += sorted(glob.glob(str(r / "nsight-compute*" / "extras" / "python")), reverse=True)
+    # Nsight Compute's own installer's place (newest first), where the GPU machine has it
+    out += sorted(glob.glob("/opt/nvidia/nsight-compute/*/extras/python"), reverse=True)
     return list(dict.fromkeys(out))
 
 
