@@ -74,7 +74,7 @@ async def test_hot_lines_are_marked_hovered_and_named(client, workspace, softsig
     uri = open_file(client, kernel, text)
     hints = await _hints(client, uri, len(text.splitlines()))
     assert hints[33] == "69 % · long_scoreboard" and hints[59] == "21 % · drain"
-    assert len(hints) == 5
+    assert sorted(hints) == [33, 52, 56, 59]  # the top 5 but line 45 (0.4 %): under 1 % is not marked
     # the hover of the stores' line: its reasons, what they mean, the knowledge base's advice, its SASS
     md = await _hover(client, uri, 59)
     assert "line 59: 21.3 % of the samples" in md

@@ -28,6 +28,7 @@ from cutegen.profiler.lines import digest
 from cutegen.records import HotLine, LineProfile
 
 HINTS = 5  # hot lines marked at their end
+MIN_HINT_SHARE = 0.01  # a line under 1 % of the samples is not marked ("0 %" is noise); its hover still answers
 SANITIZE_OWNER = "sanitize:"  # the Published owner of a file's sanitizer diagnostics
 
 
@@ -95,6 +96,8 @@ def inlay_hints(ls, uri: str, text: str, first: int = 0, last: int | None = None
     out = []
     for h in profile.hottest(HINTS, str(path_of(uri))):
         n = h.line - 1
+        if h.share < MIN_HINT_SHARE:
+            continue
         if 0 <= n < len(lines) and first <= n <= (last if last is not None else n):
             out.append(types.InlayHint(position=types.Position(line=n, character=len(lines[n])), label=h.label(),
                                        padding_left=True, tooltip=_tooltip(h)))

@@ -480,11 +480,13 @@ test("CuTeGen in a real VS Code: diagnostic, quick fix as a verified diff, Apply
 
   await step("the profile lens marks the hot lines, hovers one and draws the picture", { skip: lensSkip }, async () => {
     await palette(page, "Notifications: Clear All Notifications");
+    await palette(page, "View: Single Column Editor Layout"); // the layout picture beside the code goes
     await palette(page, "CuTeGen: Check File"); // the check's end asks the editor for its marks again
-    const hint = page.locator(".view-line", { hasText: "69 % · long_scoreboard" }).first();
-    await goToLine(page, 33);
-    await hint.waitFor({ timeout: 60_000 * SLOW });
-    await page.locator(".codelens-decoration", { hasText: "hottest: line 33" }).first().waitFor({ timeout: 30_000 * SLOW });
+    const launcher = example.good.split("\n").findIndex((l) => l.includes("cutegen_forward(")) + 1;
+    await goToLine(page, launcher);  // the CodeLens sits on the entry point, the launcher
+    await page.locator(".codelens-decoration", { hasText: "hottest: line 33" }).first().waitFor({ timeout: 60_000 * SLOW });
+    await goToLine(page, 59);
+    await page.locator(".view-line", { hasText: "21 % · drain" }).first().waitFor({ timeout: 60_000 * SLOW });
     await screenshot(page, "lens-hints");
     await goToLine(page, 59, 5);
     const hover = page.locator(".monaco-hover", { hasText: "CuTeGen profile · line 59" }).first();
@@ -504,6 +506,7 @@ test("CuTeGen in a real VS Code: diagnostic, quick fix as a verified diff, Apply
     assert.match(text, /drain/);
     await screenshot(page, "lens-hover");
     await page.keyboard.press("Escape");
+    await goToLine(page, launcher);
     await page.locator(".codelens-decoration a", { hasText: "hottest: line 33" }).first().click();
     const shown = await until(async () => {
       for (const frame of page.frames()) {
