@@ -160,7 +160,7 @@ class LineProfile:
     def summary(self) -> str:
         top = self.lines[0] if self.lines else None
         where = f"hottest line {top.line} ({top.label()})" if top else "no samples on user lines"
-        return f"{where} · {self.user_share:.0%} of samples on user lines"
+        return f"{where} · {self.user_share * 100:.0f} % of samples on user lines"
 
     @classmethod
     def from_json(cls, d: dict) -> "LineProfile":

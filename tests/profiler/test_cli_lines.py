@@ -37,7 +37,7 @@ def test_the_lines_table_shows_the_hot_lines_and_the_coverage(builder, capsys):
     assert rows[1].startswith("  softsign.cu:59     21.3 %") and "drain 77 %" in rows[1]
     assert "      copy(tiled_copy, frag, tYgY);            // ... then all stores" in out
     assert "      Nsight Compute: This line is responsible for 16.6% of all warp stalls" in out
-    assert "100.0% of 392,028 samples on user lines (inlined CuTe code charged to the user line that called it)" in out
+    assert "100.0 % of 392,028 samples on user lines (inlined CuTe code charged to the user line that called it)" in out
 
 
 def test_without_a_line_profile_the_table_says_why(capsys):

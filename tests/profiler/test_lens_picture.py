@@ -34,8 +34,8 @@ def test_the_picture_has_a_heat_row_and_a_stall_bar_per_hot_line():
     reasons = [r.get("data-reason") for r in root.iter(f"{NS}rect") if r.get("data-line") == "12" and r.get("class") == "stall"]
     assert reasons == ["long_scoreboard", "selected"]
     labels = [t.text for t in root.iter(f"{NS}text") if t.get("class") == "hot-line"]
-    assert labels[0].strip().startswith("12  60.0%") and "<y>" in labels[0]
-    assert "100% of 1,000 samples on user lines" in root.find(f"{NS}title").text
+    assert labels[0].strip().startswith("12  60.0 %") and "<y>" in labels[0]
+    assert "100 % of 1,000 samples on user lines" in root.find(f"{NS}title").text
 
 
 def test_a_stale_picture_says_so():

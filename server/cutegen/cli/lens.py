@@ -80,7 +80,7 @@ def lines_table(payload: dict, top: int, err) -> None:
 def coverage(lines: LineProfile) -> str:
     how = ("inlined CuTe code charged to the user line that called it" if lines.attribution == "inlined-at"
            else "Nsight's innermost place only: " + (lines.note or "no line table"))
-    return (f"{lines.user_share:.1%} of {lines.total_samples:,} samples on user lines ({how})")
+    return (f"{lines.user_share * 100:.1f} % of {lines.total_samples:,} samples on user lines ({how})")
 
 
 def _sanitize(args) -> int:

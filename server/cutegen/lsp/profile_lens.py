@@ -105,7 +105,7 @@ def inlay_hints(ls, uri: str, text: str, first: int = 0, last: int | None = None
 
 
 def _tooltip(h: HotLine) -> str:
-    return "CuTeGen profile: " + ", ".join(f"{r} {c / max(h.samples, 1):.0%}" for r, c in h.top_stalls(3))
+    return "CuTeGen profile: " + ", ".join(f"{r} {c / max(h.samples, 1) * 100:.0f} %" for r, c in h.top_stalls(3))
 
 
 def hover_markdown(ls, uri: str, line: int, text: str) -> str | None:
@@ -124,7 +124,7 @@ def line_markdown(h: HotLine, profile: LineProfile) -> str:
     rows = ["| stall | share | what it means | what to do |", "|---|---|---|---|"]
     for reason, count in h.top_stalls(4):
         signal, advice = _advice(reason)
-        rows.append(f"| `{reason}` | {count / h.samples:.0%} | {_meaning(reason)} | {advice}"
+        rows.append(f"| `{reason}` | {count / h.samples * 100:.0f} % | {_meaning(reason)} | {advice}"
                     + (f" (signal `{signal}`)" if signal else "") + " |")
     parts.append("\n".join(rows))
     figures = [f"{h.executed:,} warp instructions executed"]

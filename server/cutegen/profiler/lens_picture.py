@@ -10,9 +10,9 @@ from cutegen.records import HotLine, LineProfile
 
 ROW = 3  # px per source line in the strip
 STRIP_W = 46
-BAR_W = 360
+BAR_W = 240
 BAR_H = 16
-TEXT_W = 300
+TEXT_W = 270
 # One colour per stall reason (grouped: memory blue, shared/MIO purple, math orange, sync red, issue grey).
 COLOURS = {
     "long_scoreboard": "#1f77b4", "lg_throttle": "#4f9bd9", "tex_throttle": "#9ecae1", "drain": "#6baed6",
@@ -48,7 +48,7 @@ def draw(profile: LineProfile, file: str, source: str, *, top: int = 8, stale: b
         if n <= len(lines):
             h = by_line[n]
             out.append(f'<rect class="heat" data-line="{n}" x="1" y="{20 + (n - 1) * ROW}" width="{STRIP_W - 2}" '
-                       f'height="{ROW}" fill="{heat(h.share, hottest)}"><title>line {n}: {h.share:.1%}</title></rect>')
+                       f'height="{ROW}" fill="{heat(h.share, hottest)}"><title>line {n}: {h.share * 100:.1f} %</title></rect>')
     x0 = STRIP_W + 30
     out.append(f'<text x="{x0}" y="12" font-weight="bold">{escape(_title(profile, file, stale))}</text>')
     for i, h in enumerate(hot):
@@ -61,13 +61,13 @@ def draw(profile: LineProfile, file: str, source: str, *, top: int = 8, stale: b
 
 
 def _title(profile: LineProfile, file: str, stale: bool) -> str:
-    text = f"{profile.user_share:.0%} of {profile.total_samples:,} samples on user lines"
+    text = f"{profile.user_share * 100:.0f} % of {profile.total_samples:,} samples on user lines"
     return ("STALE (the file changed since this profile): " if stale else "") + text
 
 
 def _link(h: HotLine, lines: list[str], x: float, y: float, strip_y: float) -> str:
     text = h.text or (lines[h.line - 1].strip() if 0 < h.line <= len(lines) else "")
-    label = f"{h.line:>4} {h.share:6.1%}  {text[:34]}"
+    label = f"{h.line:>4} {h.share * 100:5.1f} %  {text[:30]}"
     return (f'<line x1="{STRIP_W}" y1="{strip_y}" x2="{x - 4}" y2="{y + BAR_H / 2}" stroke="#bbb"/>'
             f'<text class="hot-line" data-line="{h.line}" x="{x}" y="{y + 12}">{escape(label)}</text>')
 
@@ -81,12 +81,12 @@ def _bar(h: HotLine, x: float, y: float) -> list[str]:
             continue
         out.append(f'<rect class="stall" data-line="{h.line}" data-reason="{escape(reason)}" x="{at:.1f}" y="{y}" '
                    f'width="{w:.1f}" height="{BAR_H}" fill="{COLOURS.get(reason, "#7f7f7f")}">'
-                   f'<title>{escape(reason)}: {count / total:.0%}</title></rect>')
+                   f'<title>{escape(reason)}: {count / total * 100:.0f} %</title></rect>')
         at += w
     top = h.top_stalls(1)
     if top:
         out.append(f'<text x="{x}" y="{y + BAR_H + 11}" fill="#555">{escape(top[0][0])} '
-                   f'{top[0][1] / total:.0%}</text>')
+                   f'{top[0][1] / total * 100:.0f} %</text>')
     return out
 
 
