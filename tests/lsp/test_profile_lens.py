@@ -79,6 +79,7 @@ async def test_hot_lines_are_marked_hovered_and_named(client, workspace, softsig
     md = await _hover(client, uri, 59)
     assert "line 59: 21.3 % of the samples" in md
     assert "`drain`" in md and "stores to drain" in md and "persistent loop" in md
+    assert "Copy_Atom&lt;UniversalCopy&lt;uint128_t&gt;&gt;" in md  # the advice's C++ survives Markdown
     assert "STG.E" in md and "Nsight Compute:" in md
     assert await _hover(client, uri, 20) == ""  # a comment line: not hot, no lens hover
     titles = [lens.command.title for lens in await _lenses(client, uri)]

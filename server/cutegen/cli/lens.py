@@ -41,13 +41,13 @@ def add_parsers(sub) -> None:
 
 
 def _profile(args) -> int:
-    from cutegen.cli.run import _run
+    from cutegen.cli.run import run_action
 
     err = console()
     s = session(args, err, settings(args, problem=args.problem, ncu=args.ncu, profile_timeout=args.timeout), args.file)
     if s is None:
         return 2
-    record = _run(args, s, err, "profiling", lambda path, stage: s.profile(
+    record = run_action(args, s, err, "profiling", lambda path, stage: s.profile(
         path, reference=args.reference, lines=args.lines, on_stage=stage))
     if not args.json:
         present.profile(record, err)
@@ -84,14 +84,14 @@ def coverage(lines: LineProfile) -> str:
 
 
 def _sanitize(args) -> int:
-    from cutegen.cli.run import _run
+    from cutegen.cli.run import run_action
 
     err = console()
     s = session(args, err, settings(args, problem=args.problem, profile_timeout=args.timeout), args.file)
     if s is None:
         return 2
     tools = tuple(dict.fromkeys(args.tool)) if args.tool else None
-    record = _run(args, s, err, "sanitizing", lambda path, stage: s.sanitize(path, tools=tools, on_stage=stage))
+    record = run_action(args, s, err, "sanitizing", lambda path, stage: s.sanitize(path, tools=tools, on_stage=stage))
     if not args.json:
         sanitizer_errors(record, err)
     verdict = record.get("verdict")

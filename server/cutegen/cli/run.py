@@ -74,14 +74,14 @@ def _verify(args) -> int:
     s = session(args, err, settings(args, problem=args.problem, test_timeout=args.timeout), args.file)
     if s is None:
         return 2
-    record = _run(args, s, err, "starting", lambda path, stage: s.test(
+    record = run_action(args, s, err, "starting", lambda path, stage: s.test(
         path, timing=args.timing, trials=args.trials, seed=args.seed, on_stage=stage))
     if not args.json:
         present.verdict(record, err)
     return 0 if record["verdict"] == "pass" else 1
 
 
-def _run(args, s, err, first: str, action) -> dict:
+def run_action(args, s, err, first: str, action) -> dict:
     """One session action on the file with a live status line; the session is closed after (its GPU worker too).
     With --json the record is printed here; otherwise the caller presents it."""
     try:

@@ -12,6 +12,7 @@ text it ran on).
 from __future__ import annotations
 
 import asyncio
+import html
 from pathlib import Path
 
 from lsprotocol import types
@@ -124,7 +125,7 @@ def line_markdown(h: HotLine, profile: LineProfile) -> str:
     rows = ["| stall | share | what it means | what to do |", "|---|---|---|---|"]
     for reason, count in h.top_stalls(4):
         signal, advice = _advice(reason)
-        rows.append(f"| `{reason}` | {count / h.samples * 100:.0f} % | {_meaning(reason)} | {advice}"
+        rows.append(f"| `{reason}` | {count / h.samples * 100:.0f} % | {_cell(_meaning(reason))} | {_cell(advice)}"
                     + (f" (signal `{signal}`)" if signal else "") + " |")
     parts.append("\n".join(rows))
     figures = [f"{h.executed:,} warp instructions executed"]
@@ -138,6 +139,11 @@ def line_markdown(h: HotLine, profile: LineProfile) -> str:
     if h.sass:
         parts.append("SASS (hottest instructions of this line):\n```\n" + "\n".join(h.sass) + "\n```")
     return "\n\n".join(parts)
+
+
+def _cell(text: str) -> str:
+    """Text in a Markdown table cell: `<uint128_t>` would be taken for HTML and vanish, `|` would end the cell."""
+    return html.escape(text, quote=False).replace("|", "\\|")
 
 
 def _meaning(reason: str) -> str:

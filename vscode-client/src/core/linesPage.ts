@@ -65,7 +65,8 @@ ${reply.lines.map((h) => `<tr><td>${h.line}</td><td>${(100 * h.share).toFixed(1)
   h1 { font-size: 1.1em; font-weight: 600; }
   .error, .stale { color: var(--vscode-errorForeground); }
   .paper { background: #ffffff; color: #000000; display: inline-block; padding: 8px; border-radius: 4px;
-           max-width: 100%; overflow: auto; }
+           max-width: 100%; box-sizing: border-box; }
+  .paper svg { max-width: 100%; height: auto; }
   table { border-collapse: collapse; margin-top: 12px; }
   td, th { padding: 2px 8px; text-align: left; border-bottom: 1px solid var(--vscode-panel-border, #8884); }
 </style></head>
