@@ -36,7 +36,7 @@ def draw(profile: LineProfile, file: str, source: str, *, top: int = 8, stale: b
     by_line = {h.line: h for h in profile.lines if h.file == file}
     hottest = max((h.share for h in by_line.values()), default=0.0)
     strip_h = len(lines) * ROW
-    bars_h = 40 + len(hot) * (BAR_H + 22) + 60
+    bars_h = 40 + len(hot) * (BAR_H + 22) + 80
     height = max(strip_h + 30, bars_h)
     width = STRIP_W + 30 + TEXT_W + BAR_W + 40
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
@@ -94,7 +94,7 @@ def _legend(hot: list[HotLine], x: float, y: float) -> list[str]:
     reasons = list(dict.fromkeys(r for h in hot for r in h.stalls))[:12]
     out = []
     for i, reason in enumerate(reasons):
-        cx, cy = x + (i % 4) * 170, y + (i // 4) * 16
+        cx, cy = x + (i % 3) * 170, y + (i // 3) * 16
         out.append(f'<rect x="{cx}" y="{cy}" width="10" height="10" fill="{COLOURS.get(reason, "#7f7f7f")}"/>'
                    f'<text x="{cx + 14}" y="{cy + 9}">{escape(reason)}</text>')
     return out

@@ -256,25 +256,33 @@ def system_folders(toolchain) -> tuple[str, ...]:
 
 def profile_lines(report: Path, ncu: str | None, library: str, kernel: Path, toolchain, wrap=None) -> tuple[dict | None, str]:
     """(the LineProfile JSON, "") or (None, why there is none). `library` is the built .so the report profiled;
-    its compiled copy of `kernel` (the build cache's) is where the line table points."""
-    from cutegen.profiler.line_table import LineTableError, find_tool, read_line_table
+    its compiled copy of `kernel` (the build cache's) is where the line table points. The report and the line
+    table are read at the same time (two processes each)."""
+    from concurrent.futures import ThreadPoolExecutor
 
-    data = read_report(report, ncu, wrap)
+    with ThreadPoolExecutor(2) as pool:
+        table = pool.submit(_line_tables, Path(library), toolchain)
+        data = read_report(report, ncu, wrap)
+        tables, problem = table.result()
     if "error" in data:
         return None, data["error"]
     if not any(k.get("metrics") for k in data.get("kernels", [])):
         return None, ("the report has no per-PC samples (Nsight Compute's SourceCounters section did not run: "
                       "an ncu too old, or the kernel too short to sample)")
-    bins = [Path(toolchain.cuda_root) / "bin", Path(toolchain.nvcc).parent]
-    nvdisasm, cuobjdump = find_tool("nvdisasm", bins), find_tool("cuobjdump", bins)
-    tables, problem = {}, ""
-    if nvdisasm is None:
-        problem = "nvdisasm was not found (CUDA toolkit, or pip install nvidia-cuda-nvdisasm): header lines stay unplaced"
-    else:
-        try:
-            tables = read_line_table(Path(library), nvdisasm, cuobjdump)
-        except LineTableError as e:
-            problem = str(e)
     copy = str(Path(library).parent / (kernel.name if kernel.suffix != ".py" else kernel.stem + ".cu"))
     folder = Folder(aliases={copy: str(kernel), os.path.realpath(copy): str(kernel)}, system=system_folders(toolchain))
     return fold(data, tables, folder, problem), ""
+
+
+def _line_tables(library: Path, toolchain) -> tuple[dict, str]:
+    """The library's line tables, or ({}, why not): then Nsight's innermost places are used."""
+    from cutegen.profiler.line_table import LineTableError, find_tool, read_line_table
+
+    bins = [Path(toolchain.cuda_root) / "bin", Path(toolchain.nvcc).parent]
+    nvdisasm = find_tool("nvdisasm", bins)
+    if nvdisasm is None:
+        return {}, "nvdisasm was not found (CUDA toolkit, or pip install nvidia-cuda-nvdisasm): header lines stay unplaced"
+    try:
+        return read_line_table(library, nvdisasm, find_tool("cuobjdump", bins)), ""
+    except LineTableError as e:
+        return {}, str(e)
