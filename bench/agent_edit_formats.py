@@ -3,7 +3,8 @@ per format, how many placeable replies are placed correctly (the exact expected 
 how many unsafe ones are refused (with the right reason class for replays), how many are wrongly
 applied; and, where the reply is a unified diff, what GNU patch (fuzz 2, given the diff text the
 reply holds) does with it, and for the other formats what the naive applier of that format does
-(exact string replacement, literal line numbers, the first code block).
+(exact string replacement, literal line numbers, the first code block); and whether every diff CuTeGen
+prints applies as printed with GNU `patch -p1` (no fuzz) and `git apply` (the same file as placed).
 
     python bench/agent_edit_formats.py [--out agent_edit_formats.json]
 """
@@ -73,8 +74,8 @@ def naive(case) -> str:
             data, _ = ef._json_payload(ef.strip_thinking(reply))
             data = data.get("edits", [data]) if isinstance(data, dict) else data
             lines = text.split("\n")
-            for e in sorted(data, key=lambda e: -int(e["line_number"])):
-                n, new = int(e["line_number"]) - 1, ef._code_lines(e.get("new_code", ""))
+            for e in sorted(data, key=lambda e: int(e["line_number"]), reverse=True):  # stable: listed order at one line
+                n, new = int(e["line_number"]) - 1, _original_lines(e.get("new_code", ""))
                 k = 0 if e["action"] == "insert" else int(e.get("num_lines", 1))
                 lines[n:n + k] = [] if e["action"] == "delete" else new
             text = "\n".join(lines)
@@ -94,6 +95,21 @@ def naive(case) -> str:
     return "correct" if text == case.expected_text() else "wrong"
 
 
+def _original_lines(value) -> list[str]:
+    """new_code as CuTeGen's original applier reads it: str.splitlines() of a string or of each list entry."""
+    if isinstance(value, str):
+        return value.splitlines()
+    return [line for x in value for line in x.splitlines()] if isinstance(value, list) else []
+
+
+def printed(p, base_text: str, name: str) -> tuple[str, str]:
+    """('applies'|'fails'|'n/a', same) for GNU patch and git apply on the diff CuTeGen printed."""
+    if not p.ok or shutil.which("patch") is None or shutil.which("git") is None:
+        return "n/a", "n/a"
+    got = replay_corpus.apply_externally(p.diff, base_text, name)
+    return tuple("applies" if ok and text == p.new_text else "fails" for ok, text in got.values())
+
+
 def replay_rows() -> list[dict]:
     rows = []
     for c in replay_corpus.replays():
@@ -104,9 +120,11 @@ def replay_rows() -> list[dict]:
         if c.written == "diff":
             gnu = gnu_patch(c.reply, c.base_text, Path(c.base).name, c.finish,
                             c.expected_text() if c.expect == "placed" else None)
+        by_patch, by_git = printed(p, c.base_text, Path(c.base).name)
         rows.append({"corpus": "replays", "case": c.name, "format": c.written, "ask": c.ask,
                      "placeable": c.expect == "placed", "passed": good, "applied": bool(p.ok), "why": why,
-                     "kind": p.kind, "error": p.error, "ms": round(ms, 2), "gnu_patch": gnu, "naive": naive(c)})
+                     "kind": p.kind, "error": p.error, "ms": round(ms, 2), "gnu_patch": gnu, "naive": naive(c),
+                     "printed_patch": by_patch, "printed_git": by_git})
     return rows
 
 
@@ -118,9 +136,11 @@ def diff_rows() -> list[dict]:
         ms = (time.perf_counter() - t) * 1000
         check = (lambda text, c=c: all(h in text for h in c.has) and not any(h in text for h in c.lacks))
         gnu = gnu_patch(c.reply, c.base_text, c.base, c.finish, None, check if c.expect == "ok" else None)
+        by_patch, by_git = printed(p, c.base_text, c.base)
         rows.append({"corpus": "diffs", "case": c.name, "format": "diff", "ask": "auto", "placeable": c.expect == "ok",
                      "passed": good, "applied": bool(p.ok), "why": why, "kind": p.kind, "error": p.error,
-                     "ms": round(ms, 2), "gnu_patch": gnu, "naive": "n/a"})
+                     "ms": round(ms, 2), "gnu_patch": gnu, "naive": "n/a", "printed_patch": by_patch,
+                     "printed_git": by_git})
     return rows
 
 
@@ -147,8 +167,17 @@ def table(rows: list[dict]) -> list[dict]:
             "naive_correct": f"{sum(r['naive'] == 'correct' for r in naive_ok)}/{len(naive_ok)}" if naive_ok else "n/a",
             "naive_wrongly_applied": (sum(r["naive"] == "applied" for r in naive_bad)
                                       + sum(r["naive"] == "wrong" for r in naive_ok)) if naive_ok or naive_bad else "n/a",
+            "printed_diff_applies": _applies(rs),
         })
     return out
+
+
+def _applies(rows: list[dict]) -> str:
+    """'N/M · N/M': printed diffs GNU patch and git apply turn into the placed file, of those printed."""
+    shown = [r for r in rows if r.get("printed_patch", "n/a") != "n/a"]
+    if not shown:
+        return "n/a"
+    return " · ".join(f"{sum(r[k] == 'applies' for r in shown)}/{len(shown)}" for k in ("printed_patch", "printed_git"))
 
 
 def main() -> int:
@@ -162,7 +191,7 @@ def main() -> int:
             print(f"FAIL {r['corpus']}/{r['case']}: {r['why']}")
     summary = table(rows)
     cols = ["format", "cases", "placed_correctly", "refused_right_reason", "wrongly_applied", "gnu_patch_correct",
-            "gnu_patch_wrongly_applied", "naive_correct", "naive_wrongly_applied"]
+            "gnu_patch_wrongly_applied", "naive_correct", "naive_wrongly_applied", "printed_diff_applies"]
     print("| " + " | ".join(cols) + " |")
     print("|" + "---|" * len(cols))
     for s in summary:

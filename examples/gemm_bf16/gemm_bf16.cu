@@ -37,9 +37,11 @@ using Gemm = cutegen_sm90_gemm::Sm90Gemm<Shape<_128, _256, _64>, Shape<_2, _1, _
                                          cutlass::gemm::KernelTmaWarpSpecializedCooperative,
                                          cutlass::epilogue::TmaWarpSpecializedCooperative,
                                          cutlass::gemm::PersistentScheduler>::Gemm;
+constexpr cutegen_sm90_gemm::LaunchOptions kOptions{};
 }  // namespace gemm_bf16_impl
 
 CUTEGEN_EXPORT int cutegen_forward(const DLTensor* inputs, int num_inputs, DLTensor* outputs, int num_outputs,
                                    cudaStream_t stream) {
-  return cutegen_sm90_gemm::launch<gemm_bf16_impl::Gemm>(inputs, num_inputs, outputs, num_outputs, stream);
+  return cutegen_sm90_gemm::launch<gemm_bf16_impl::Gemm>(inputs, num_inputs, outputs, num_outputs, stream,
+                                                          gemm_bf16_impl::kOptions);
 }

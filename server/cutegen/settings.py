@@ -32,6 +32,14 @@ class Settings:
     llm_api_key_env: str = "OPENAI_API_KEY"  # the NAME of the variable, never the key itself
     temperature: float = 0.2  # 0 = greedy
     max_tokens: int = 4096  # per reply; a reply cut off at this limit is never applied
+    # What a request carries (agent/endpoint.py). "auto" sends max_tokens and the temperature and, when the
+    # endpoint answers HTTP 400 naming one (reasoning models want max_completion_tokens and only their default
+    # temperature), sends it mapped or omitted once and remembers that for the endpoint + model (in the
+    # session and in .cutegen/); a value chosen here is sent as it is, and a refusal of it names this setting.
+    llm_token_parameter: str = "auto"  # "max_tokens", "max_completion_tokens", or "none" (no limit sent)
+    llm_send_temperature: str = "auto"  # "yes", "no"
+    llm_reasoning_effort: str = "off"  # sent as reasoning_effort (where the endpoint takes it); "off" sends none
+    llm_stream: str = "auto"  # "auto": plain replies until the endpoint answers with an event stream; "yes", "no"
     llm_timeout: float = 120.0  # seconds for one request, before a retry
     llm_retries: int = 3  # retries after a timeout, 429, 5xx or a malformed reply
     max_rounds: int = 3  # agent rounds (diagnose → patch → verify) before giving up
@@ -73,6 +81,13 @@ class Settings:
 
     # Not a setting: how messages name one. The CLI sets "cli" (its flags), the editor keeps "editor" (cutegen.*).
     interface: ClassVar[str] = "editor"
+    # Not a setting: a check of a source that includes PyTorch's headers (a ModelNew file, a torch extension's .cu)
+    # parses 425k lines of them first: 35-55 s on 2 idle cores, and 120-129 s were measured on a loaded one, past
+    # the plain default. Its check timeout is this many times check_timeout (120 s → 360 s by default).
+    TORCH_CHECK_FACTOR: ClassVar[float] = 3.0
+
+    def check_timeout_for(self, includes_torch: bool) -> float:
+        return self.check_timeout * (self.TORCH_CHECK_FACTOR if includes_torch else 1.0)
 
     def name_of(self, name: str) -> str:
         """'--llm-base-url' on the command line, 'cutegen.llmBaseUrl' in the editor."""
@@ -91,6 +106,11 @@ def editor_key(name: str) -> str:
 
 CHOICES = {"llm_edit_format": ("auto", "diff", "search-replace", "json", "whole"),  # kept in step with edit_formats
            "llm_mode": ("pipeline", "tools"),
+           "llm_token_parameter": ("auto", "max_tokens", "max_completion_tokens", "none"),
+           "llm_send_temperature": ("auto", "yes", "no"),
+           # the openai package's ReasoningEffort values; "off" sends no reasoning_effort at all
+           "llm_reasoning_effort": ("off", "none", "minimal", "low", "medium", "high", "xhigh", "max"),
+           "llm_stream": ("auto", "yes", "no"),
            "sandbox": ("required", "off"),
            "layout_inlay_hints": ("off", "short", "all")}
 _ZERO_ALLOWED = {"temperature", "llm_retries"}  # 0 is meaningful: greedy sampling, no retries

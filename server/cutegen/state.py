@@ -89,6 +89,12 @@ class StateDir:
         return self.path / "agent" / file_key(kernel)
 
     @property
+    def llm_endpoints(self) -> Path:
+        """What each LLM endpoint + model refused (max_tokens, temperature, ...) or needs (streaming), learned from
+        its own answers (agent/endpoint.py)."""
+        return self.path / "llm-endpoints.json"
+
+    @property
     def shadow(self) -> Path:
         """Candidate texts the agent verifies, never the user's file."""
         return self.path / "shadow"

@@ -19,6 +19,19 @@ KEY_ENV = "CUTEGEN_TEST_LLM_KEY"
 KEY = "sk-test-NEVER-WRITE-ME-4242"
 
 
+@pytest.fixture(autouse=True)
+def _fresh_endpoint_lessons():
+    """Each test starts as a new process would: nothing learned about any endpoint yet (agent/endpoint.py)."""
+    try:
+        from cutegen.agent.endpoint import forget_session
+    except ImportError:
+        yield
+        return
+    forget_session()
+    yield
+    forget_session()
+
+
 @pytest.fixture
 def scripted(monkeypatch):
     """Start a scripted endpoint: `url = scripted(entries)`; the key is required and set in the env."""
@@ -33,6 +46,24 @@ def scripted(monkeypatch):
     yield start
     for s in servers:
         s.stop()
+
+
+@pytest.fixture(scope="session")
+def provider_workspace(build_state) -> Path:
+    """The kernels of tests/agent/provider_cases.py in one folder that outlives the session, beside the shared
+    test build cache (tests/conftest.py): the CLI and the editor tests of every provider mode verify the same
+    candidates at the same paths, so each compiles once, and not again in the next run. What a run leaves
+    besides the build cache (transcripts, records, learned endpoints) is cleared first."""
+    import shutil
+
+    from tests.agent import provider_cases
+
+    folder = build_state / "provider-workspace"
+    folder.mkdir(exist_ok=True)
+    for left in ("agent", "runs", "llm-endpoints.json"):
+        target = folder / ".cutegen" / left
+        shutil.rmtree(target, ignore_errors=True) if target.is_dir() else target.unlink(missing_ok=True)
+    return provider_cases.write(folder)
 
 
 def llm_settings(url: str, **extra):
@@ -71,6 +102,7 @@ SERVER_ENV = {**os.environ, KEY_ENV: KEY,
 def pytest_configure(config):
     config.addinivalue_line("markers", "replies(list): scripted LLM replies for the agent client fixture")
     config.addinivalue_line("markers", "agent_settings(dict): extra `cutegen` settings for the agent client fixture")
+    config.addinivalue_line("markers", "endpoint(**modes): the scripted endpoint's modes for the agent client fixture")
 
 
 def _apply_edit(client: LanguageClient, params: types.ApplyWorkspaceEditParams):
@@ -132,10 +164,11 @@ if pytest_lsp is not None:
         """The real server over stdio, configured with a scripted endpoint holding the test's replies."""
         replies = request.node.get_closest_marker("replies")
         extra = request.node.get_closest_marker("agent_settings")
+        mode = request.node.get_closest_marker("endpoint")  # ScriptedOpenAI's modes: reasoning_model, sse_only, ...
         server = None
         settings = dict(extra.args[0]) if extra else {}
         if replies is not None:
-            server = ScriptedOpenAI(replies.args[0], expect_key=KEY).start()
+            server = ScriptedOpenAI(replies.args[0], expect_key=KEY, **(mode.kwargs if mode else {})).start()
             settings.update(llmBaseUrl=server.url, llmModel="scripted", llmApiKeyEnv=KEY_ENV, llmTimeout=30,
                             llmRetries=1)
         lsp_client.scripted = server

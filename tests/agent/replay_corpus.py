@@ -104,3 +104,28 @@ def judge(case: Replay, reply: str | None = None, finish: str | None = None) -> 
     if p.new_text != case.expected_text():
         return False, "placed, but the result is not the expected file", p
     return True, "", p
+
+
+TOOLS = {"patch -p1": ["patch", "-p1", "--batch", "--forward", "--fuzz=0", "--no-backup-if-mismatch"],
+         "git apply": ["git", "apply", "-p1", "--whitespace=nowarn", "-"]}
+
+
+def apply_externally(diff: str, base_text: str | None, name: str) -> dict[str, tuple[bool, str]]:
+    """What GNU patch (exact: no fuzz) and `git apply` make of a printed diff, each in a fresh folder holding
+    `name` with `base_text` (None: no such file yet): tool → (applied, the file's text or the tool's error)."""
+    import subprocess
+    import tempfile
+
+    out = {}
+    for tool, command in TOOLS.items():
+        with tempfile.TemporaryDirectory() as d:
+            target = Path(d) / name
+            subprocess.run(["git", "init", "-q", d], check=True, capture_output=True)  # git apply stays in this folder
+            if base_text is not None:
+                target.write_bytes(base_text.encode())
+            proc = subprocess.run(command, input=diff.encode(), cwd=d, capture_output=True, timeout=60)
+            if proc.returncode != 0:
+                out[tool] = (False, (proc.stdout + proc.stderr).decode(errors="replace").strip())
+            else:
+                out[tool] = (True, target.read_bytes().decode(errors="replace") if target.exists() else "")
+    return out

@@ -39,13 +39,19 @@ def test_replay(case):
 
 
 def test_the_corpus_round_trips_through_the_endpoint(scripted):
-    """Every reply as the real openai client receives it from the scripted endpoint gets the same outcome."""
-    from cutegen.agent.llm import LLMClient
+    """Every reply as the real openai client receives it from the scripted endpoint gets the same outcome; a
+    reply with no answer at all (only an unclosed <think> block) is refused by the client itself, for the
+    same reason."""
+    from cutegen.agent.llm import LLMClient, LLMError
 
     server = scripted([{"reply": c.reply, "finish_reason": c.finish} for c in CASES])
     client = LLMClient(llm_settings(server.url, llm_retries=0))
     for c in CASES:
-        reply = client.chat([{"role": "user", "content": f"TASK: patch `{c.base}`"}])
+        try:
+            reply = client.chat([{"role": "user", "content": f"TASK: patch `{c.base}`"}])
+        except LLMError as e:
+            assert c.expect == "refused" and e.kind == c.refuse, f"{c.name} through HTTP: {e.kind}: {e.message}"
+            continue
         good, why, _ = judge(c, reply.text, reply.finish_reason)
         assert good, f"{c.name} through HTTP: {why}"
     assert server.remaining() == 0

@@ -75,3 +75,15 @@ def _apply(text: str, edits) -> str:
     for e in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
         text = text[:offset(e.range.start)] + e.new_text + text[offset(e.range.end):]
     return text
+
+
+def test_changes_of_two_formats_merge_only_when_they_agree():
+    from cutegen.agent.patch import merge_changes
+
+    base = "a\nb\nc\nd\n"
+    assert merge_changes(base, "a\nB\nc\nd\n", "a\nB\nc\nd\n") == "a\nB\nc\nd\n"  # the same change once
+    assert merge_changes(base, "a\nB\nc\nd\n", "a\nb\nc\nD\n") == "a\nB\nc\nD\n"  # different lines: both
+    assert merge_changes(base, "a\nB\nc\nd\n", "a\nX\nc\nd\n") is None  # one line, two contents
+    assert merge_changes(base, "a\nb\nnew\nc\nd\n", "a\nb\nother\nc\nd\n") is None  # two inserts at one point
+    assert merge_changes(base, "a\nb\nnew\nc\nd\n", "a\nb\nC\nd\n") is None  # an insert where the other changes
+    assert merge_changes(base, "a\nb\nc\nd", "a\nB\nc\nd\n") == "a\nB\nc\nd"  # the final newline is a change too

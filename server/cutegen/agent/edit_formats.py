@@ -45,6 +45,7 @@ class Edits:
     whole: str | None = None  # the whole new file (format "whole")
     notes: list[str] = field(default_factory=list)
     raw: str = ""
+    parts: list["Edits"] = field(default_factory=list)  # a reply in several formats: each one's edits
 
 
 def parse(reply: str, name: str, original: str, *, fmt: str = "auto", shown: str | None = None,
@@ -53,30 +54,80 @@ def parse(reply: str, name: str, original: str, *, fmt: str = "auto", shown: str
     if fmt not in CHOICES:
         raise ValueError(f"unknown edit format {fmt!r}")
     if finish_reason == "length":
-        raise EditRefused("truncated", "the reply was cut off at the token limit (cutegen.maxTokens); nothing was applied")
+        raise EditRefused("truncated", "the reply was cut off at the token limit (cutegen.maxTokens, --max-tokens): "
+                                      "nothing was applied")
     text = strip_thinking(reply.replace("\r\n", "\n").replace("\r", "\n"))
     found = detect(text)
     if found is None:
         raise EditRefused("no-edit", "the reply holds no edit: no unified diff (```diff block with ---/+++ headers "
                                      "and @@ hunks), SEARCH/REPLACE block, JSON line edits or whole file")
     if fmt != "auto" and found != fmt:
-        raise EditRefused("wrong-format", f"the reply holds {_LABEL[found]}, but {_LABEL[fmt]} was asked for "
+        raise EditRefused("wrong-format", f"the reply holds {LABELS[found]}, but {LABELS[fmt]} was asked for "
                                           "(setting cutegen.llmEditFormat)", text[:1500])
     original_lines = set(original.replace("\r\n", "\n").split("\n"))
-    if found == "diff":
-        edits = _diff(text, name)
-    elif found == "search-replace":
-        edits = _search_replace(text, name)
-    elif found == "json":
-        edits = _json(text, name, (shown if shown is not None else original).replace("\r\n", "\n"))
-    else:
+    if found == "whole":
         return _whole(text, name, original, original_lines)
+    seen = (shown if shown is not None else original).replace("\r\n", "\n")
+    edits = _one_format(found, text, name, seen, original_lines)
+    others = _other_formats(text, found)
+    return _mixed(edits, others, text, name, seen, original_lines, fmt) if others else edits
+
+
+def _one_format(fmt: str, text: str, name: str, shown: str, original_lines: set[str]) -> Edits:
+    if fmt == "diff":
+        edits = _diff(text, name)
+    elif fmt == "search-replace":
+        edits = _search_replace(text, name)
+    else:
+        edits = _json(text, name, shown)
     edits.hunks = [_expand_elisions(i, h, original_lines, edits) for i, h in enumerate(edits.hunks, 1)]
     return edits
 
 
-_LABEL = {"diff": "a unified diff", "search-replace": "SEARCH/REPLACE blocks", "json": "JSON line edits",
+def _other_formats(text: str, found: str) -> list[str]:
+    """The edit formats besides `found` the reply also holds, by marks no prose has: SEARCH/REPLACE
+    markers, a JSON list of edits with "action", a diff with an @@ hunk (a whole file is never one)."""
+    from cutegen.agent.patch import _extract_diff
+
+    present = []
+    if found != "search-replace" and _SR_START.search(text):
+        present.append("search-replace")
+    if found != "json" and (any('"action"' in m.group("body") for m in _FENCE.finditer(text)
+                                if m.group("lang").lower() == "json") or _bare_json(text) is not None):
+        present.append("json")
+    if found != "diff":
+        diff, _, _ = _extract_diff(text)
+        if diff and re.search(r"^@@", diff, re.M):
+            present.append("diff")
+    return present
+
+
+def _mixed(edits: Edits, others: list[str], text: str, name: str, shown: str, original_lines: set[str],
+           fmt: str) -> Edits:
+    """A reply in several formats: every part is read (patch.py applies them together only when they
+    agree); a part that cannot be read refuses the whole reply, since dropping it would drop an edit."""
+    both = " and ".join(LABELS[f] for f in [edits.format, *others])
+    if fmt != "auto":
+        raise EditRefused("mixed-formats", f"the reply holds {both}, but only {LABELS[fmt]} was asked for "
+                                           "(setting cutegen.llmEditFormat): nothing was applied", text[:1500])
+    parts = [edits]
+    for other in others:
+        try:
+            parts.append(_one_format(other, text, name, shown, original_lines))
+        except EditRefused as e:
+            raise EditRefused("mixed-formats", f"the reply holds {both}, and {the(other)} cannot be used "
+                                               f"({e.message}): nothing was applied", e.raw) from None
+    return Edits("+".join(p.format for p in parts), notes=[n for p in parts for n in p.notes],
+                 raw="\n".join(p.raw for p in parts), parts=parts)
+
+
+LABELS = {"diff": "a unified diff", "search-replace": "SEARCH/REPLACE blocks", "json": "JSON line edits",
           "whole": "a whole file", "auto": "any edit format"}
+
+
+def the(fmt: str) -> str:
+    """'the unified diff', 'the SEARCH/REPLACE blocks': a format named in a sentence."""
+    return "the " + LABELS[fmt].removeprefix("a ")
 
 
 # -- common -------------------------------------------------------------------------------------
@@ -273,9 +324,14 @@ def _json(text: str, name: str, shown: str) -> Edits:
     if lines and lines[-1] == "":
         lines.pop()
     edits = Edits("json", raw=raw)
+    # Every line number is one of the shown text, so the edits are independent: applied bottom-up, none
+    # moves another. At one line an insert goes before what a replace or delete there does (it is "before
+    # line N", the other covers line N, whatever their listed order); inserts at one line keep their order.
+    # Sorting by (start, end, listed order) gives exactly that order; an insert inside a replaced span has
+    # no place and is refused.
     spans = sorted((_json_edit(i, e, lines, name, raw), i) for i, e in enumerate(data, 1))
     for (a, i), (b, j) in zip(spans, spans[1:]):
-        if b.start < a.end or (a.start == a.end == b.start):
+        if b.start < a.end:
             raise EditRefused("overlap", f"JSON edits {i} and {j} touch the same lines", raw)
     group: list[_Span] = []
     for span, _ in spans:
@@ -343,9 +399,13 @@ def _json_edit(i: int, e, lines: list[str], name: str, raw: str) -> _Span:
 
 
 def _code_lines(value) -> list[str]:
+    """new_code as lines, read as CuTeGen's own applier reads it: a string's lines (a blank line inside it
+    stays), a list's entries' lines (an entry "" is no line, "a\\nb" two), null or "" no line at all."""
+    if value is None:
+        return []
     if isinstance(value, list):
-        return [str(x).rstrip("\n") for x in value]
-    return _lines(str(value))
+        return [line for x in value if x is not None for line in _lines(str(x).replace("\r\n", "\n"))]
+    return _lines(str(value).replace("\r\n", "\n"))
 
 
 # -- whole file ---------------------------------------------------------------------------------

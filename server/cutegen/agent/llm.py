@@ -1,9 +1,14 @@
 """The LLM client: any OpenAI-compatible endpoint through the `openai` package.
 
 Retries are ours, not the package's (max_retries=0): we decide what is worth a retry (timeouts,
-429, 5xx, malformed replies), cap every wait so nothing hangs, stop early on cancel, and count each
-attempt. The API key is read from the environment variable *named* in the settings; it is never
-logged, shown, put in an error message or written anywhere (`secrets()` lets writers scrub it).
+429, 5xx, malformed replies, a connection cut mid-reply), cap every wait so nothing hangs, stop early on
+cancel, and count each attempt. What is deterministic is never retried: a refusal by the model, a reply
+cut at the token limit before any answer, a 400. A 400 that names a parameter the endpoint does not take
+(reasoning models: max_tokens, temperature) is learned from instead, and an endpoint that answers only with
+an event stream is streamed from (agent/endpoint.py); replies are read by agent/reply.py, which keeps the
+model's reasoning apart from its answer. The API key is read from the environment variable *named* in the
+settings; it is never logged, shown, put in an error message or written anywhere (`secrets()` lets writers
+scrub it).
 """
 
 from __future__ import annotations
@@ -12,58 +17,19 @@ import os
 import random
 import threading
 import time
-from dataclasses import asdict, dataclass, field
 
+from cutegen.agent.endpoint import Endpoint
+from cutegen.agent.reply import LLMError, Reply, ToolCall, Usage, from_completion, from_stream
+from cutegen.sandbox import redact
 from cutegen.settings import Settings
+
+__all__ = ["LLMClient", "LLMError", "Reply", "ToolCall", "Usage", "configured", "cut_off", "scrub"]  # the reply model, re-exported
 
 MAX_RETRY_AFTER_S = 30.0  # a Retry-After longer than this is reported, not waited out
 BACKOFF_BASE_S, BACKOFF_CAP_S = 0.5, 8.0
 NO_KEY = "cutegen-no-key"  # local endpoints (vLLM, Ollama) take any key; the package insists on one
-
-
-class LLMError(Exception):
-    """A request that failed for good; `kind` names why, the message says it plainly (key-free)."""
-
-    def __init__(self, kind: str, message: str):
-        super().__init__(message)
-        self.kind, self.message = kind, message
-
-
-@dataclass
-class Usage:
-    calls: int = 0
-    attempts: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    wait_s: float = 0.0  # wall time spent waiting for the endpoint, retries and backoff included
-    cost_usd: float = 0.0  # as the endpoint reports it (OpenRouter-style `usage.cost`); 0 when it does not
-
-    def add(self, other: "Usage") -> None:
-        for k, v in asdict(other).items():
-            setattr(self, k, getattr(self, k) + v)
-
-    def to_json(self) -> dict:
-        return {**asdict(self), "wait_s": round(self.wait_s, 3)}
-
-
-@dataclass
-class ToolCall:
-    id: str
-    name: str
-    arguments: str  # JSON text, as the model wrote it (it may not parse)
-
-
-@dataclass
-class Reply:
-    text: str
-    finish_reason: str
-    model: str
-    usage: Usage
-    tool_calls: list[ToolCall] = field(default_factory=list)
-
-    @property
-    def truncated(self) -> bool:
-        return self.finish_reason == "length"
+MAX_LESSONS = 6  # parameters (and streaming) one request may learn about: each is one more request, once
+RETRIED = ("timeout", "rate-limit", "server", "malformed", "connection")
 
 
 def configured(settings: Settings) -> str | None:
@@ -76,8 +42,13 @@ def configured(settings: Settings) -> str | None:
     return None
 
 
+def cut_off(settings: Settings) -> str:
+    """How every message says a reply hit the token limit."""
+    return f"cut off at the token limit ({settings.name_of('max_tokens')} = {settings.max_tokens})"
+
+
 class LLMClient:
-    def __init__(self, settings: Settings, *, environ=os.environ):
+    def __init__(self, settings: Settings, *, environ=os.environ, state_dir: str | os.PathLike | None = None):
         why = configured(settings)
         if why:
             raise LLMError("not-configured", why)
@@ -87,6 +58,7 @@ class LLMClient:
             raise LLMError("not-configured", "the `openai` package is not installed (pip install openai)") from None
         self._openai = openai
         self.settings = settings
+        self.endpoint = Endpoint(settings, state_dir)  # what requests carry; lessons under state_dir
         self._key = environ.get(settings.llm_api_key_env) or ""
         self._client = openai.OpenAI(base_url=settings.llm_base_url, api_key=self._key or NO_KEY,
                                      timeout=settings.llm_timeout, max_retries=0)
@@ -104,8 +76,7 @@ class LLMClient:
             raise LLMError("connection", f"cannot reach the LLM endpoint at {s.llm_base_url} (setting "
                                          f"{s.name_of('llm_base_url')})") from None
         except o.AuthenticationError:
-            raise LLMError("auth", f"the LLM endpoint refused the key (HTTP 401): check the environment "
-                                   f"variable {s.llm_api_key_env} (setting {s.name_of('llm_api_key_env')})") from None
+            raise LLMError("auth", self._auth_message()) from None
         except (o.APIStatusError, o.APIResponseValidationError, ValueError, TypeError):
             pass  # it answered
 
@@ -118,10 +89,11 @@ class LLMClient:
         for attempt in range(s.llm_retries + 1):
             if cancel is not None and cancel.is_set():
                 raise LLMError("cancelled", "cancelled")
-            usage.attempts += 1
             try:
-                reply = self._once(messages, tools)
+                reply = self._once(messages, tools, usage, cancel)
             except LLMError as e:
+                if e.kind == "cancelled":
+                    raise
                 last = e
                 wait = self._retry_wait(e, attempt)
                 if wait is None or attempt == s.llm_retries:
@@ -131,8 +103,9 @@ class LLMClient:
                 if cancel is None:
                     time.sleep(wait)
                 continue
-            usage.prompt_tokens, usage.completion_tokens = reply.usage.prompt_tokens, reply.usage.completion_tokens
-            usage.cost_usd = reply.usage.cost_usd
+            u = reply.usage
+            usage.prompt_tokens, usage.completion_tokens = u.prompt_tokens, u.completion_tokens
+            usage.reasoning_tokens, usage.cost_usd = u.reasoning_tokens, u.cost_usd
             usage.wait_s = time.monotonic() - started
             reply.usage = usage
             return reply
@@ -144,12 +117,35 @@ class LLMClient:
 
     # -- one request --------------------------------------------------------------------------
 
-    def _once(self, messages: list[dict], tools: list[dict] | None = None) -> Reply:
+    def _once(self, messages: list[dict], tools: list[dict] | None, usage: Usage,
+              cancel: threading.Event | None) -> Reply:
+        """One completion: a request, and one more for each thing the endpoint teaches (a parameter it
+        refuses, its event stream); each lesson once, so this ends."""
+        notes: list[str] = []
+        for _ in range(MAX_LESSONS + 1):
+            usage.attempts += 1
+            sent = self.endpoint.request(tools)
+            outcome = self._request(messages, sent, bool(tools), cancel)
+            if isinstance(outcome, Reply):
+                outcome.notes = notes + outcome.notes
+                return outcome
+            notes.append(outcome)
+        raise LLMError("refused", f"the LLM endpoint kept refusing the request's parameters ({'; '.join(notes)})")
+
+    def _request(self, messages: list[dict], sent: dict, tools: bool, cancel: threading.Event | None) -> Reply | str:
+        """One HTTP request: the reply, or (str) what was learned and changes before the next request."""
         o, s = self._openai, self.settings
-        extra = {"tools": tools, "tool_choice": "auto"} if tools else {}
+        messages = redact.messages(messages, self.secrets())  # nothing secret-shaped leaves for the endpoint
         try:
-            r = self._client.chat.completions.create(model=s.llm_model, messages=messages,
-                                                     temperature=s.temperature, max_tokens=s.max_tokens, **extra)
+            # Every request to the endpoint leaves here, carrying exactly `messages`.
+            r = self._client.chat.completions.create(messages=messages, **sent)
+            if sent.get("stream"):
+                return from_stream(self._guarded(r, cancel), tools=tools, model=s.llm_model)
+            return from_completion(r, tools=tools, model=s.llm_model)
+        except LLMError as e:
+            if e.kind == "streamed" and s.llm_stream == "auto":
+                return self.endpoint.learn_stream()
+            raise self._named(e) from None
         except o.APITimeoutError:
             raise LLMError("timeout", f"the LLM endpoint did not answer within {s.llm_timeout:.0f} s "
                                       f"(setting {s.name_of('llm_timeout')})") from None
@@ -158,44 +154,79 @@ class LLMClient:
             err.retry_after = _retry_after(e.response)
             raise err from None
         except o.AuthenticationError:
-            raise LLMError("auth", f"the LLM endpoint refused the key (HTTP 401): check the environment "
-                                   f"variable {s.llm_api_key_env} (setting {s.name_of('llm_api_key_env')})") from None
+            raise LLMError("auth", self._auth_message()) from None
         except o.APIStatusError as e:
-            if tools and e.status_code in (400, 404, 422, 501) and "tool" in _brief(e).lower():
-                raise LLMError("no-tools", f"the LLM endpoint does not take tool calls (HTTP {e.status_code}: "
-                                           f"{self._scrub(_brief(e))})") from None
-            kind = "server" if e.status_code >= 500 else "refused"
-            raise LLMError(kind, f"the LLM endpoint answered HTTP {e.status_code}: {self._scrub(_brief(e))}") from None
-        except o.APIConnectionError:
-            raise LLMError("connection", f"cannot reach the LLM endpoint at {s.llm_base_url}") from None
-        except (o.APIResponseValidationError, ValueError, TypeError) as e:
+            return self._refused(e, sent, tools)
+        except o.APIConnectionError as e:
+            raise self._connection(e) from None
+        except o.APIResponseValidationError as e:
             raise LLMError("malformed", f"the LLM endpoint sent a malformed reply ({type(e).__name__})") from None
-        return self._read(r, bool(tools))
+        except o.APIError as e:  # an error event inside a stream
+            raise LLMError("server", f"the LLM endpoint reported an error in its stream: {self._scrub(_brief(e))}") from None
+        except (ValueError, TypeError) as e:
+            raise LLMError("malformed", f"the LLM endpoint sent a malformed reply ({type(e).__name__})") from None
 
-    def _read(self, r, tools: bool = False) -> Reply:
-        """The text of a completion, or LLMError('malformed') for what is not one (garbage bodies
-        that parse as JSON come back from the package as objects without choices)."""
+    def _refused(self, e, sent: dict, tools: bool) -> str:
+        """An HTTP error status: a lesson when it refuses a parameter we may change, else the error."""
+        s, brief, code = self.settings, self._scrub(_brief(e)), e.status_code
+        if code in (400, 422):
+            names = self.endpoint.refused_parameters(brief, getattr(e, "body", None), sent)
+            lesson, setting = self.endpoint.learn(names, brief) if names else ("", "")
+            if lesson:
+                return lesson
+            if setting:
+                raise LLMError("refused", f"the LLM endpoint answered HTTP {code}: {brief} (it is sent because of "
+                                          f"the setting {setting}: set it to auto)")
+        if tools and code in (400, 404, 422, 501) and "tool" in brief.lower():
+            raise LLMError("no-tools", f"the LLM endpoint does not take tool calls (HTTP {code}: {brief})")
+        kind = "server" if code >= 500 else "refused"
+        raise LLMError(kind, f"the LLM endpoint answered HTTP {code}: {brief}")
+
+    def _connection(self, e) -> LLMError:
+        """A connection that failed: never reached, or cut while the reply was coming (a reset, a body
+        shorter than announced), which a retry may get past."""
+        s, cause = self.settings, e.__cause__ or e.__context__
+        cut = type(cause).__name__ in ("ReadError", "RemoteProtocolError") or isinstance(cause, ConnectionError)
+        if cut:
+            return LLMError("connection", f"the LLM endpoint at {s.llm_base_url} closed the connection before its "
+                                          f"reply was complete ({type(cause).__name__}: {self._scrub(str(cause))[:120]})")
+        return LLMError("connection", f"cannot reach the LLM endpoint at {s.llm_base_url}")
+
+    def _named(self, e: LLMError) -> LLMError:
+        """The error with the setting that decides it named, where one does."""
+        s = self.settings
+        if e.kind == "truncated":  # reply.py said it first, without the setting
+            e.message = e.message.replace("cut off at the token limit", cut_off(s))
+        elif e.kind == "streamed":
+            e.kind = "refused"
+            e.message += (f" although streaming is off (setting {s.name_of('llm_stream')} = {s.llm_stream}): set it to "
+                          "auto or yes")
+        return LLMError(e.kind, e.message)
+
+    def _guarded(self, stream, cancel: threading.Event | None):
+        """The stream's chunks, stopped by a cancel or by the request's time limit (a stream that trickles
+        would never trip the per-read timeout)."""
+        deadline = time.monotonic() + self.settings.llm_timeout
         try:
-            choice = r.choices[0]
-            text = choice.message.content
-            calls = [ToolCall(str(c.id), str(c.function.name), str(c.function.arguments or "{}"))
-                     for c in (getattr(choice.message, "tool_calls", None) or []) if tools]
-        except (AttributeError, IndexError, TypeError, KeyError):
-            raise LLMError("malformed", "the LLM endpoint sent a malformed reply (no choices)") from None
-        if calls:
-            text = text if isinstance(text, str) else ""
-        elif not isinstance(text, str) or not text.strip():
-            raise LLMError("malformed", "the LLM endpoint sent an empty reply")
-        u = getattr(r, "usage", None)
-        usage = Usage(prompt_tokens=int(getattr(u, "prompt_tokens", 0) or 0),
-                      completion_tokens=int(getattr(u, "completion_tokens", 0) or 0),
-                      cost_usd=float(getattr(u, "cost", 0) or 0))
-        return Reply(text=text, finish_reason=str(getattr(choice, "finish_reason", "") or ""),
-                     model=str(getattr(r, "model", "") or self.settings.llm_model), usage=usage, tool_calls=calls)
+            for chunk in stream:
+                if cancel is not None and cancel.is_set():
+                    raise LLMError("cancelled", "cancelled")
+                if time.monotonic() > deadline:
+                    raise LLMError("timeout", f"the LLM endpoint's stream did not end within "
+                                              f"{self.settings.llm_timeout:.0f} s (setting "
+                                              f"{self.settings.name_of('llm_timeout')})")
+                yield chunk
+        finally:
+            stream.close()
+
+    def _auth_message(self) -> str:
+        s = self.settings
+        return (f"the LLM endpoint refused the key (HTTP 401): check the environment variable {s.llm_api_key_env} "
+                f"(setting {s.name_of('llm_api_key_env')})")
 
     def _retry_wait(self, e: LLMError, attempt: int) -> float | None:
         """Seconds to wait before the next attempt, or None when retrying cannot help."""
-        if e.kind not in ("timeout", "rate-limit", "server", "malformed", "connection"):
+        if e.kind not in RETRIED:
             return None
         backoff = min(BACKOFF_CAP_S, BACKOFF_BASE_S * 2 ** attempt) * (0.75 + 0.5 * random.random())
         after = getattr(e, "retry_after", None)

@@ -24,9 +24,9 @@ from cutegen.agent import prompts
 from cutegen.agent.budget import Budget
 from cutegen.agent.history import History, text_id
 from cutegen.agent.knowledge import Knowledge, classify_workload, hit_text, menu_text, profile
-from cutegen.agent.llm import LLMClient, LLMError, Usage, configured
+from cutegen.agent.llm import LLMClient, LLMError, Usage, configured, cut_off
 from cutegen.agent.patch import apply_reply, unified, whole_file
-from cutegen.agent.transcript import Transcript
+from cutegen.agent.transcript import Transcript, excerpt
 from cutegen.agent.candidates import Verifier
 from cutegen.model import Diagnostic
 from cutegen.settings import Settings
@@ -86,7 +86,7 @@ class Agent:
             self.llm_problem = configured(settings)
             if self.llm_problem is None:
                 try:
-                    self.llm = LLMClient(settings)
+                    self.llm = LLMClient(settings, state_dir=self.state_dir)
                 except LLMError as e:
                     self.llm_problem = e.message
 
@@ -113,13 +113,15 @@ class Agent:
             try:
                 reply = self._ask(t, 1, "diagnose", prompts.diagnose(kernel.name, text, failure, self._hits(
                     text, diagnostic, record, profile_record), [], self.budget), out.usage)
-                out.ok, out.diagnosis, out.diagnosis_source = True, reply.text.strip(), "llm"
+                out.ok, out.diagnosis, out.diagnosis_source = True, self._shown(reply, t), "llm"
                 out.message = out.diagnosis
             except LLMError as e:
                 out.message = (kb_md + "\n\n" if kb_md else "") + f"(LLM diagnosis unavailable: {e.message})"
             out.transcript = str(t.finish(ok=out.ok, diagnosis=out.diagnosis, usage=out.usage.to_json()))
         elif not kb_md:
             out.message = f"No diagnosis: {self.llm_problem}, and the knowledge base has no entry for this."
+        elif self.settings.llm_base_url or self.settings.llm_model:  # half configured: say why no LLM answered
+            out.message += f"\n\n(LLM diagnosis unavailable: {self.llm_problem})"
         if write_record:
             records.write(self.state_dir, "diagnose", str(kernel), {
                 "verdict": "diagnosed" if out.ok else "no-diagnosis", "message": out.message[:300],
@@ -169,7 +171,7 @@ class Agent:
             try:
                 diag = self._ask(t, r, "diagnose", prompts.diagnose(name, text, failure, knowledge, previous, self.budget),
                                  out.usage)
-                out.diagnosis, out.diagnosis_source = diag.text.strip(), "llm"
+                out.diagnosis, out.diagnosis_source = self._shown(diag, t), "llm"
                 reply = self._ask(t, r, "patch", prompts.patch(name, text, failure, out.diagnosis, previous,
                                                                self.settings.llm_edit_format, self.budget), out.usage)
             except LLMError as e:
@@ -197,7 +199,8 @@ class Agent:
             previous.append((p.diff, v.feedback or v.label))
             if chain and v.verdict != "check-failed":
                 text, failure, previous = p.new_text, v.feedback or v.label, []
-        summary = "; ".join(f"round {x['round']}: {x['verdict']}" for x in out.rounds)
+        summary = "; ".join(f"round {x['round']}: {x['verdict']}" + (f" ({x['message'][:120]})" if x["verdict"] ==
+                                                                      "patch-rejected" else "") for x in out.rounds)
         out.message = f"No verified fix after {len(out.rounds)} round(s) ({summary})."
         return out
 
@@ -328,6 +331,9 @@ class Agent:
             out.message = f"No kernel generated: {e.message}."
             return self._end(t, out)
         code = whole_file(reply.text.replace("\r\n", "\n")) or ""
+        if reply.truncated:
+            out.message = f"No kernel generated: the reply was {cut_off(self.settings)} before the kernel file ended."
+            return self._end(t, out)
         if "cutegen_forward" not in code:
             out.message = "The reply holds no kernel file (one ```cuda block defining cutegen_forward)."
             return self._end(t, out)
@@ -397,9 +403,14 @@ class Agent:
             self.budget.last = {}
         t.step(round_no, step, messages=messages, reply=reply.text, finish_reason=reply.finish_reason,
                model=reply.model, usage=reply.usage.to_json(), prompt_tokens=reply.usage.prompt_tokens,
-               completion_tokens=reply.usage.completion_tokens, budget=fit,
+               completion_tokens=reply.usage.completion_tokens, budget=fit, **reply.transcript(),
                tool_calls=[{"id": c.id, "name": c.name, "arguments": c.arguments} for c in reply.tool_calls])
         return reply
+
+    def _shown(self, reply, t: Transcript) -> str:
+        """The answer as a person sees it: bounded (the transcript keeps it whole), and said when cut off."""
+        text = excerpt(reply.text.strip(), t.folder)
+        return text + (f"\n\n(the reply was {cut_off(self.settings)})" if reply.truncated else "")
 
     def _end(self, t: Transcript, out: Outcome) -> Outcome:
         self.verifier.clean_shadows()

@@ -51,12 +51,73 @@ def apply_reply(reply: str, original: str, name: str, *, finish_reason: str = ""
         edits = parse(reply, name, original, fmt=fmt, shown=shown, finish_reason=finish_reason)
     except EditRefused as e:
         return Patch(False, raw=e.raw, error=e.message, kind=e.kind)
+    if edits.parts:
+        return _apply_parts(edits, original, name, local)
     if edits.whole is not None:
         if not whole_file_ok:
             return Patch(False, raw=edits.raw, kind="wrong-format",
                          error="the reply gave a whole file where a localized edit was asked for")
-        return finish(original, edits.whole, name, edits.notes, raw=edits.raw, local=local)
+        return finish(original, _endings_of(original, edits.whole), name, edits.notes, raw=edits.raw, local=local)
     return apply_hunks(edits.hunks, edits.notes, original, name, raw=edits.raw, local=local)
+
+
+def _apply_parts(edits, original: str, name: str, local: bool) -> Patch:
+    """A reply in several formats: each part placed on its own, then applied together only when they
+    agree (the same change, or changes to different lines); else refused naming both. No edit is dropped."""
+    from cutegen.agent.edit_formats import LABELS, the
+
+    both = " and ".join(LABELS[p.format] for p in edits.parts)
+    results = []
+    for part in edits.parts:
+        p = apply_hunks(part.hunks, list(part.notes), original, name, raw=part.raw, local=False)
+        if not p.ok and p.kind != "no-change":
+            return Patch(False, raw=edits.raw, notes=edits.notes, kind="mixed-formats",
+                         error=f"the reply holds {both}; {the(part.format)} cannot be applied ({p.error}): "
+                               "nothing was applied")
+        results.append((part.format, p.new_text if p.ok else original))
+    merged = results[0][1]
+    for fmt, text in results[1:]:
+        merged = merge_changes(original, merged, text)
+        if merged is None:
+            return Patch(False, raw=edits.raw, notes=edits.notes, kind="mixed-formats",
+                         error=f"{the(results[0][0])} and {the(fmt)} of the reply change the same lines differently: "
+                               "send one edit in one format; nothing was applied")
+    same = all(text == results[0][1] for _, text in results)
+    note = (f"the reply holds {both}: " + ("the same change, applied once" if same else
+                                           "they change different lines, both applied"))
+    return finish(original, merged, name, [*edits.notes, note], raw=edits.raw, local=local)
+
+
+def merge_changes(base: str, a: str, b: str) -> str | None:
+    """`base` with the changes of both `a` and `b` (each a changed copy of it), or None when they change
+    the same lines differently (or insert at the point where the other changes something)."""
+    lines = _with_ends(base)
+    regions = sorted(set(_changes(lines, _with_ends(a))) | set(_changes(lines, _with_ends(b))))
+    for k, x in enumerate(regions):
+        for y in regions[k + 1:]:  # y starts at or after x (sorted); identical changes are one region
+            if y[0] < x[1] or (y[0] == x[0] and (x[0] == x[1] or y[0] == y[1])):
+                return None
+    out, cursor = [], 0
+    for i1, i2, new in regions:
+        out += lines[cursor:i1] + list(new)
+        cursor = i2
+    return "".join(out + lines[cursor:])
+
+
+def _changes(base: list[str], other: list[str]) -> list[tuple[int, int, tuple[str, ...]]]:
+    """(first base line replaced, one past the last, the lines put there) for every change `other` makes."""
+    ops = difflib.SequenceMatcher(None, base, other, autojunk=False).get_opcodes()
+    return [(i1, i2, tuple(other[j1:j2])) for tag, i1, i2, j1, j2 in ops if tag != "equal"]
+
+
+def _endings_of(original: str, text: str) -> str:
+    """`text` (a whole file from a reply) with the line endings and final newline of `original`: the model
+    never sees either, so they stay the user's."""
+    eol = "\r\n" if original.count("\r\n") > original.count("\n") / 2 else "\n"
+    body = text.replace("\r\n", "\n")
+    body = body[:-1] if body.endswith("\n") else body
+    ends = original.endswith("\n") or not original
+    return body.replace("\n", eol) + (eol if ends else "")
 
 
 def apply_diff(diff: str, original: str, name: str, *, local: bool = True, complete: bool = True) -> Patch:
@@ -117,8 +178,19 @@ def finish(original: str, new_text: str, name: str, notes: list[str], *, raw: st
 
 
 def unified(before: str, after: str, name: str) -> str:
-    lines = difflib.unified_diff(before.splitlines(), after.splitlines(), f"a/{name}", f"b/{name}", lineterm="")
-    return "\n".join(lines) + "\n"
+    """The diff CuTeGen prints and stores, exact for `patch -p1` and `git apply`: every line keeps its own
+    ending (CRLF lines stay CRLF), a last line without one is marked `\\ No newline at end of file`, and an
+    empty `before` is a new file (`--- /dev/null`)."""
+    a, b = _with_ends(before), _with_ends(after)
+    out = [f"--- {'/dev/null' if not before else 'a/' + name}\n", f"+++ b/{name}\n"]
+    for line in list(difflib.unified_diff(a, b, lineterm="\n"))[2:]:  # difflib's own header has no names
+        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return "".join(out) if len(out) > 2 else ""
+
+
+def _with_ends(text: str) -> list[str]:
+    """The lines of `text`, each with its line ending (the last one may have none)."""
+    return re.findall(r"[^\n]*\n|[^\n]+$", text)
 
 
 class PatchRejected(ValueError):

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from cutegen.agent.llm import ToolCall, Usage
+from cutegen.agent.llm import ToolCall, Usage, cut_off
 from cutegen.agent.patch import apply_reply, unified
 
 RESULT_CHARS = 4000  # a tool result longer than this is cut: it goes back into the context window
@@ -81,7 +81,8 @@ class ToolSession:
             reply = self.agent._ask(self.t, turn, "tools", messages, self.usage, tools=SPECS)
             if not reply.tool_calls:  # the model answered in text: an edit in it is a proposal, else it gave up
                 if reply.finish_reason == "length" or not reply.text.strip():
-                    self.out.stop = "the model stopped without proposing a patch"
+                    self.out.stop = (f"the reply was {cut_off(s)} before any patch" if reply.truncated
+                                     else "the model stopped without proposing a patch")
                     return self.out
                 result = self._propose(reply.text, reply.finish_reason)
                 if self.out.proposal_text is not None:
@@ -134,7 +135,9 @@ class ToolSession:
         from cutegen.agent.candidates import describe_diagnostic
         from cutegen.build import Tier
 
-        r = self.agent.verifier.builder.run(Tier.CHECK, self.kernel, self.text, job=f"agent-tool-check:{self.kernel}")
+        # Model-written text: compiled by the jailed check builder (the kernel's view only), never the user's own.
+        checker = self.agent.verifier.check_builder(self.kernel)
+        r = checker.run(Tier.CHECK, self.kernel, self.text, job=f"agent-tool-check:{self.kernel}")
         if r.ok:
             warnings = len(r.diagnostics)
             return f"{self.kernel.name} compiles" + (f" with {warnings} warning(s):\n" if warnings else ".") + \
@@ -152,29 +155,39 @@ class ToolSession:
 
     def _tool_profile(self) -> str:
         from cutegen.agent import prompts
-        from cutegen.agent.knowledge import profile
 
-        verifier = self.agent.verifier
-        if not verifier.gpu:
-            return "no profile: no GPU on this machine"
-        record, why = profile(*verifier.shadow(self.kernel, self.text), verifier.worker,
-                              problem=verifier.problem_for(self.kernel), state_dir=verifier.state_dir)
+        record, why = self._profiled()
         return prompts.failure_text(self.kernel.name, self.text, profile=record) if record else f"no profile: {why}"
 
     def _tool_profile_lines(self) -> str:
         from cutegen.agent import prompts
-        from cutegen.agent.knowledge import profile
 
-        verifier = self.agent.verifier
-        if not verifier.gpu:
-            return "no line profile: no GPU on this machine"
-        record, why = profile(*verifier.shadow(self.kernel, self.text), verifier.worker,
-                              problem=verifier.problem_for(self.kernel), state_dir=verifier.state_dir)
+        record, why = self._profiled()
         if not record:
             return f"no line profile: {why}"
         if not isinstance(record.get("lines"), dict):
             return f"no line profile: {record.get('lines_problem') or 'the profile has no per-line data'}"
         return prompts.hot_lines_text(self.kernel.name, record["lines"], top=10)
+
+    def _profiled(self) -> tuple[dict | None, str]:
+        """A profile of the current text (kernel-level and per line, one ncu run), or (None, why not)."""
+        from cutegen.agent.knowledge import profile
+
+        verifier = self.agent.verifier
+        if not verifier.gpu:
+            return None, "no GPU on this machine"
+        # ncu runs the candidate's own library: only after it passed the gate, the library check and the jailed
+        # test, and then inside the same jail (or unjailed only where the user turned the sandbox off).
+        verified = verifier.candidate(self.kernel, self.text)
+        if verified.verdict != "verified":
+            return None, f"the candidate is not verified ({verified.verdict}: {verified.label})"
+        jail, why_not = verifier.program_jail(self.kernel)
+        if why_not:
+            return None, why_not
+        shadow, builder = verifier.shadow(self.kernel, self.text)
+        record, why = profile(shadow, builder, verifier.worker, problem=verifier.problem_for(self.kernel),
+                              state_dir=verifier.state_dir, jail=jail)
+        return record, why or ""
 
     def _tool_knowledge_search(self, query: str = "") -> str:
         from cutegen.agent.knowledge import hit_text

@@ -1,6 +1,9 @@
 """Agent transcripts under `.cutegen/agent/<kernel>/<time>-<action>/`: one JSON file per LLM step
-(prompt, reply, parsed patch, verdict, tokens) and a summary. Every string passes through a scrubber
-that removes the API key, so no transcript can hold it (even if an endpoint echoed it back)."""
+(the messages sent, the reply's answer whole, the model's reasoning -- reasoning_content or <think> blocks,
+kept here only -- the finish reason, tokens, what the client learned about the endpoint, the parsed patch,
+the verdict) and a summary. Every string passes through a scrubber that removes the API key, so no
+transcript can hold it (even if an endpoint echoed it back). What is shown elsewhere of a long reply is an
+excerpt that says where the whole of it is."""
 
 from __future__ import annotations
 
@@ -8,9 +11,24 @@ import json
 import time
 from pathlib import Path
 
+from cutegen.sandbox import redact
 from cutegen.state import StateDir
 
 SCHEMA_VERSION = 1  # of a transcript's files
+
+
+SHOWN_CHARS, SHOWN_LINES = 6000, 80  # what a hover or a terminal shows of one reply
+
+
+def excerpt(text: str, where: Path) -> str:
+    """`text` as shown: whole when short, else its first lines and where all of it is (the transcript)."""
+    lines = text.split("\n")
+    if len(text) <= SHOWN_CHARS and len(lines) <= SHOWN_LINES:
+        return text
+    head = "\n".join(lines[:SHOWN_LINES])[:SHOWN_CHARS]
+    head = head[:head.rfind("\n")] if "\n" in head[SHOWN_CHARS // 2:] else head  # end on a whole line
+    rest = len(text) - len(head)
+    return f"{head}\n\n[… {rest:,} more characters of this reply are in the transcript: {where}]"
 
 
 def kernel_folder(state_dir: Path, kernel: Path) -> Path:
@@ -46,7 +64,7 @@ class Transcript:
         if isinstance(value, str):
             for s in self._secrets:
                 value = value.replace(s, "***")
-            return value
+            return redact.text(value, self._secrets)
         if isinstance(value, dict):
             return {k: self._scrub(v) for k, v in value.items()}
         if isinstance(value, (list, tuple)):

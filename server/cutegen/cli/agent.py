@@ -9,13 +9,15 @@ import os
 from pathlib import Path
 
 from cutegen.cli.options import command, console, session, settings, toolchain_options
-from cutegen.settings import Settings
+from cutegen.settings import CHOICES, Settings
 
 DEFAULTS = Settings()
 LLM_ENV = {"llm_base_url": "CUTEGEN_LLM_BASE_URL", "llm_model": "CUTEGEN_LLM_MODEL"}
 
 
 NEEDS_LLM = ("fix", "optimize", "generate")  # diagnose falls back to the knowledge base; tune and restore need none
+# How requests are shaped for an endpoint (agent/endpoint.py): "auto" learns it from the endpoint's refusals.
+REQUEST_SETTINGS = ("llm_token_parameter", "llm_send_temperature", "llm_reasoning_effort", "llm_stream")
 
 
 def add_parsers(sub) -> None:
@@ -53,7 +55,18 @@ def _common(p: argparse.ArgumentParser, *, llm: bool) -> None:
     p.add_argument("--llm-api-key-env", default=DEFAULTS.llm_api_key_env,
                    help="the NAME of the environment variable holding the key (never the key)")
     p.add_argument("--temperature", type=float, default=DEFAULTS.temperature, help="sampling temperature (0: greedy)")
-    p.add_argument("--max-tokens", type=int, default=DEFAULTS.max_tokens, help="tokens per reply")
+    p.add_argument("--max-tokens", type=token_count, default=DEFAULTS.max_tokens,
+                   help="tokens per reply (the limit; --llm-token-parameter none sends none)")
+    p.add_argument("--llm-token-parameter", choices=CHOICES["llm_token_parameter"], default=DEFAULTS.llm_token_parameter,
+                   help="the request parameter carrying --max-tokens; auto: max_tokens, or max_completion_tokens once "
+                        "the endpoint asks for it (reasoning models), remembered under .cutegen/")
+    p.add_argument("--llm-send-temperature", choices=CHOICES["llm_send_temperature"],
+                   default=DEFAULTS.llm_send_temperature,
+                   help="send --temperature; auto: until the endpoint refuses it (reasoning models), remembered")
+    p.add_argument("--llm-reasoning-effort", choices=CHOICES["llm_reasoning_effort"],
+                   default=DEFAULTS.llm_reasoning_effort, help="reasoning_effort for reasoning models that take it")
+    p.add_argument("--llm-stream", choices=CHOICES["llm_stream"], default=DEFAULTS.llm_stream,
+                   help="stream replies; auto: once the endpoint answers with an event stream anyway, remembered")
     p.add_argument("--llm-timeout", type=float, default=DEFAULTS.llm_timeout, help="seconds for one request")
     p.add_argument("--llm-retries", type=int, default=DEFAULTS.llm_retries,
                    help="retries after a timeout, 429, 5xx or a malformed reply")
@@ -64,7 +77,8 @@ def _common(p: argparse.ArgumentParser, *, llm: bool) -> None:
 def _settings(args):
     problem = None if isinstance(getattr(args, "problem", None), Path) else getattr(args, "problem", None)
     s = settings(args, problem=problem)
-    for name in ("llm_api_key_env", "temperature", "max_tokens", "llm_timeout", "llm_retries", "max_rounds"):
+    for name in ("llm_api_key_env", "temperature", "max_tokens", "llm_timeout", "llm_retries", "max_rounds",
+                 *REQUEST_SETTINGS):
         if hasattr(args, name):
             setattr(s, name, getattr(args, name))
     for name, env in LLM_ENV.items():
@@ -78,7 +92,7 @@ def _main(args, run, name: str) -> int:
     err = console()
     source = Path(getattr(args, "file", None) or args.problem)
     s = _settings(args)
-    if name in NEEDS_LLM:
+    if name in NEEDS_LLM or (name == "diagnose" and (s.llm_base_url or s.llm_model)):  # asked for an LLM: say it
         why = _unreachable(s)  # before any build or measurement: say it in a second, not after 21 s
         if why:
             err.print(f"[red]error:[/] {why}")
@@ -96,6 +110,14 @@ def _main(args, run, name: str) -> int:
     finally:
         engine.close()
     return _report(args, outcome, err)
+
+
+def token_count(value: str) -> int:
+    n = int(value)
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {n} (to send no token limit at all: "
+                                         "--llm-token-parameter none)")
+    return n
 
 
 def _unreachable(s) -> str | None:

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import torch
 
-from cutegen.build.inline_sources import is_modelnew, map_build_errors  # noqa: F401 (is_modelnew: re-exported)
+from cutegen.build.inline_sources import is_modelnew  # noqa: F401 (re-exported)
+from cutegen.build.load_inline_failure import map_build_errors
 from cutegen.harness.gpu_checks import Failed
 from cutegen.harness.problem import Problem
 from cutegen.harness.verdicts import Verdict
@@ -60,11 +61,19 @@ def _import(path: Path):
         spec.loader.exec_module(module)
     except RuntimeError as e:  # load_inline's build failure carries nvcc's log
         raise BuildFailed(str(e), map_build_errors(str(e), path)) from e
+    except ImportError as e:  # it built, but the library does not load: a declared function nobody defines
+        if "undefined symbol" not in str(e):
+            raise
+        raise BuildFailed(str(e), map_build_errors(str(e), path)) from e
     sys.modules[name] = module
     return module
 
 
 class BuildFailed(Exception):
+    """load_inline could not build (or load) the extension. The diagnostics are the worker's own reading of the
+    failure text; the harness's caller replaces them with the check tier's where the check reproduces it
+    (harness/run.py), so `cutegen test` and `cutegen check` report a broken ModelNew alike."""
+
     def __init__(self, log: str, diagnostics: list[Diagnostic]):
         super().__init__(diagnostics[0].message if diagnostics else "load_inline failed to build the extension")
         self.log, self.diagnostics = log, diagnostics

@@ -35,11 +35,9 @@ class Worker:
         except (EOFError, OSError):
             if self._proc is not None:
                 self._proc.join(5)  # reap it, so the exit code is known
-            code = self._proc.exitcode if self._proc else None
+            code, proc = (self._proc.exitcode if self._proc else None), self._proc
             self.stop()
-            where = " in the sandbox" if self.jail else ""
-            return {"verdict": "crashed", "message": f"the worker process died{where} during the run: a host-side "
-                    f"crash in the kernel library or the problem ({_died(code, self.jail is not None)})"}
+            return _died(code, self.jail is not None, proc)
         if reply.pop("poisoned", False):
             self.stop()  # a CUDA error leaves the context unusable: the next run gets a fresh process
         return reply
@@ -80,16 +78,24 @@ def _serve(conn) -> None:
         conn.send(_handle(request))
 
 
-def _died(code: int | None, jailed: bool) -> str:
-    """How the worker ended, for the verdict: a signal by name, and which jail limit it means."""
+def _died(code: int | None, jailed: bool, proc=None) -> dict:
+    """The verdict for a worker that ended mid-run: out-of-memory when the jail's memory cgroup killed it (the
+    message names the cap), else crashed, with the signal by name and which jail limit it means."""
+    over_cap = getattr(proc, "ended_by_memory_cap", lambda: None)()
+    if over_cap:
+        return {"verdict": "out-of-memory", "message": over_cap}
     sig = -code if code is not None and code < 0 else None
     if jailed and code is not None and code > 128:
         sig = code - 128  # bwrap exits with 128+n when its child is killed by signal n
     if sig is None or sig not in signal.valid_signals():
-        return f"exit code {code}"
-    limit = {signal.SIGXCPU: "; it used up its CPU-time limit", signal.SIGXFSZ: "; it wrote a file over the size "
-             "limit", signal.SIGKILL: "; it was killed (a resource limit or the timeout)"}.get(sig, "") if jailed else ""
-    return f"killed by {signal.Signals(sig).name}{limit}"
+        how = f"exit code {code}"
+    else:
+        limit = {signal.SIGXCPU: "; it used up its CPU-time limit", signal.SIGXFSZ: "; it wrote a file over the size "
+                 "limit", signal.SIGKILL: "; it was killed (a resource limit or the timeout)"}.get(sig, "") if jailed else ""
+        how = f"killed by {signal.Signals(sig).name}{limit}"
+    where = " in the sandbox" if jailed else ""
+    return {"verdict": "crashed", "message": f"the worker process died{where} during the run: a host-side crash in "
+            f"the kernel library or the problem ({how})"}
 
 
 def main(argv: list[str] | None = None) -> None:
