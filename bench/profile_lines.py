@@ -6,7 +6,7 @@
 2. the profile-time ratio: profile_kernel with the line profile (one ncu run, SourceCounters added) against today's
    kernel-level profile, interleaved (A B, B A, ...), each repetition a paired ratio; median and range;
 3. the sanitizer on the four broken kernels of tests/kernels/sanitizer/: each case run with the tool its `// BUG:`
-   comment names (and oob_store with all four, as `cutegen sanitize` runs), placed at its bug line or not.
+   comment names, placed at its bug line or not (all four tools on one kernel: tests/profiler/test_lens_gpu.py).
 
     python bench/profile_lines.py --out lens.json [--reps 2] [--only softsign] [--no-sanitizer]
 """
@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from cutegen.build import Tier  # noqa: E402
 from cutegen.profiler import profile_kernel  # noqa: E402
-from cutegen.profiler.sanitizer import TOOLS, sanitize_kernel  # noqa: E402
+from cutegen.profiler.sanitizer import sanitize_kernel  # noqa: E402
 from cutegen.records import LineProfile  # noqa: E402
 from gpu_session import engine  # noqa: E402
 
@@ -109,7 +109,7 @@ def _print_profile(row: dict) -> None:
 def sanitizer_rows(builder, state) -> list[dict]:
     rows = []
     cases = sorted(CASES.glob("*.cu"))
-    runs = [(c, (bug_line(c)[1],)) for c in cases] + [(CASES / "oob_store.cu", TOOLS)]
+    runs = [(c, (bug_line(c)[1],)) for c in cases]  # all four tools on one call: tests/profiler/test_lens_gpu.py
     for case, tools in runs:
         line, tool = bug_line(case)
         t = time.perf_counter()

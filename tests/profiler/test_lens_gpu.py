@@ -30,14 +30,18 @@ def test_lens_profile_lines_cli_prints_the_hot_lines(tmp_path):
     assert record["lines"]["user_samples"] >= 0.9 * record["lines"]["total_samples"]
 
 
-def test_lens_sanitizer_places_an_out_of_bounds_store_at_its_line(builder, tmp_path):
+def test_lens_sanitize_runs_four_tools_and_places_an_out_of_bounds_store_at_its_line(builder, tmp_path):
+    """As `cutegen sanitize` runs by default: all four tools on one call each. Only memcheck has something to say
+    about a kernel whose one bug is a store past the end."""
     from cutegen.profiler.sanitizer import sanitize_kernel
 
     case = CASES / "oob_store.cu"
     bug = next(i for i, l in enumerate(case.read_text().splitlines(), 1) if "// BUG:" in l)
-    record = sanitize_kernel(case, builder, state_dir=tmp_path, tools=("memcheck",))
+    record = sanitize_kernel(case, builder, state_dir=tmp_path)
     print(json.dumps(record.get("sanitizer"), indent=1)[:3000])
     assert record["verdict"] == "sanitizer-errors", record["message"]
-    (f,) = [f for f in record["sanitizer"]["findings"] if f["tool"] == "memcheck"]
-    assert (f["file"], f["line"]) == (str(case), bug) and "write" in f["message"]
+    assert set(record["sanitizer"]["tools"]) == {"memcheck", "racecheck", "initcheck", "synccheck"}
+    (f,) = record["sanitizer"]["findings"]
+    assert (f["tool"], f["file"], f["line"]) == ("memcheck", str(case), bug) and "write" in f["message"]
     assert f["count"] >= 1 and f["threads"] and f["addresses"]
+    assert record["diagnostics"][0]["line"] == bug

@@ -161,3 +161,14 @@ def test_the_line_profile_round_trips_through_a_run_record(reports, builder, tmp
     assert back.lines.lines[0].line == profile.lines[0].line and back.lines.user_share == profile.user_share
     assert "hottest line 33" in back.summary() and "% of samples on user lines" in back.summary()
     assert digest(Path(ROOT / KERNELS["softsign"]).read_text()) == back.lines.digests[str(ROOT / KERNELS["softsign"])]
+
+
+def test_a_kernel_without_its_mangled_name_finds_its_table_by_its_sass(reports, builder):
+    """An ncu_report that cannot give the mangled name: the table whose SASS agrees is used, not the other kernel's."""
+    import copy
+
+    unnamed = copy.deepcopy(reports["softsign"])
+    unnamed["kernels"][0]["mangled"] = ""
+    profile = _profile("softsign", {**reports, "softsign": unnamed}, builder)
+    assert profile.attribution == "inlined-at" and profile.user_share >= 0.9
+    assert [h.line for h in profile.hottest(3)] == [33, 59, 56]

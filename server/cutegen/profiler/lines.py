@@ -104,6 +104,14 @@ def function_base(kernel: dict, table: FunctionLines | None) -> tuple[int | None
     return best, _agreement(sass, table, best)
 
 
+def _matching_table(kernel: dict, tables: dict[str, FunctionLines]) -> FunctionLines | None:
+    """The function whose SASS agrees with the report's, when the names do not meet (an ncu_report that gives
+    no mangled name): the best agreement, if it is good enough to trust."""
+    scored = [(function_base(kernel, t)[1], name) for name, t in tables.items()]
+    best = max(scored, default=(0.0, ""))
+    return tables[best[1]] if best[0] >= MIN_MATCH else None
+
+
 def _agreement(sass: dict[int, str], table: FunctionLines, base: int) -> float:
     hits = sum(1 for pc, text in sass.items() if _opcode(table.sass.get(pc - base, "")) == _opcode(text))
     return hits / len(sass)
@@ -149,7 +157,7 @@ def fold(data: dict, tables: dict[str, FunctionLines], folder: Folder, table_pro
         if not pcs:
             continue
         kernels.append(kernel.get("name", "?"))
-        table = tables.get(kernel.get("mangled", ""))
+        table = tables.get(kernel.get("mangled", "")) or _matching_table(kernel, tables)
         base, agreement = function_base(kernel, table)
         if table is None or base is None or agreement < MIN_MATCH:
             attribution = "innermost"

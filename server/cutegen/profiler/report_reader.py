@@ -101,9 +101,17 @@ def _action(module, action) -> dict:
         if info is not None:
             places[str(pc)] = [info.file_name(), int(info.line())]
         sass[str(pc)] = action.sass_by_pc(pc)
-    return {"name": action.name(), "mangled": action.name(module.IAction.NameBase_MANGLED),
+    return {"name": action.name(), "mangled": _mangled(module, action),
             "base": _function_base(action), "metrics": per_pc, "places": places, "sass": sass,
             "markers": _markers(action)}
+
+
+def _mangled(module, action) -> str:
+    """The kernel's mangled name (what the line table is keyed by); "" where this ncu_report cannot say."""
+    try:
+        return action.name(module.IAction.NameBase_MANGLED)
+    except (AttributeError, TypeError):
+        return ""
 
 
 def _function_base(action) -> int | None:
