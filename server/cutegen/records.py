@@ -21,8 +21,8 @@ from pathlib import Path
 from cutegen.hardware import H200
 from cutegen.harness import intervals
 from cutegen.harness.verdicts import Mismatch, Verdict
-from cutegen.model import CheckResult
-from cutegen.profiler.signals import ProfileVerdict
+from cutegen.model import CheckResult, Location
+from cutegen.profiler.signals import ProfileVerdict, SanitizeVerdict
 from cutegen.state import StateDir, stamp
 
 SCHEMA_VERSION = 2
@@ -35,6 +35,7 @@ class RunKind(str, Enum):
     TEST = "test"
     BENCH = "bench"
     PROFILE = "profile"
+    SANITIZE = "sanitize"
     DIAGNOSE = "diagnose"
 
 
@@ -125,6 +126,121 @@ class ProfileFigures:
 
 
 @dataclass
+class HotLine:
+    """One line of the user's source with the profile samples charged to it (profiler/lines.py): samples of
+    inlined CuTe header code count for the user line that called it."""
+
+    file: str
+    line: int  # 1-based
+    samples: int  # warp-state samples (all reasons)
+    share: float  # of all the kernels' samples
+    stalls: dict[str, int] = field(default_factory=dict)  # stall reason (profiler/stalls.py) → samples, largest first
+    executed: int = 0  # warp-level instructions executed
+    excess_sectors: int = 0  # L2 global sectors beyond the ideal: uncoalesced accesses
+    excess_wavefronts: int = 0  # shared-memory wavefronts beyond the ideal: bank conflicts
+    markers: list[str] = field(default_factory=list)  # Nsight Compute's rule messages placed on this line
+    sass: list[str] = field(default_factory=list)  # its hottest SASS instructions, in address order
+    text: str = ""  # the line as it was when profiled
+
+    def top_stalls(self, n: int = 3) -> list[tuple[str, int]]:
+        """The reasons worth acting on, largest first (issued and not-selected samples are not stalls)."""
+        from cutegen.profiler.stalls import NOT_A_PROBLEM
+
+        return [(r, c) for r, c in sorted(self.stalls.items(), key=lambda kv: -kv[1]) if r not in NOT_A_PROBLEM][:n]
+
+    def label(self) -> str:
+        """'31 % · mio_throttle': what the editor writes at the line's end."""
+        top = self.top_stalls(1)
+        return f"{self.share * 100:.0f} %" + (f" · {top[0][0]}" if top else "")
+
+
+@dataclass
+class LineProfile:
+    """Where a kernel's time goes, line by line: the hot lines of the user's files, hottest first."""
+
+    lines: list[HotLine] = field(default_factory=list)
+    total_samples: int = 0
+    user_samples: int = 0  # the samples placed on user lines
+    innermost_samples: int = 0  # those Nsight's own innermost place alone would have put on user lines
+    attribution: str = "inlined-at"  # "inlined-at" (the line table's inline chains) or "innermost" (Nsight's own place)
+    digests: dict[str, str] = field(default_factory=dict)  # file → digest of its text when profiled (lines.digest)
+    kernels: list[str] = field(default_factory=list)
+    note: str = ""  # why attribution fell back, if it did
+
+    @property
+    def user_share(self) -> float:
+        return self.user_samples / self.total_samples if self.total_samples else 0.0
+
+    def hottest(self, n: int = 5, file: str | None = None) -> list[HotLine]:
+        return [h for h in self.lines if file is None or h.file == file][:n]
+
+    def stale(self, file: str, text: str) -> bool:
+        """Whether `file` changed since the profile (then its lines must not be shown against today's text)."""
+        from cutegen.profiler.lines import digest
+
+        return self.digests.get(file) != digest(text)
+
+    def summary(self) -> str:
+        top = self.lines[0] if self.lines else None
+        where = f"hottest line {top.line} ({top.label()})" if top else "no samples on user lines"
+        return f"{where} · {self.user_share * 100:.0f} % of samples on user lines"
+
+    @classmethod
+    def from_json(cls, d: dict) -> "LineProfile":
+        d = dict(d)
+        d["lines"] = [HotLine(**h) for h in d.get("lines", [])]
+        return cls(**d)
+
+
+@dataclass
+class SanitizerFinding:
+    """One error compute-sanitizer reported, placed at a user line (profiler/sanitizer.py): the same error
+    from many threads is one finding with a count."""
+
+    tool: str  # memcheck, racecheck, initcheck, synccheck
+    message: str  # "Invalid __global__ write of size 4 bytes"
+    file: str
+    line: int
+    kernel: str = ""
+    count: int = 1  # reports of this error at this line
+    threads: list[str] = field(default_factory=list)  # the first few, "(0,0,0) in block (0,0,0)"
+    addresses: list[str] = field(default_factory=list)
+    details: list[str] = field(default_factory=list)  # the report's other lines (how far out of bounds, the hazard)
+    frames: list[Location] = field(default_factory=list)  # the header places walked out of, innermost first
+
+    @classmethod
+    def from_json(cls, d: dict) -> "SanitizerFinding":
+        d = dict(d)
+        d["frames"] = [Location(**f) for f in d.get("frames", [])]
+        return cls(**d)
+
+
+@dataclass
+class SanitizerReport:
+    """compute-sanitizer's four tools on one call of the kernel."""
+
+    findings: list[SanitizerFinding] = field(default_factory=list)
+    tools: dict[str, int] = field(default_factory=dict)  # tool → errors in its ERROR SUMMARY
+    unplaced: list[str] = field(default_factory=list)  # errors with no user line (host API errors, header kernels)
+    digests: dict[str, str] = field(default_factory=dict)  # file → digest of its text when run
+
+    def summary(self) -> str:
+        errors = sum(self.tools.values())
+        if not errors:
+            return f"no errors ({', '.join(self.tools)})"
+        per_tool = ", ".join(f"{t} {n}" for t, n in self.tools.items() if n)
+        lines = sorted({f.line for f in self.findings})
+        at = f" at line{'s' * (len(lines) > 1)} {', '.join(map(str, lines[:6]))}" if lines else ""
+        return f"{errors} error{'s' * (errors != 1)} ({per_tool}){at}"
+
+    @classmethod
+    def from_json(cls, d: dict) -> "SanitizerReport":
+        d = dict(d)
+        d["findings"] = [SanitizerFinding.from_json(f) for f in d.get("findings", [])]
+        return cls(**d)
+
+
+@dataclass
 class RunRecord:
     kind: str  # a RunKind value
     file: str  # the source file the run was about
@@ -140,6 +256,8 @@ class RunRecord:
     suspicious: str | None = None
     profile: ProfileFigures | None = None
     check: CheckResult | None = None
+    lines: LineProfile | None = None  # a profile's per-line figures
+    sanitizer: SanitizerReport | None = None
     details: dict = field(default_factory=dict)  # the rest of the producer's payload: environment, build, metrics
     schema: int = SCHEMA_VERSION
     note: str = ""  # why the record could not be read in full (another schema, a damaged file)
@@ -169,14 +287,14 @@ class RunRecord:
 
     @property
     def passed(self) -> bool:
-        return self.verdict in (Verdict.PASS.value, ProfileVerdict.PROFILED.value, "ok")
+        return self.verdict in (Verdict.PASS.value, ProfileVerdict.PROFILED.value, SanitizeVerdict.CLEAN.value, "ok")
 
     @property
     def level(self) -> str:
         """How an editor shows the verdict: "ok", "info" (nothing was judged) or "error"."""
         if self.note:
             return "info"
-        for vocabulary in (Verdict, ProfileVerdict):
+        for vocabulary in (Verdict, ProfileVerdict, SanitizeVerdict):
             try:
                 return vocabulary(self.verdict).level
             except ValueError:
@@ -205,6 +323,10 @@ class RunRecord:
             parts.append(f"{self.details['trials']} trials")
         if self.profile is not None:
             parts.append(self.profile.summary)
+        if self.lines is not None:
+            parts.append(self.lines.summary())
+        if self.sanitizer is not None:
+            parts.append(self.sanitizer.summary())
         if self.check is not None:
             errors = len(self.check.errors)
             parts = ["compiles" if self.check.ok else f"{errors} error{'s' * (errors != 1)}"]
@@ -244,6 +366,8 @@ class RunRecord:
         d["accuracy"] = Accuracy(**d["accuracy"]) if d.get("accuracy") else None
         d["profile"] = ProfileFigures(**d["profile"]) if d.get("profile") else None
         d["check"] = CheckResult.from_json(d["check"]) if d.get("check") else None
+        d["lines"] = LineProfile.from_json(d["lines"]) if d.get("lines") else None
+        d["sanitizer"] = SanitizerReport.from_json(d["sanitizer"]) if d.get("sanitizer") else None
         return cls(**d)
 
     @classmethod
@@ -276,6 +400,10 @@ class RunRecord:
                                             signals=[s["name"] for s in rest.pop("signals", [])],
                                             share_of_peak=c.get("share_of_peak"), gpu=c.get("gpu"),
                                             report=rest.pop("report", None))
+        if rest.get("lines"):
+            record.lines = LineProfile.from_json(rest.pop("lines"))
+        if rest.get("sanitizer"):
+            record.sanitizer = SanitizerReport.from_json(rest.pop("sanitizer"))
         if rest.get("result"):
             record.check = CheckResult.from_json(rest.pop("result"))
             record.verdict = record.verdict or ("ok" if record.check.ok else "errors")

@@ -1,4 +1,4 @@
-"""check, test, bench, profile and lsp: the engine session's actions, printed for a terminal."""
+"""check, test, bench and lsp: the engine session's actions, printed for a terminal (profile and sanitize: lens.py)."""
 
 from __future__ import annotations
 
@@ -40,16 +40,6 @@ def add_parsers(sub) -> None:
         toolchain_options(p)
         p.set_defaults(run=_verify, timing=name == "bench")
 
-    prof = command(sub, "profile", "profile a kernel with Nsight Compute: metrics, bottleneck, signals")
-    prof.add_argument("file", type=Path, help="the kernel")
-    prof.add_argument("--problem", help="the reference problem (default: the directive comment, then a sibling .py)")
-    prof.add_argument("--reference", action="store_true", help="profile the PyTorch reference instead (a baseline)")
-    prof.add_argument("--ncu", help="path of Nsight Compute's ncu (default: PATH, then CUDA's bin/)")
-    prof.add_argument("--timeout", type=float, default=DEFAULTS.profile_timeout, help="seconds before ncu is stopped")
-    prof.add_argument("--json", action="store_true", help="print the run record as JSON")
-    toolchain_options(prof)
-    prof.set_defaults(run=_profile)
-
 
 def add_lsp_parser(sub) -> None:
     lsp = command(sub, "lsp", "start the language server (stdio by default)")
@@ -86,26 +76,14 @@ def _verify(args) -> int:
                                     reference_mode=args.reference_mode), args.file)
     if s is None:
         return 2
-    record = _run(args, s, err, "starting", lambda path, stage: s.test(
+    record = run_action(args, s, err, "starting", lambda path, stage: s.test(
         path, timing=args.timing, trials=args.trials, seed=args.seed, on_stage=stage))
     if not args.json:
         present.verdict(record, err)
     return 0 if record["verdict"] == "pass" else 1
 
 
-def _profile(args) -> int:
-    err = console()
-    s = session(args, err, settings(args, problem=args.problem, ncu=args.ncu, profile_timeout=args.timeout), args.file)
-    if s is None:
-        return 2
-    record = _run(args, s, err, "profiling", lambda path, stage: s.profile(
-        path, reference=args.reference, on_stage=stage))
-    if not args.json:
-        present.profile(record, err)
-    return 0 if record["verdict"] == "profiled" else 1
-
-
-def _run(args, s, err, first: str, action) -> dict:
+def run_action(args, s, err, first: str, action) -> dict:
     """One session action on the file with a live status line; the session is closed after (its GPU worker too).
     With --json the record is printed here; otherwise the caller presents it."""
     try:
