@@ -24,7 +24,9 @@ class Settings:
     profile_timeout: float = 300.0
     problem: str | None = None  # explicit problem file, overrides pairing
     auto_test: bool = False  # run the harness after a clean save
-    check_on_type: bool = False  # also check unsaved text after typing stops
+    # Errors while typing: the type tier (clang's front end on the unsaved text, build/typecheck.py) after
+    # typing stops; nvcc on save stays the truth. Off by default: on 2 cores each pause costs a core for 1-5 s.
+    check_on_type: bool = False
     debounce_ms: int = 600
     layout_inlay_hints: str = "short"  # concrete CuTe layouts after declarations: "off", "short" (≤ 60 chars), "all"
     llm_base_url: str | None = None

@@ -48,7 +48,7 @@ class _Anchored:
 def condense(messages: list[RawMessage], main_file: str, is_user: Callable[[str], bool], lines: SourceLines) -> list[Diagnostic]:
     groups: dict[tuple[str, int], list[_Anchored]] = {}
     for msg in messages:
-        if msg.tool not in ("edg", "host", "nvcc") or msg.severity == "remark" or msg.code == _PARSING_RESTARTS:
+        if msg.tool not in ("edg", "host", "nvcc", "clang") or msg.severity == "remark" or msg.code == _PARSING_RESTARTS:
             continue
         anchored = _anchor(msg, main_file, is_user, lines)
         groups.setdefault((anchored.file, anchored.line), []).append(anchored)
