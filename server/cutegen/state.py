@@ -1,6 +1,6 @@
 """`.cutegen/`: the one owner of every path under it (build cache, the type tier's precompiled headers, run
-records, profiles, agent transcripts and history, shadow copies), and where it lives: at the workspace root, whether the CLI or the language server
-asks, so that the editor shows what the terminal ran.
+records, profiles, agent transcripts and history, shadow copies), and where it lives: at the workspace root,
+whether the CLI or the language server asks, so that the editor shows what the terminal ran.
 """
 
 from __future__ import annotations

@@ -183,6 +183,7 @@ class TypingTier:
         quiet = self.quiet.get(job.uri)
         if quiet is not None:
             if quiet.holds(text):
+                self.server.log(f"{job.path.name}: typing result for version {job.version} withheld ({quiet.reason})")
                 return
             del self.quiet[job.uri]
             self.server.log(f"{job.path.name}: the lines the two tiers disagreed on changed; typing diagnostics resume")
