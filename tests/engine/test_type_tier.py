@@ -182,3 +182,33 @@ def test_cli_check_tier_type(tmp_path):
     assert result["tier"] == "type"
     assert [(d["line"], d["source"]) for d in result["diagnostics"]] == [(12, "cutegen (typing)")]
     assert "Dynamic owning tensors not supported" in result["diagnostics"][0]["message"]
+
+
+def _result(path: str, *diagnostics) -> "CheckResult":
+    from cutegen.model import CheckResult
+
+    return CheckResult(file=path, tier="x", ok=not diagnostics, diagnostics=list(diagnostics), resources=[],
+                       raw_log="", command=["x"], seconds=0.0)
+
+
+def _diag(path: str, line: int, code: str = "cute-static-assert", severity=Severity.ERROR):
+    from cutegen.model import Diagnostic
+
+    return Diagnostic(file=path, line=line, col=1, end_col=2, severity=severity, message=f"{code} at {line}", code=code)
+
+
+def test_disagreement_watches_the_lines_concerned_and_carries_what_only_nvcc_says():
+    from cutegen.lsp.typing_tier import Saved, carried, digest, disagreement
+
+    text = "a;\nb;\nbad line;\nc;\n"
+    saved = Saved(3, digest(text), text.splitlines(), _result(
+        "k.cu", _diag("k.cu", 4, "ptxas-spill", Severity.WARNING), _diag("k.cu", 1, "ptxas-C7510", Severity.ERROR)))
+    false_error = disagreement(_result("k.cu", _diag("k.cu", 3)), saved)  # clang errs, nvcc (ptxas aside) does not
+    assert false_error is not None and false_error.lines == {"bad line;"}
+    assert false_error.holds("x;\n" + text) and not false_error.holds(text.replace("bad line;", "good line;"))
+    assert disagreement(_result("k.cu"), saved) is None  # both without front-end errors: they agree
+    missed = Saved(3, saved.digest, saved.lines, _result("k.cu", _diag("k.cu", 2)))
+    assert disagreement(_result("k.cu"), missed).lines == {"b;"}
+    # Typing moved everything down one line and rewrote line 4: the spill warning's line is gone, C7510 moves.
+    moved = carried(saved, "new;\n" + text.replace("c;", "d;"))
+    assert [(d.code, d.line) for d in moved] == [("ptxas-C7510", 2)]
