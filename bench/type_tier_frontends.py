@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "server"))
 
-from cutegen.build.typecheck import TypeChecker  # noqa: E402
+from cutegen.typecheck import TypeChecker  # noqa: E402
 from cutegen.settings import Settings  # noqa: E402
 from cutegen.toolchain import ABI_INCLUDE, discover  # noqa: E402
 

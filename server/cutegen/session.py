@@ -32,7 +32,7 @@ class Session:
         self._shown_error: tuple[int, str] | None = None
         self._toolchain: Toolchain | None = None
         self._builders: dict[StateDir, Builder] = {}
-        self._type_checkers: dict[StateDir, object] = {}  # the type tier's, per state dir (build/typecheck.py)
+        self._type_checkers: dict[StateDir, object] = {}  # the type tier's, per state dir (typecheck/checker.py)
         self._worker = None  # the harness's GPU worker process, kept warm between tests
         self._lock = threading.Lock()
 
@@ -64,7 +64,7 @@ class Session:
 
     def type_checker(self, path: Path):
         """The type tier (clang on unsaved text) for `path`'s state dir; same toolchain as the builder."""
-        from cutegen.build.typecheck import TypeChecker
+        from cutegen.typecheck import TypeChecker
 
         toolchain = self.builder(path).toolchain
         with self._lock:

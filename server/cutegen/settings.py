@@ -24,7 +24,7 @@ class Settings:
     profile_timeout: float = 300.0
     problem: str | None = None  # explicit problem file, overrides pairing
     auto_test: bool = False  # run the harness after a clean save
-    # Errors while typing: the type tier (clang's front end on the unsaved text, build/typecheck.py) after
+    # Errors while typing: the type tier (clang's front end on the unsaved text, typecheck/checker.py) after
     # typing stops; nvcc on save stays the truth. Off by default: on 2 cores each pause costs a core for 1-5 s.
     check_on_type: bool = False
     debounce_ms: int = 600

@@ -75,7 +75,7 @@ class StateDir:
 
     @property
     def type_cache(self) -> Path:
-        """The type tier's precompiled header sets: `typecheck/<key>.pch` (build/typecheck.py)."""
+        """The type tier's precompiled header sets: `typecheck/<key>.pch` (typecheck/checker.py)."""
         return self.path / "typecheck"
 
     def runs(self, file: str | Path) -> Path:

@@ -7,7 +7,8 @@ The mapping keeps clang's words and changes only what the condenser reads struct
   "detected during" frames): `Frame(X, file, line)` is where X was instantiated;
 - a failed static_assert with a message reads as EDG's `static assertion failed with "MESSAGE"`, the condenser's
   root-cause form; without one, the asserting source line is kept so the condenser can quote the expression;
-- other notes (candidates, "expanded from macro", "to match this") are notes with their places.
+- other notes (candidates, "expanded from macro", "to match this") are notes with their places;
+- a missing token ("expected ';' after struct") is placed where clang's fix-it inserts it.
 """
 
 from __future__ import annotations
@@ -29,7 +30,11 @@ def to_raw_messages(diagnostics: list[dict], lines) -> list[RawMessage]:
 
 
 def _message(d: dict, lines) -> RawMessage:
-    msg = RawMessage(TOOL, d["severity"], d["text"], d["file"], d["line"], d["col"], code=_code(d))
+    file, line, col = d["file"], d["line"], d["col"]
+    insert = next((f for f in d.get("fixits", []) if f["file"] == file and f["line"]), None)
+    if insert is not None and d["text"].startswith("expected '"):
+        file, line, col = insert["file"], insert["line"], insert["col"]  # where the missing token goes
+    msg = RawMessage(TOOL, d["severity"], d["text"], file, line, col, code=_code(d))
     msg.source_line = _line(lines, d["file"], d["line"])
     found = _ASSERT.match(d["text"])
     if found and found["text"]:

@@ -320,14 +320,18 @@ def _indent(line: str) -> int:
     return len(line.expandtabs(4)) - len(line.expandtabs(4).lstrip())
 
 
-# What EDG says where a broken structure finally stops the parse.
+# What EDG (and clang) say where a broken structure finally stops the parse.
 _PARSE_ERROR = re.compile(
     r'^(?:expected (?:a|an) |At end of source|this declaration has no storage class|identifier "[^"]+" is undefined'
     r'|a function-definition is not allowed|unrecognized token|extra text after|function "[^"]+" has already been '
     r'defined|"[^"]+" has already been declared|local function definitions|a return statement|this #\w+ directive'
     r'|the #if for this directive|#endif without #if|#else without #if|missing closing'
     r'|linkage specification is not allowed|a template declaration is not allowed|a namespace definition'
-    r'|A __global__ function or function template cannot be a member function)')
+    r'|A __global__ function or function template cannot be a member function'
+    # clang's words for the same (the type tier, diagnostics/clang_log.py)
+    r"|expected '|expected (?:unqualified-id|expression|statement|member name|identifier)|extraneous closing brace"
+    r"|function definition is not allowed here|redefinition of '|unterminated conditional directive"
+    r"|use of undeclared identifier|kernel function '[^']+' must be a free function)")
 
 
 def is_parse_error(text: str) -> bool:

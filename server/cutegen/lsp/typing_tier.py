@@ -1,4 +1,4 @@
-"""The type tier in the editor: errors while typing (clang on the unsaved text, `build/typecheck.py`), under the
+"""The type tier in the editor: errors while typing (clang on the unsaved text, `typecheck/checker.py`), under the
 save tier's nvcc result, which stays the truth.
 
 - didChange (with `checkOnType`) → debounce → a parse of the text; a newer edit kills the older parse. Its
@@ -21,7 +21,7 @@ import itertools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from cutegen.build.typecheck import TypeTierUnavailable
+from cutegen.typecheck import FAILED, TypeTierUnavailable
 from cutegen.lsp import convert
 from cutegen.lsp.documents import is_checked, path_of, unfit
 from cutegen.model import CheckResult, Diagnostic, Severity
@@ -149,7 +149,9 @@ class TypingTier:
             await self.server.settings_loaded()
             async with self._slot:
                 result = await asyncio.to_thread(self._parse, job, text)
-            if result is not None and not result.cancelled:
+            if result is not None and any(d.code == FAILED for d in result.diagnostics):
+                self.server.log(f"{job.path.name}: {result.diagnostics[0].message}")  # nvcc's result stays
+            elif result is not None and not result.cancelled:
                 self.publish(job, text, result)
         except asyncio.CancelledError:
             job.kill()

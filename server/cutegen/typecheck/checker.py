@@ -10,7 +10,7 @@ front end alone took longer than clang's with a PCH. Clang in `--cuda-device-onl
 device code, instantiates every template (unlike clangd, which skips header function bodies), and reports
 wrong-side calls as nvcc does once `-fno-cuda-host-device-constexpr` is given.
 
-What clang needs for CUDA 13 (`build/clang_shims/`): an empty `curand_mtgp32_kernel.h` (clang's CUDA wrapper
+What clang needs for CUDA 13 (`typecheck/shims/`): an empty `curand_mtgp32_kernel.h` (clang's CUDA wrapper
 includes it; CUDA 13 dropped it), a prelude declaring `cudaConfigureCall` (clang's `<<<>>>` needs it; CUDA
 13 dropped it) and the cache-hint stores clang's headers lack, the toolkit's `include/cccl`,
 `__CUDACC_VER_MAJOR__/MINOR__` (else CUTLASS switches its sm90 code off) and
@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from cutegen.build import clang_parse
+from cutegen.typecheck import clang_parse
 from cutegen.build.cache import cache_key
 from cutegen.build.includes import user_headers
 from cutegen.diagnostics import condense
@@ -48,7 +48,7 @@ from cutegen.toolchain import ABI_INCLUDE, TORCH_NVCC_FLAGS, Toolchain, includes
 
 TIER = "type"
 SOURCE = "cutegen (typing)"  # how editors label these diagnostics: not yet nvcc's word
-SHIMS = Path(__file__).parent / "clang_shims"
+SHIMS = Path(__file__).parent / "shims"
 PRELUDE = SHIMS / "cutegen_clang_prelude.h"
 KEEP_PCH = 8  # precompiled header sets kept per state dir (a CuTe one is ~45 MB, a torch one more)
 
@@ -92,8 +92,8 @@ class TypeChecker:
         seconds = time.perf_counter() - started
         if handle.cancelled:
             return _result(path, [], "", args, seconds, cancelled=True)
-        if "failure" in answer:
-            message = f"the type tier could not parse: {answer['failure']}"
+        if "failure" in answer:  # not a fact about the code: a warning, never an error the user must fix
+            message = f"the type tier could not parse this file: {answer['failure']} (the nvcc check on save still runs)"
             return _result(path, [_file_level(path, message)], answer["failure"], args, seconds)
         diagnostics = self._diagnose(answer["diagnostics"], path, source)
         return _result(path, diagnostics, raw_log(answer["diagnostics"]), args, seconds, pch=answer.get("pch", ""))
@@ -159,7 +159,7 @@ class TypeChecker:
             try:
                 out, err = job.proc.communicate(json.dumps(request).encode(), timeout=self.settings.check_timeout)
             except subprocess.TimeoutExpired:
-                _stop(job)
+                _kill(job.proc)
                 job.proc.communicate()
                 return {"failure": f"no answer within {self.settings.check_timeout:g} s (setting "
                                    f"{self.settings.name_of('check_timeout')})"}, job
@@ -261,11 +261,16 @@ def _prune(folder: Path, keep: int) -> None:
 def _stop(job: _Job) -> None:
     with job.lock:
         job.cancelled = True
-        if job.proc is not None and job.proc.poll() is None:
-            try:
-                os.killpg(job.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        if job.proc is not None:
+            _kill(job.proc)
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 class _Lines:
@@ -283,14 +288,17 @@ class _Lines:
         return self._files[file]
 
 
+FAILED = "type-tier-failed"  # the parse did not finish (timeout, libclang refusing): said once, as a warning
+
+
 def _file_level(path: Path, message: str) -> Diagnostic:
-    return Diagnostic(file=str(path), line=1, col=1, end_col=2, severity=Severity.ERROR, message=message,
-                      code="type-tier-failed", source=SOURCE, root=message)
+    return Diagnostic(file=str(path), line=1, col=1, end_col=2, severity=Severity.WARNING, message=message,
+                      code=FAILED, source=SOURCE, root=message)
 
 
 def _result(path: Path, diagnostics: list[Diagnostic], log: str, args: list[str], seconds: float, *,
             cancelled: bool = False, pch: str = "") -> CheckResult:
-    ok = not cancelled and not any(d.severity is Severity.ERROR for d in diagnostics)
+    ok = not cancelled and not any(d.severity is Severity.ERROR or d.code == FAILED for d in diagnostics)
     command = ["libclang", *args, str(path)] + ([f"(pch: {pch})"] if pch else [])
     return CheckResult(file=str(path), tier=TIER, ok=ok, diagnostics=diagnostics, resources=[], raw_log=log,
                        command=command, seconds=seconds, cancelled=cancelled)

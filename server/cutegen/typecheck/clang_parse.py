@@ -1,6 +1,6 @@
 """The type tier's parser process: clang (libclang, from the `libclang-ng` wheel) on unsaved text.
 
-Runs as `python -m cutegen.build.clang_parse` with one JSON request on stdin and answers one JSON object on
+Runs as `python .../typecheck/clang_parse.py` with one JSON request on stdin and answers one JSON object on
 stdout, so that the server can kill a parse it no longer needs (libclang has no way to stop a parse in the
 middle, and a Hopper GEMM takes half a minute). The only module that imports `clang.cindex`.
 
@@ -43,8 +43,22 @@ def diagnostic_json(ci, d) -> dict:
         "col": col or None,
         "option": d.option or "",
         "category": d.category_name or "",
+        "fixits": _fixits(ci, d),
         "children": [diagnostic_json(ci, c) for c in d.children],
     }
+
+
+def _fixits(ci, d) -> list[dict]:
+    """Insertions clang proposes (`;` after a struct): where the code must change, often above the error."""
+    out = []
+    for i in range(len(d.fixits)):
+        try:
+            fix = d.fixits[i]
+        except IndexError:  # a removal: no text to insert
+            continue
+        file, line, col = _file_location(ci, fix.range.start)
+        out.append({"file": file, "line": line, "col": col, "text": fix.value})
+    return out
 
 
 def _file_location(ci, location) -> tuple[str | None, int, int]:
@@ -111,7 +125,23 @@ def _stale(tu) -> bool:
     return any(d.severity == 4 and any(s in d.spelling for s in _STALE_PCH) for d in tu.diagnostics)
 
 
+def _exit_with_parent() -> None:
+    """A parse can run for half a minute: when the server dies (a crash, a kill), its parser goes with it."""
+    import threading
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(0.5)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
 def main() -> None:
+    _exit_with_parent()
     request = json.loads(sys.stdin.read())
     try:
         answer = parse(request)

@@ -1,4 +1,4 @@
-// Pre-included into the type tier's clang parse (cutegen/build/typecheck.py), never into an nvcc build.
+// Pre-included into the type tier's clang parse (cutegen/typecheck/checker.py), never into an nvcc build.
 // Declarations only: the parse stops after semantic analysis, so nothing here is ever code-generated.
 #pragma once
 #include <cuda_runtime_api.h>
