@@ -173,6 +173,24 @@ def test_newer_parse_kills_the_older(checker, toolchain):
     assert time.monotonic() - started < 30  # the old parse did not run to its end first
 
 
+def test_newer_edit_kills_the_parse_not_the_header_set_build(toolchain, tmp_path):
+    """Typing on while a file's first PCH builds: each edit kills the last parse, the PCH is still built once."""
+    checker = TypeChecker(toolchain, Settings(), tmp_path / ".cutegen")
+    path = tmp_path / "k.cu"
+    text = "#include <cute/tensor.hpp>\n__global__ void k(float* y) { y[0] = cute::abs(y[1]); }\n"
+    results = {}
+    first = threading.Thread(target=lambda: results.setdefault("first", checker.run(path, text, job="k")))
+    first.start()
+    deadline = time.monotonic() + 30
+    while not checker._pch_locks and time.monotonic() < deadline:  # the build has started
+        time.sleep(0.01)
+    second = checker.run(path, text + "// typed on\n", job="k")
+    first.join(120)
+    assert results["first"].cancelled
+    assert second.ok and second.command[-1] in ("(pch: used)", "(pch: built)"), second.raw_log
+    assert len(list((tmp_path / ".cutegen" / "typecheck").glob("*.pch"))) == 1
+
+
 def test_cli_check_tier_type(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
     case = CORPUS / "errors" / "dynamic_owning_tensor.cu"

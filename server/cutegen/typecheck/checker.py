@@ -77,6 +77,8 @@ class TypeChecker:
         self.state = StateDir(state_dir)
         self._jobs: dict[str, _Job] = {}
         self._lock = threading.Lock()
+        self._pch_locks: dict[str, threading.Lock] = {}
+        self._failed_pch: set[str] = set()  # header sets with errors of their own: parsed with the file instead
         self._system = tuple(os.path.realpath(s) + os.sep for s in (
             toolchain.cutlass_include, str(ABI_INCLUDE), toolchain.cuda_root, str(SHIMS), "/usr/include",
             "/usr/lib", "/usr/local/include", *torch_include_dirs(), _clang_root()))
@@ -86,9 +88,18 @@ class TypeChecker:
         path = Path(path).resolve()
         source = text if text is not None else path.read_text(errors="replace")
         args = self.arguments(path, source)
-        request = {"file": str(path), "text": source, "args": args, "pch": self._pch(path, source, args)}
         started = time.perf_counter()
-        answer, handle = self._parse(request, job or str(path))
+        key, handle = job or str(path), _Job()
+        self._register(key, handle)  # from here on, a newer run or a cancel stops this one
+        try:
+            pch, built = self._ready_pch(self._pch(path, source, args))
+            answer = self._child({"file": str(path), "text": source, "args": args, "pch": pch}, handle)
+            if built and answer.get("pch") == "used":
+                answer["pch"] = "built"  # by this run, in a process of its own
+        finally:
+            with self._lock:
+                if self._jobs.get(key) is handle:
+                    del self._jobs[key]
         seconds = time.perf_counter() - started
         if handle.cancelled:
             return _result(path, [], "", args, seconds, cancelled=True)
@@ -141,39 +152,52 @@ class TypeChecker:
             _prune(self.state.type_cache, KEEP_PCH - 1)
         return {"path": str(target), "header": header, "args": shared}
 
+    def _ready_pch(self, pch: dict | None) -> tuple[dict | None, bool]:
+        """Build a missing PCH in a process of its own, one build per key at a time: a newer edit kills the
+        parse, never the header set's build (else a user who types on would never get one). Returns the PCH to
+        use (None: parse without one) and whether this call built it."""
+        if pch is None or pch["path"] in self._failed_pch:
+            return None, False
+        with self._lock:
+            lock = self._pch_locks.setdefault(pch["path"], threading.Lock())
+        with lock:
+            if Path(pch["path"]).is_file():
+                return pch, False
+            answer = self._child({"pch_only": True, "pch": pch}, _Job())
+            if answer.get("pch") != "built":  # the headers themselves do not parse: their errors are the file's
+                self._failed_pch.add(pch["path"])
+                return None, False
+        return pch, True
+
     # -- the parser process -----------------------------------------------------------------------
 
-    def _parse(self, request: dict, key: str) -> tuple[dict, _Job]:
-        job = _Job()
+    def _register(self, key: str, job: _Job) -> None:
         with self._lock:
             old, self._jobs[key] = self._jobs.get(key), job
         if old is not None:
             _stop(old)
-        try:
-            with job.lock:
-                if job.cancelled:
-                    return {}, job
-                # Run by path, not `-m`: the child needs no cutegen import, only libclang (fast to start).
-                job.proc = subprocess.Popen([sys.executable, clang_parse.__file__], stdin=subprocess.PIPE,
-                                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-            try:
-                out, err = job.proc.communicate(json.dumps(request).encode(), timeout=self.settings.check_timeout)
-            except subprocess.TimeoutExpired:
-                _kill(job.proc)
-                job.proc.communicate()
-                return {"failure": f"no answer within {self.settings.check_timeout:g} s (setting "
-                                   f"{self.settings.name_of('check_timeout')})"}, job
+
+    def _child(self, request: dict, job: _Job) -> dict:
+        with job.lock:
             if job.cancelled:
-                return {}, job
-            try:
-                return json.loads(out), job
-            except ValueError:
-                tail = err.decode(errors="replace").strip().splitlines()[-3:]
-                return {"failure": "the parser process died: " + (" ".join(tail) or f"exit {job.proc.returncode}")}, job
-        finally:
-            with self._lock:
-                if self._jobs.get(key) is job:
-                    del self._jobs[key]
+                return {}
+            # Run by path, not `-m`: the child needs no cutegen import, only libclang (fast to start).
+            job.proc = subprocess.Popen([sys.executable, clang_parse.__file__], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        try:
+            out, err = job.proc.communicate(json.dumps(request).encode(), timeout=self.settings.check_timeout)
+        except subprocess.TimeoutExpired:
+            _kill(job.proc)
+            job.proc.communicate()
+            return {"failure": f"no answer within {self.settings.check_timeout:g} s (setting "
+                               f"{self.settings.name_of('check_timeout')})"}
+        if job.cancelled:
+            return {}
+        try:
+            return json.loads(out)
+        except ValueError:
+            tail = err.decode(errors="replace").strip().splitlines()[-3:]
+            return {"failure": "the parser process died: " + (" ".join(tail) or f"exit {job.proc.returncode}")}
 
     def _diagnose(self, found: list[dict], path: Path, source: str) -> list[Diagnostic]:
         lines = _Lines(path, source)

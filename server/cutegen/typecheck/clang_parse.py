@@ -7,6 +7,7 @@ middle, and a Hopper GEMM takes half a minute). The only module that imports `cl
 Request: {"file", "text", "args", "pch": {"path", "header", "args"} | null}. With "pch", the header set is
 parsed once into a precompiled header at "path" (written atomically: a killed build leaves nothing) and the
 file is parsed with `-include-pch`; a PCH that clang refuses (a header changed since) is rebuilt once.
+{"pch_only": true, "pch": ...} builds the header set alone.
 Answer: {"diagnostics": [...], "pch": "built" | "used" | "none" | "failed", "seconds": float}.
 """
 
@@ -102,6 +103,8 @@ def parse(request: dict) -> dict:
     index = ci.Index.create()
     started = time.perf_counter()
     pch, state = request.get("pch"), "none"
+    if request.get("pch_only"):  # the header set alone (checker.py builds it apart from any parse)
+        return {"pch": "built" if build_pch(ci, index, pch) else "failed", "seconds": time.perf_counter() - started}
     if pch:
         state = "used" if Path(pch["path"]).is_file() else ("built" if build_pch(ci, index, pch) else "failed")
     for attempt in range(2):
