@@ -29,12 +29,18 @@ def to_raw_messages(diagnostics: list[dict], lines) -> list[RawMessage]:
     return [_message(d, lines) for d in diagnostics if d["severity"] in ("error", "fatal", "warning")]
 
 
+# nvcc only warns (and drops the device side) when a __host__ __device__ function calls a host function: so
+# does this tier, which reports errors only.
+_HOST_DEVICE_WRONG_SIDE = re.compile(r"(?:reference to|call to) __host__ function.* in __host__ __device__ function")
+
+
 def _message(d: dict, lines) -> RawMessage:
     file, line, col = d["file"], d["line"], d["col"]
     insert = next((f for f in d.get("fixits", []) if f["file"] == file and f["line"]), None)
     if insert is not None and d["text"].startswith("expected '"):
         file, line, col = insert["file"], insert["line"], insert["col"]  # where the missing token goes
-    msg = RawMessage(TOOL, d["severity"], d["text"], file, line, col, code=_code(d))
+    severity = "warning" if _HOST_DEVICE_WRONG_SIDE.search(d["text"]) else d["severity"]
+    msg = RawMessage(TOOL, severity, d["text"], file, line, col, code=_code(d))
     msg.source_line = _line(lines, d["file"], d["line"])
     found = _ASSERT.match(d["text"])
     if found and found["text"]:

@@ -88,7 +88,7 @@ def _anchor(msg: RawMessage, main_file: str, is_user: Callable[[str], bool], lin
         argument = _mismatched_argument(msg)
         if argument:  # "argument #k does not match": the argument, which may be lines below the call
             line, col = argument_position(source, line, col, argument) or (line, col)
-        if msg.text == 'expected a ";"':
+        if msg.text == 'expected a ";"' or msg.text.startswith("expected ';'"):  # EDG's words, clang's
             line, col = _end_of_previous_statement(source, line, col)
         moved = inside is not None and inside[0] != msg.line
         return _Anchored(msg, msg.file, line, col, None, macro_line=msg.line if moved else None)

@@ -351,7 +351,7 @@ def localise(diagnostics: list, main_file: str, source: list[str]) -> list:
     defect = next((x for x in find_defects("\n".join(source)) if x.line <= last), None)
     if defect is None:
         return diagnostics
-    if defect.kind == "unclosed-paren" and mine[0].root == 'expected a ")"':
+    if defect.kind == "unclosed-paren" and mine[0].root in ('expected a ")"', "expected ')'"):  # EDG's, clang's
         # nvcc is right where the `)` goes; the `(` it would close is the useful extra fact.
         if defect.line != mine[0].line:
             mine[0].related.append(Location(main_file, defect.line, defect.col, "the `(` that is never closed"))

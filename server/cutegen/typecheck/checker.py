@@ -4,11 +4,12 @@ Decision (issue 29, measured side by side on this repository's kernels: bench/ty
 tiers"): libclang from the `libclang-ng` wheel, not NVRTC. NVRTC is nvcc's own EDG front end, but it compiles
 device code only: host functions are refused outright ("not allowed in JIT mode") unless
 `-default-device` makes them device functions, which hides every wrong-side call (a host function called
-from a kernel, the constexpr-host-call cases), cannot parse <torch/extension.h> or CUTLASS's host-side
-adapters (the Hopper GEMM gets false errors: `std::is_pointer_v`, `make_kernel_hardware_info`), and its
-front end alone took longer than clang's with a PCH. Clang in `--cuda-device-only` mode parses host and
-device code, instantiates every template (unlike clangd, which skips header function bodies), and reports
-wrong-side calls as nvcc does once `-fno-cuda-host-device-constexpr` is given.
+from a kernel), cannot parse <torch/extension.h> or CUTLASS's host-side adapters (the Hopper GEMM gets
+false errors: `std::is_pointer_v`, `make_kernel_hardware_info`), and its front end alone took longer than
+clang's with a PCH. Clang in `--cuda-device-only` mode parses host and device code, instantiates every
+template (unlike clangd, which skips header function bodies), and reports wrong-side calls as nvcc does,
+except that it treats constexpr functions as __host__ __device__ (nvcc needs --expt-relaxed-constexpr for
+that): a constexpr host function called from device code is nvcc's to report.
 
 What clang needs for CUDA 13 (`typecheck/shims/`): an empty `curand_mtgp32_kernel.h` (clang's CUDA wrapper
 includes it; CUDA 13 dropped it), a prelude declaring `cudaConfigureCall` (clang's `<<<>>>` needs it; CUDA
@@ -130,8 +131,10 @@ class TypeChecker:
             flags += TORCH_NVCC_FLAGS
         args += ["-isystem", os.path.join(tc.cuda_root, "include", "cccl"), "-isystem", str(SHIMS),
                  "-include", str(PRELUDE)]
-        if "--expt-relaxed-constexpr" not in flags:  # nvcc's default: a constexpr host function is host-only
-            args += ["-Xclang", "-fno-cuda-host-device-constexpr"]
+        # Not -fno-cuda-host-device-constexpr (nvcc's rule without --expt-relaxed-constexpr): clang then refuses
+        # constexpr host functions even in constant expressions and system headers (std::move in CUTLASS's
+        # device_kernel, cute's `_c` literals), where nvcc allows them or only warns: false errors on the Hopper
+        # GEMM, and it caught neither constexpr case of the corpus.
         return args + [f for f in flags if _PASSED.match(f)]
 
     def _pch(self, path: Path, source: str, args: list[str]) -> dict | None:
