@@ -49,7 +49,7 @@ class Server:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.client = LanguageClient("cutegen-bench", "1")
-        self.arrived: dict[tuple[str, int], float] = {}  # (uri, version) → when typing diagnostics came
+        self.arrived: dict[tuple[str, int], float] = {}  # (uri, version) → when its diagnostics came
         self.versions: dict[str, int] = {}
         self.saved_checks = 0  # save-tier results published (each refreshes the CodeLens)
         c = self.client
@@ -60,7 +60,9 @@ class Server:
 
         @c.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
         def publish(params: types.PublishDiagnosticsParams):
-            if params.version is not None and all(d.source == TYPING for d in params.diagnostics):
+            # Only the type tier publishes for versions after the first (nothing is saved); the first may be
+            # either tier's.
+            if params.version is not None:
                 self.arrived.setdefault((params.uri, params.version), time.perf_counter())
 
         @c.feature(types.WORKSPACE_CONFIGURATION)
@@ -69,7 +71,12 @@ class Server:
 
         @c.feature(types.WINDOW_LOG_MESSAGE)
         def log(params):
-            pass
+            if os.environ.get("BENCH_VERBOSE"):
+                print(f"  server: {params.message[:300]}", file=sys.stderr, flush=True)
+
+        @c.feature(types.WINDOW_SHOW_MESSAGE)
+        def show(params):
+            print(f"  server says: {params.message[:300]}", file=sys.stderr, flush=True)
 
     async def start(self) -> None:
         env = {**os.environ, "PYTHONPATH": str(SERVER_DIR)}
@@ -180,7 +187,8 @@ async def run(args) -> dict:
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / rel, target)
         files.append((rel, target))
-    shutil.copytree(ROOT / "examples" / "idioms", root / "examples" / "idioms", dirs_exist_ok=True)  # the GEMM's header
+    for shared in ("idioms", "kernelbench/level1/common"):  # the headers the GEMMs include
+        shutil.copytree(ROOT / "examples" / shared, root / "examples" / shared, dirs_exist_ok=True)
     builder = Builder(discover(Settings()), Settings(), root / ".cutegen-baseline")
     server = Server(root)
     await server.start()
@@ -189,7 +197,9 @@ async def run(args) -> dict:
     try:
         for rel, path in files:
             await server.open(path)
+            print(f"  opened {rel}", flush=True)
         await server.open_checks_done(len(files))
+        print(f"  the open files' nvcc checks are done; load {os.getloadavg()[0]:.1f}", flush=True)
         for rel, path in files:
             rounds = args.hopper_rounds if rel in HOPPER else args.rounds
             typed, checked, load = [], [], []
