@@ -32,6 +32,7 @@ class Session:
         self._shown_error: tuple[int, str] | None = None
         self._toolchain: Toolchain | None = None
         self._builders: dict[StateDir, Builder] = {}
+        self._type_checkers: dict[StateDir, object] = {}  # the type tier's, per state dir (typecheck/checker.py)
         self._worker = None  # the harness's GPU worker process, kept warm between tests
         self._lock = threading.Lock()
 
@@ -43,6 +44,7 @@ class Session:
             self.settings = settings
             self._toolchain = None
             self._builders.clear()
+            self._type_checkers.clear()
             self._generation += 1
             return True
 
@@ -59,6 +61,17 @@ class Session:
             if state not in self._builders:
                 self._builders[state] = Builder(self._toolchain, self.settings, state)
             return self._builders[state]
+
+    def type_checker(self, path: Path):
+        """The type tier (clang on unsaved text) for `path`'s state dir; same toolchain as the builder."""
+        from cutegen.typecheck import TypeChecker
+
+        toolchain = self.builder(path).toolchain
+        with self._lock:
+            state = self.state_dir(path)
+            if state not in self._type_checkers:
+                self._type_checkers[state] = TypeChecker(toolchain, self.settings, state)
+            return self._type_checkers[state]
 
     def worker(self, factory=None):
         """The GPU worker process (started on first use)."""

@@ -28,7 +28,9 @@ class Settings:
     # check (the fp32 eager reference and its tolerance), for reproducing published numbers.
     reference_mode: str = "fp64"
     auto_test: bool = False  # run the harness after a clean save
-    check_on_type: bool = False  # also check unsaved text after typing stops
+    # Errors while typing: the type tier (clang's front end on the unsaved text, typecheck/checker.py) after
+    # typing stops; nvcc on save stays the truth. Off by default: on 2 cores each pause costs a core for 1-5 s.
+    check_on_type: bool = False
     debounce_ms: int = 600
     layout_inlay_hints: str = "short"  # concrete CuTe layouts after declarations: "off", "short" (≤ 60 chars), "all"
     llm_base_url: str | None = None

@@ -17,8 +17,9 @@ def add_parsers(sub) -> None:
     check = command(sub, "check", "compile a .cu file and print condensed CuTe diagnostics")
     check.add_argument("file", type=Path, help="the .cu file")
     check.add_argument("--json", action="store_true", help="print the check result as JSON")
-    check.add_argument("--tier", choices=["check", "build"], default="check",
-                       help="check: syntax and templates (fast); build: the loadable library the harness runs")
+    check.add_argument("--tier", choices=["type", "check", "build"], default="check",
+                       help="type: clang's front end only, errors while typing (fastest, no PTX); check: nvcc to PTX "
+                            "and ptxas (the truth); build: the loadable library the harness runs")
     check.add_argument("--timeout", type=float, default=DEFAULTS.check_timeout,
                        help="seconds before the compiler is stopped")
     check.add_argument("--verbose", "-v", action="store_true", help="also print resource usage and the explanation")
@@ -60,8 +61,12 @@ def _check(args) -> int:
         return 2
     path = args.file.resolve()
     builder = s.builder(path)
-    with err.status(f"compiling {args.file.name} ({builder.toolchain.arch}, nvcc {builder.toolchain.nvcc_version})") as status:
-        result = builder.run(Tier(args.tier), path, on_stage=lambda st: status.update(f"{st}: {args.file.name}"))
+    if args.tier == "type":
+        with err.status(f"parsing {args.file.name} (clang front end, {builder.toolchain.arch})"):
+            result = s.type_checker(path).run(path)
+    else:
+        with err.status(f"compiling {args.file.name} ({builder.toolchain.arch}, nvcc {builder.toolchain.nvcc_version})") as status:
+            result = builder.run(Tier(args.tier), path, on_stage=lambda st: status.update(f"{st}: {args.file.name}"))
     record = records.write(s.state_dir(path), args.tier, result.file, {"result": result.to_json()})
     if args.json:
         print(json.dumps({**result.to_json(), "record": str(record)}, indent=1))
