@@ -5,9 +5,11 @@
 # named; each one alone fits a call (measured on the H200: harness 5, adapters 4, profile 3, variants 2.5,
 # agent 1, sandbox 3 (estimated after issue 25; sandbox-nobody 1), modelnew 3, suite 4, records 2.5 minutes;
 # examples with the verify-latency run about 5.5. Estimated, not yet measured: providers 1.5, diagmodel 2
-# (one ModelNew that load_inline cannot build, through `cutegen test`'s path).
+# (one ModelNew that load_inline cannot build, through `cutegen test`'s path), lens 4 (its bench 2.5, its
+# tests 1.5).
 #   device run, carry [".whl"]:  bash scripts/gpu-check.sh harness adapters   (or any part below, or all)
-#   kernelbench is not in `all`: it is issue 15's measurement (near a whole call; it resumes when cut).
+#   kernelbench is not in `all`: it is issue 15's measurement (near a whole call; it resumes when cut); nor is
+#   judge-signed (the Level-1 matmuls on signed inputs, issue 24: 16 GEMM builds).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/cutegen-gpu-out}; mkdir -p "$OUT"
@@ -30,6 +32,8 @@ ALL=(
   sandbox sandbox-nobody
   modelnew diagmodel
   suite records
+  judge
+  lens
 )
 [ "${parts[0]}" = all ] && parts=("${ALL[@]}")
 status=0
@@ -41,13 +45,13 @@ run() {  # run LOG COMMAND...: output to the terminal and $OUT/LOG; any failing 
 for part in "${parts[@]}"; do
   case $part in
     harness) run gpu-harness.log python3 -m pytest -q -m gpu tests/gpu tests/knowledge tests/profiler \
-               -k "not gemm_sm90 and not gemm_bf16" -p no:cacheprovider --durations=10 ;;
+               -k "not gemm_sm90 and not gemm_bf16 and not lens" -p no:cacheprovider --durations=10 ;;
     # The Hopper GEMM ladder: CUTLASS-collective builds take 1-2 minutes each, so they have parts of their own.
     gemm) run gpu-gemm.log python3 -m pytest -q -s -m gpu tests/gpu tests/knowledge -k "gemm_sm90 or gemm_bf16" \
             -p no:cacheprovider --durations=10 ;;
     gemm-bench) run gemm-rungs.log python3 bench/gemm_rungs.py --candidates --out "$OUT/gemm_rungs.json" ;;
     adapters) run gpu-adapters.log python3 -m pytest -q -m gpu tests/agent tests/lsp tests/engine tests/suite \
-                --ignore=tests/agent/test_gpu_providers.py -p no:cacheprovider --durations=10 ;;
+                --ignore=tests/agent/test_gpu_providers.py -k "not hot_lines" -p no:cacheprovider --durations=10 ;;
     # Optimize on the GPU through an endpoint that behaves as a streaming reasoning model (issue 26), ~1.5 minutes.
     providers) run gpu-providers.log python3 -m pytest -q -m gpu tests/agent/test_gpu_providers.py \
                  -p no:cacheprovider --durations=5 ;;
@@ -82,13 +86,37 @@ print(availability(), '| memory cgroup:', cgroup.memory_binds(), '| seccomp name
     suite) run suite.log python3 bench/suite_overhead.py --profile --agent --out "$OUT/suite_overhead.json"
            tar czf "$OUT/suite-h200.tgz" --exclude=.cutegen -C .cutegen suite-h200 ;;
     records) run records.log bash scripts/gpu-records.sh ;;
+    # Issue 24's judge: the adversarial corpus (ABI + ModelNew, one load_inline build), the cheats whose verdicts
+    # the stream protocol changed, init values reaching v2 kernels, then the judge's own overhead and the
+    # repeatability of a ~40 µs kernel's ratio. Builds share one folder (about 4 minutes on the H200).
+    judge) export CUTEGEN_JUDGE_STATE=/tmp/cutegen-judge-state
+           run judge-tests.log python3 -m pytest -q -m gpu tests/gpu/test_adversarial_gpu.py \
+             "tests/gpu/test_harness_gpu.py::test_cheat_or_bug_gets_its_verdict_and_next_run_works[other_stream]" \
+             "tests/gpu/test_harness_gpu.py::test_cheat_or_bug_gets_its_verdict_and_next_run_works[caches_results]" \
+             tests/gpu/test_harness_gpu.py::test_modelnew_alias_cheat_is_named \
+             tests/kernels/test_kernelbench_l1.py::test_kernel_computes_with_non_default_init_values \
+             -p no:cacheprovider --durations=10
+           run judge-overhead.log python3 bench/judge_overhead.py --state "$CUTEGEN_JUDGE_STATE" --out "$OUT/judge_overhead.json"
+           run timing-repeat.log python3 bench/timing_repeatability.py --state "$CUTEGEN_JUDGE_STATE" \
+             --out "$OUT/timing_repeatability.json" ;;
+    # Every fp32 matmul of Level 1 on signed inputs against the fp64 truth (16 GEMM builds: near a whole call).
+    judge-signed) run judge-signed.log python3 -m pytest -q -s -m gpu tests/kernels/test_kernelbench_l1.py \
+                    -k test_matmul_on_signed_inputs_passes_against_the_fp64_truth -p no:cacheprovider --durations=5 ;;
+    # The profile lens (issue 28): per-line profiles of three kernels and the sanitizer on four broken ones
+    # through the engine (bench), then its GPU tests (the CLI table, memcheck at its line, the Optimize prompt's
+    # hot lines for three kernels with the scripted endpoint).
+    # --reps 1: one interleaved pair per kernel (the lead's probe had two: 1.0-1.1x); the tests reuse the builds.
+    lens) run lens.log python3 bench/profile_lines.py --out "$OUT/lens.json" --reps 1
+          run lens-tests.log python3 -m pytest -q -s -m gpu tests/profiler/test_lens_gpu.py tests/agent/test_gpu_hot_lines.py \
+            -p no:cacheprovider --durations=10 ;;
     # KernelBench Level 1 (problems 1-32) judged in one suite run; a run cut by the call's time limit (SIGINT
     # leaves a consistent state) resumes when the part runs again on the same machine (.cutegen stays there).
     kernelbench) run kernelbench.log timeout -s INT "${KB_SECONDS:-540}" python3 -m cutegen suite run \
-                   examples/kernelbench/level1 --kernels examples/kernelbench/level1 --out .cutegen/kb-h200 --no-progress
+                   examples/kernelbench/level1 --kernels examples/kernelbench/level1 --out .cutegen/kb-h200 --no-progress \
+                   --compile-workers "$(nproc)"
                  run kernelbench-table.log python3 bench/kernelbench_table.py .cutegen/kb-h200 --out "$OUT/kernelbench.md"
                  tar czf "$OUT/kb-h200.tgz" --exclude=.cutegen -C .cutegen kb-h200 ;;
-    *) echo "unknown part '$part' (${ALL[*]} kernelbench all)" >&2
+    *) echo "unknown part '$part' (${ALL[*]} kernelbench judge-signed all)" >&2
        exit 2 ;;
   esac
 done

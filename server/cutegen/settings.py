@@ -23,12 +23,18 @@ class Settings:
     ncu: str | None = None  # path of Nsight Compute's ncu; else PATH, else CUDA's bin/
     profile_timeout: float = 300.0
     problem: str | None = None  # explicit problem file, overrides pairing
+    # What fp32 outputs are judged against (harness/truth.py): "fp64", the reference evaluated in float64 (pass
+    # within tolerance of it, or no farther from it than the fp32 reference is); "kernelbench", KernelBench's own
+    # check (the fp32 eager reference and its tolerance), for reproducing published numbers.
+    reference_mode: str = "fp64"
     # The background loop (background.py): after a save that compiles cleanly, test, then time, then profile. On
     # by default where it can run (an NVIDIA GPU and a paired problem); without a GPU it is off, said once.
     test_on_save: bool = True
     profile_after_test: bool = True  # profile a passing version whose text changed since the last profile
     auto_test: bool = False  # the older name: true also tests where there is no GPU (built, recorded as not run)
-    check_on_type: bool = False  # also check unsaved text after typing stops
+    # Errors while typing: the type tier (clang's front end on the unsaved text, typecheck/checker.py) after
+    # typing stops; nvcc on save stays the truth. Off by default: on 2 cores each pause costs a core for 1-5 s.
+    check_on_type: bool = False
     debounce_ms: int = 600
     layout_inlay_hints: str = "short"  # concrete CuTe layouts after declarations: "off", "short" (≤ 60 chars), "all"
     llm_base_url: str | None = None
@@ -116,6 +122,7 @@ CHOICES = {"llm_edit_format": ("auto", "diff", "search-replace", "json", "whole"
            "llm_reasoning_effort": ("off", "none", "minimal", "low", "medium", "high", "xhigh", "max"),
            "llm_stream": ("auto", "yes", "no"),
            "sandbox": ("required", "off"),
+           "reference_mode": ("fp64", "kernelbench"),  # kept in step with harness.truth.ReferenceMode
            "layout_inlay_hints": ("off", "short", "all")}
 _ZERO_ALLOWED = {"temperature", "llm_retries"}  # 0 is meaningful: greedy sampling, no retries
 

@@ -134,7 +134,7 @@ def test_a_candidate_that_fills_the_cards_memory_is_a_verdict(jail, builder, tmp
         rec = verify_kernel(kernel, builder, worker, state_dir=tmp_path / ".cutegen")
     finally:
         worker.stop()
-    assert rec["verdict"] in ("launch-error", "out-of-memory"), rec
+    assert rec["verdict"] in ("launch-error", "out-of-memory"), (rec["verdict"], rec["message"])
     assert "memory" in rec["message"].lower() or "MemoryAllocation" in rec["message"], rec["message"]
     print(f"a card-filling candidate: {rec['verdict']}: {rec['message'][:160]}")
 

@@ -49,7 +49,7 @@ class _Anchored:
 def condense(messages: list[RawMessage], main_file: str, is_user: Callable[[str], bool], lines: SourceLines) -> list[Diagnostic]:
     groups: dict[tuple[str, int], list[_Anchored]] = {}
     for msg in messages:
-        if msg.tool not in ("edg", "host", "nvcc") or msg.severity == "remark" or msg.code == _PARSING_RESTARTS:
+        if msg.tool not in ("edg", "host", "nvcc", "clang") or msg.severity == "remark" or msg.code == _PARSING_RESTARTS:
             continue
         anchored = _anchor(msg, main_file, is_user, lines)
         groups.setdefault((anchored.file, anchored.line), []).append(anchored)
@@ -89,7 +89,7 @@ def _anchor(msg: RawMessage, main_file: str, is_user: Callable[[str], bool], lin
         argument = _mismatched_argument(msg)
         if argument:  # "argument #k does not match": the argument, which may be lines below the call
             line, col = argument_position(source, line, col, argument) or (line, col)
-        if msg.text == 'expected a ";"':
+        if msg.text == 'expected a ";"' or msg.text.startswith("expected ';'"):  # EDG's words, clang's
             line, col = _end_of_previous_statement(source, line, col)
         moved = inside is not None and inside[0] != msg.line
         return _Anchored(msg, msg.file, line, col, None, macro_line=msg.line if moved else None)

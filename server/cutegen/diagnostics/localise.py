@@ -29,10 +29,15 @@ _SYNTAX = re.compile(
     r'|a return statement|this #\w+ directive|the #if for this directive|#endif without #if|#else without #if'
     r'|missing closing|linkage specification is not allowed|a template declaration is not allowed'
     r'|a namespace definition|A __global__ function or function template cannot be a member function'
-    r'|closing brace of template definition not found)')
+    r'|closing brace of template definition not found'
+    # clang's words for the same (the type tier, diagnostics/clang_log.py)
+    r"|expected '|expected (?:unqualified-id|expression|statement|member name|identifier)|extraneous closing brace"
+    r"|function definition is not allowed here|unterminated conditional directive"
+    r"|kernel function '[^']+' must be a free function)")
 _SEMANTIC = re.compile(
     r'^(?:identifier "(?P<undefined>[^"]+)" is undefined'
-    r'|(?:function |variable )?"(?P<twice>[^"(]+)(?:\([^"]*\))?" has already been (?:declared|defined))')
+    r'|(?:function |variable )?"(?P<twice>[^"(]+)(?:\([^"]*\))?" has already been (?:declared|defined)'
+    r"|use of undeclared identifier '(?P<undefined_clang>[^']+)'|redefinition of '(?P<twice_clang>[^']+)')")
 # Errors placed at an opener far above the defect (the `{` to match, the template's first line).
 _POINTS_BACK = re.compile(r"at end of source|^closing brace of template definition not found")
 _PREVIOUS = re.compile(r"previous (?:definition|declaration) at line (\d+)")
@@ -75,9 +80,10 @@ def strong_evidence(defect: Defect, error: Diagnostic, source: list[str], code: 
     moved = indent <= defect.scope_indent if defect.kind == "unclosed" else indent > defect.scope_indent
     if not moved:
         return False
-    name = m["undefined"] or m["twice"]
+    undefined = m["undefined"] or m["undefined_clang"]
+    name = undefined or m["twice"] or m["twice_clang"]
     others = [n for n in declaration_lines(name, code) if n != error.line]
-    if m["undefined"]:  # a scope ended too early: the declaration is inside it, the use after its end
+    if undefined:  # a scope ended too early: the declaration is inside it, the use after its end
         if defect.kind == "missing-open":  # a braceless header: its body, and what it declares, is one statement
             return any(defect.scope_line < n < error.line for n in others)
         return defect.kind == "stray" and any(n < defect.scope_line for n in others)
@@ -88,7 +94,7 @@ def strong_evidence(defect: Defect, error: Diagnostic, source: list[str], code: 
 
 
 def _replace(diagnostics, mine, anchor, defect: Defect, main_file: str, source: list[str], code) -> list:
-    if defect.kind == "unclosed-paren" and anchor.root == 'expected a ")"':
+    if defect.kind == "unclosed-paren" and anchor.root in ('expected a ")"', "expected ')'"):  # EDG's, clang's
         # nvcc is right where the `)` goes; the `(` it would close is the useful extra fact.
         if defect.line != anchor.line:
             anchor.related.append(Location(main_file, defect.line, defect.col, "the `(` that is never closed"))

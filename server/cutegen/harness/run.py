@@ -53,7 +53,8 @@ def verify_kernel(kernel: Path, builder: Builder, worker: Worker, *, problem: st
         return finish("not-run", "built, not run: no NVIDIA GPU on this machine")
     stage("bench" if timing else "test")
     reply = worker.call({"problem": str(problem_path), "library": build.artifact, "trials": trials, "seed": seed,
-                         "timing": timing, "baselines": list(baselines)}, timeout=builder.settings.test_timeout)
+                         "timing": timing, "baselines": list(baselines), "reference": builder.settings.reference_mode},
+                        timeout=builder.settings.test_timeout)
     cancel.check()  # a worker stopped mid-call answers "crashed": not a verdict on the kernel
     verdict, message = reply.pop("verdict"), reply.pop("message")
     return finish(verdict, message, **reply)
@@ -70,7 +71,7 @@ def _verify_modelnew(kernel, problem_path, builder, worker, trials, seed, timing
         return finish("not-run", "not run: ModelNew files build and run only on a machine with an NVIDIA GPU")
     stage("build + test (load_inline)")
     reply = worker.call({"problem": str(problem_path), "modelnew": str(kernel), "trials": trials, "seed": seed,
-                         "timing": timing, "baselines": list(baselines)},
+                         "timing": timing, "baselines": list(baselines), "reference": builder.settings.reference_mode},
                         timeout=builder.settings.build_timeout + builder.settings.test_timeout)
     cancel.check()
     verdict, message = reply.pop("verdict"), reply.pop("message")

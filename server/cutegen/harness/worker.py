@@ -137,7 +137,8 @@ def _handle(request: dict) -> dict:
         else:
             lib = KernelLibrary(request["library"])
         return judge(problem, lib, trials=request.get("trials", 5), seed=request.get("seed", 0),
-                      timing=request.get("timing", False), baselines=request.get("baselines", []))
+                     timing=request.get("timing", False), baselines=request.get("baselines", []),
+                     reference=request.get("reference", "fp64"))
     except Failed as f:
         return f.to_json()
     except BuildFailed as b:
@@ -151,6 +152,10 @@ def _handle(request: dict) -> dict:
     except Exception as e:  # CUDA errors (illegal address, ...) surface here, asynchronously
         text = str(e).splitlines()[0] if str(e) else type(e).__name__
         cuda = "CUDA error" in text or "cuda" in type(e).__name__.lower() or isinstance(e, torch.AcceleratorError if hasattr(torch, "AcceleratorError") else ())
+        if cuda and "out of memory" in text:  # a cudaMalloc the card refused, raised as a plain CUDA error (a
+            # candidate that leaks device memory call after call): the context stays usable, but start afresh
+            return {"verdict": "out-of-memory", "poisoned": True, "message": f"the GPU ran out of memory: {text} "
+                    "(the kernel library allocates device memory it does not free, or asks for more than the card has)"}
         return {"verdict": "cuda-error" if cuda else "error", "message": text, "poisoned": cuda,
                 "traceback": traceback.format_exc(limit=6)}
 

@@ -16,7 +16,7 @@ from pygls.capabilities import get_capability
 from pygls.lsp.server import LanguageServer
 
 from cutegen import __version__
-from cutegen.lsp import background, code_actions, code_lens, commands, config, diagnostics, hover, layouts
+from cutegen.lsp import background, code_actions, code_lens, commands, config, diagnostics, hover, layouts, profile_lens
 from cutegen.lsp.agent import AgentService
 from cutegen.lsp.documents import path_of
 from cutegen.lsp.protocol import CuteGenProtocol
@@ -130,7 +130,7 @@ def _register_lifecycle(server: CuteGenServer) -> None:
 def create_server() -> CuteGenServer:
     server = CuteGenServer()
     _register_lifecycle(server)
-    for feature in (config, diagnostics, hover, code_lens, code_actions, commands, layouts, background):
+    for feature in (config, diagnostics, hover, code_lens, code_actions, commands, layouts, profile_lens, background):
         feature.register(server)
     return server
 
