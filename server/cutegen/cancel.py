@@ -95,7 +95,29 @@ class Cancel:
 
 
 def _kill(proc: subprocess.Popen) -> None:
+    """SIGKILL the process's group, then whatever else is left in its session (a tool may start its target in a
+    process group of its own; only setsid would leave the session)."""
+    for pid in [proc.pid, *_session_members(proc.pid)]:
+        try:
+            os.killpg(pid, signal.SIGKILL) if pid == proc.pid else os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _session_members(sid: int) -> list[int]:
+    members = []
     try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
+        entries = os.listdir("/proc")
+    except OSError:
+        return members
+    for name in entries:
+        if not name.isdigit() or int(name) == sid:
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if len(fields) > 3 and fields[3] == str(sid):
+            members.append(int(name))
+    return members

@@ -60,6 +60,29 @@ def test_stopping_kills_the_process_and_its_children(tmp_path):
         cancel.run(["true"], timeout=5)
 
 
+def test_a_child_in_a_process_group_of_its_own_dies_too(tmp_path):
+    """A tool may put its target in a group of its own (setpgid): it is still in the session, and still killed."""
+    import sys
+    import threading
+
+    cancel, child = Cancel(), tmp_path / "child.pid"
+    script = (f"import subprocess, pathlib; p = subprocess.Popen(['sleep', '60'], process_group=0); "
+              f"pathlib.Path({str(child)!r}).write_text(str(p.pid)); p.wait()")
+    threading.Thread(target=lambda: (_wait_for(child), cancel.stop_processes()), daemon=True).start()
+    with pytest.raises(Cancelled):
+        cancel.run([sys.executable, "-c", script], timeout=30)
+    pid = int(child.read_text())
+    deadline = time.monotonic() + 5
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(pid)
+
+
+def _wait_for(path: Path) -> None:
+    while not path.exists() or not path.read_text().strip():
+        time.sleep(0.02)
+
+
 def test_a_run_that_ends_by_itself_is_not_cancelled_and_a_timeout_kills():
     done = Cancel().run(["sh", "-c", "echo out; echo err >&2; exit 3"], timeout=10)
     assert (done.returncode, done.stdout, done.stderr) == (3, "out\n", "err\n")

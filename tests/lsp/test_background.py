@@ -18,13 +18,13 @@ from pathlib import Path
 import pytest
 import pytest_lsp
 from lsprotocol import types
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pytest_lsp import ClientServerConfig, LanguageClient
 
-from conftest import make_client
 from lsp_helpers import SERVER_ENV, needs_nvcc, open_file, replace_text, save, until
 
 from cutegen import records
 from cutegen.lsp.background import LOOP_NOTIFICATION
+from tests.support import loop_scenario
 from cutegen.state import StateDir
 
 pytestmark = [pytest.mark.asyncio, needs_nvcc]
@@ -62,29 +62,16 @@ CUTEGEN_EXPORT int cutegen_forward(const DLTensor* inputs, int num_inputs, DLTen
 OUTPUT_LINE = KERNEL.splitlines().index("  DLTensor& out = outputs[0];")  # 0-based
 
 
-def _client() -> LanguageClient:
-    client = make_client()
-    client.loop = []  # every cutegen/loop notification
-
-    @client.feature(LOOP_NOTIFICATION)
-    def _loop(ls, params):
-        ls.loop.append(params._asdict())  # pygls hands an unknown method's params over as a namedtuple
-
-    return client
-
-
 STANDIN_ENV = {**SERVER_ENV, "PYTHONPATH": os.pathsep.join([str(ROOT), SERVER_ENV["PYTHONPATH"]])}
 
 
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "tests.support.gpu_standin", "lsp"],
-                                              server_env=STANDIN_ENV, client_factory=_client))
+                                              server_env=STANDIN_ENV,
+                                              client_factory=loop_scenario.recording_client))
 async def gpu(lsp_client: LanguageClient, request, workspace: Path):
     """The real server on a machine with the GPU stand-ins; `cutegen_settings` markers add settings."""
     marker = request.node.get_closest_marker("cutegen_settings")
-    lsp_client.set_configuration({"cutegen": {"ncu": str(BIN / "ncu"), **(marker.args[0] if marker else {})}})
-    await lsp_client.initialize_session(types.InitializeParams(
-        capabilities=client_capabilities("visual-studio-code"), root_uri=workspace.as_uri(),
-        workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="ws")]))
+    await loop_scenario.start(lsp_client, workspace, {"ncu": str(BIN / "ncu"), **(marker.args[0] if marker else {})})
     (workspace / "scale.py").write_text(PROBLEM)
     yield
     try:
@@ -98,7 +85,13 @@ def _kernel(standin: str) -> str:
 
 
 def _events(client, uri: str, **match) -> list[dict]:
-    return [e for e in client.loop if e["uri"] == uri and all(e.get(k) == v for k, v in match.items())]
+    """The loop notifications about `uri` (with these values)."""
+    return [e for _, kind, e in client.events
+            if kind == "loop" and e["uri"] == uri and all(e.get(k) == v for k, v in match.items())]
+
+
+def _checks(client, uri: str) -> int:
+    return len([p for _, kind, p in client.events if kind == "diagnostics" and p.uri == uri])
 
 
 async def _lenses(client, uri: str) -> list[str]:
@@ -126,14 +119,12 @@ def _latest(workspace: Path, kernel: Path, kind: str):
 
 async def _saved_and_checked(client, uri: str, saves: int) -> None:
     """Wait for the check of the open, save, wait for the check of the save (the `saves`-th)."""
-    checks = lambda: len([p for p in client.published if p.uri == uri])
+    published = getattr(client, "published", None)  # the plain client's list, else the recording client's events
+    checks = (lambda: len([p for p in published if p.uri == uri])) if published is not None else \
+        (lambda: _checks(client, uri))
     await until(lambda: checks() >= saves, 60, "the check before the save")
     save(client, uri)
     await until(lambda: checks() >= saves + 1, 60, "the check of the save")
-
-
-def _reported(client, token: str, message: str) -> bool:
-    return any(getattr(v, "message", None) == message for v in client.progress_reports.get(token, []))
 
 
 def _ncu_pids() -> list[int]:
@@ -179,33 +170,28 @@ async def test_a_clean_save_is_tested_timed_and_profiled_without_a_command(gpu: 
 
 
 async def test_three_saves_in_a_row_the_newest_wins(gpu: LanguageClient, workspace):
-    """v1's profile is running when v2 is saved: ncu dies and no profile of v1 is written. v2's test is in the
-    worker when v3 is saved: it ends (its verdict is v2's) and v2 stops there, untimed. v3 runs through, slower
-    than v1: the regression, with Restore Best."""
+    """The H200's scenario (tests/support/loop_scenario.py) with the stand-ins: v1's profile is running when v2 is
+    saved: ncu dies and no profile of v1 is written. v2's test is in the worker when v3 is saved: it ends (its
+    verdict is v2's) and v2 stops there, untimed. v3 runs through, slower than v1: the regression, with Restore
+    Best."""
     kernel = workspace / "scale.cu"
-    v1, v2, v3 = (_kernel("verdict=pass median_ms=3.1 ncu_s=60"), _kernel("verdict=pass median_ms=2.0 hold=go-2"),
+    v1, v2, v3 = (_kernel("verdict=pass median_ms=3.1 ncu_s=60"), _kernel("verdict=pass median_ms=2.0 test_s=3"),
                   _kernel("verdict=pass median_ms=4.7"))
-    kernel.write_text(v1)
-    uri = open_file(gpu, kernel)
-    await until(lambda: _events(gpu, uri, stage="profile", state="running"), 180, "v1's profile")
-    ncu = await until(_ncu_pids, 20, "the stand-in ncu to start")
-    _write_and_save(gpu, kernel, uri, v2, 2)
-    await until(lambda: not any(p in _ncu_pids() for p in ncu), 10, "v1's ncu to be killed")
-    v2_run = (await until(lambda: _events(gpu, uri, stage="test", state="running")[1:], 120, "v2's run"))[0]["token"]
-    await until(lambda: _reported(gpu, v2_run, "test: test"), 60, "v2's test in the worker (it waits for go-2)")
-    _write_and_save(gpu, kernel, uri, v3, 3)
-    await until(lambda: len([p for p in gpu.published if p.uri == uri]) >= 3, 60, "v3's check")
-    (workspace / "go-2").write_text("")
-    await until(lambda: [e for e in _events(gpu, uri) if e["state"] == "idle"], 180, "v3's run to end")
+    result = await loop_scenario.three_saves(gpu, workspace, 180, texts=[v1, v2, v3], name="scale.cu", problem=PROBLEM)
+    uri = kernel.as_uri()
+    assert result.ncu_killed_s < 10 and result.ends == ["stopped", "stopped", "idle"]
+    rows = {r["version"]: r for r in result.rows}
+    assert all(rows[v]["check"] and rows[v]["verdict"] for v in rows) and rows["v2"].get("timing") is None
+    assert rows["v1"].get("profile") is None and rows["v3"]["profile"] > rows["v3"]["timing"] > rows["v3"]["verdict"]
+    assert "| v3 |" in loop_scenario.table(result)
 
     state = StateDir(workspace / ".cutegen")
     digests = {records.text_digest(t): name for t, name in ((v1, "v1"), (v2, "v2"), (v3, "v3"))}
     names = lambda kind: [digests[r.source_digest] for r in reversed(records.history(state, str(kernel), kind))]
     assert names("test") == ["v1", "v2", "v3"]  # v2's test ended at the boundary and counts as v2's
     assert names("bench") == ["v1", "v3"] and names("profile") == ["v3"]  # v1's killed profile wrote nothing
-    assert [e["state"] for e in gpu.loop if e["state"] in ("stopped", "idle")] == ["stopped", "stopped", "idle"]
 
-    titles = await _lenses(gpu, uri)
+    titles = result.lenses
     bench = _latest(workspace, kernel, "bench")
     assert f"bench: {bench.summary()}" in titles and not any("(stale)" in t or "running" in t for t in titles)
     assert "⚠ slower than the last passing version: 3.1 → 4.7 ms" in titles and "Restore Best" in titles
@@ -276,7 +262,7 @@ async def test_test_on_save_off(gpu: LanguageClient, workspace):
     uri = open_file(gpu, kernel)
     await _saved_and_checked(gpu, uri, 1)
     await asyncio.sleep(1.0)
-    assert not gpu.loop and _latest(workspace, kernel, "test") is None
+    assert not _events(gpu, uri) and _latest(workspace, kernel, "test") is None
 
 
 @pytest.mark.skipif(bool(__import__("shutil").which("nvidia-smi")), reason="this machine has a GPU")

@@ -43,6 +43,7 @@ class Waiting:
     uri: str
     path: Path
     saved: float  # time.monotonic() of its didSave: newest first, and the "save → figure" times
+    digest: str | None = None  # of the text its run tests (background.Plan)
 
 
 @dataclass
@@ -114,6 +115,7 @@ class Loop:
             self._say_once(planned.why_not, w)
         if not planned.stages:
             return
+        w.digest = planned.digest
         loop = asyncio.get_running_loop()
         run = Run(session, w.path, planned, lambda e: loop.call_soon_threadsafe(self._event, w, e))
         self.active, outcome = (w, run), None
@@ -170,6 +172,7 @@ class Loop:
             "uri": w.uri, "file": w.path.name, "version": doc.version if doc else None,
             "stage": stage.value if stage else None, "state": state, "summary": summary, "level": level,
             "regression": regression, "sinceSave": round(since, 3) if since is not None else None,
+            "digest": w.digest,  # the text the run is about
             "token": self._work.token if self._work else None})
 
     def _say_once(self, text: str, w: Waiting) -> None:
