@@ -6,7 +6,7 @@
 # agent 1, sandbox 3 (estimated after issue 25; sandbox-nobody 1), modelnew 3, suite 4, records 2.5 minutes;
 # examples with the verify-latency run about 5.5. Estimated, not yet measured: providers 1.5, diagmodel 2
 # (one ModelNew that load_inline cannot build, through `cutegen test`'s path), lens 4 (its bench 2.5, its
-# tests 1.5).
+# tests 1.5), loop 2.5 (three saves through the language server's background loop, issue 32).
 #   device run, carry [".whl"]:  bash scripts/gpu-check.sh harness adapters   (or any part below, or all)
 #   kernelbench is not in `all`: it is issue 15's measurement (near a whole call; it resumes when cut); nor is
 #   judge-signed (the Level-1 matmuls on signed inputs, issue 24: 16 GEMM builds).
@@ -34,6 +34,7 @@ ALL=(
   suite records
   judge
   lens
+  loop
 )
 [ "${parts[0]}" = all ] && parts=("${ALL[@]}")
 status=0
@@ -51,7 +52,8 @@ for part in "${parts[@]}"; do
             -p no:cacheprovider --durations=10 ;;
     gemm-bench) run gemm-rungs.log python3 bench/gemm_rungs.py --candidates --out "$OUT/gemm_rungs.json" ;;
     adapters) run gpu-adapters.log python3 -m pytest -q -m gpu tests/agent tests/lsp tests/engine tests/suite \
-                --ignore=tests/agent/test_gpu_providers.py -k "not hot_lines" -p no:cacheprovider --durations=10 ;;
+                --ignore=tests/agent/test_gpu_providers.py --ignore=tests/lsp/test_background_gpu.py -k "not hot_lines" \
+                -p no:cacheprovider --durations=10 ;;
     # Optimize on the GPU through an endpoint that behaves as a streaming reasoning model (issue 26), ~1.5 minutes.
     providers) run gpu-providers.log python3 -m pytest -q -m gpu tests/agent/test_gpu_providers.py \
                  -p no:cacheprovider --durations=5 ;;
@@ -109,6 +111,11 @@ print(availability(), '| memory cgroup:', cgroup.memory_binds(), '| seccomp name
     lens) run lens.log python3 bench/profile_lines.py --out "$OUT/lens.json" --reps 1
           run lens-tests.log python3 -m pytest -q -s -m gpu tests/profiler/test_lens_gpu.py tests/agent/test_gpu_hot_lines.py \
             -p no:cacheprovider --durations=10 ;;
+    # Issue 32: three saves in a row through the real language server (pytest-lsp), the real worker and ncu: the
+    # second save kills the first's profile, the third's figures are the CodeLens's; the time from each save to each
+    # figure as a table (log) and $OUT/background_loop.json.
+    loop) run loop.log env OUT="$OUT" python3 -m pytest -q -s -m gpu tests/lsp/test_background_gpu.py -p no:cacheprovider \
+            --durations=3 ;;
     # KernelBench Level 1 (problems 1-32) judged in one suite run; a run cut by the call's time limit (SIGINT
     # leaves a consistent state) resumes when the part runs again on the same machine (.cutegen stays there).
     kernelbench) run kernelbench.log timeout -s INT "${KB_SECONDS:-540}" python3 -m cutegen suite run \

@@ -50,3 +50,13 @@ def test_every_verdict_a_kernel_can_get_has_a_knowledge_base_entry():
     elsewhere = {Verdict.BUILD_FAILED, Verdict.ERROR}
     needed = {v.value for v in Verdict if v.level == "error" and v not in elsewhere}
     assert needed <= covered, sorted(needed - covered)
+
+
+def test_the_extension_reads_the_background_loop_as_the_server_sends_it():
+    from cutegen.background import Stage
+    from cutegen.lsp.background import LOOP_NOTIFICATION, STATES
+
+    loop = (CORE / "loop.ts").read_text()
+    assert f'LOOP_NOTIFICATION = "{LOOP_NOTIFICATION}"' in loop
+    listed = lambda name: set(re.findall(r'"(\w+)"', re.search(rf"{name} = new Set\(\[(.*?)\]\)", loop).group(1)))
+    assert listed("STAGES") == {s.value for s in Stage} and listed("STATES") == set(STATES)

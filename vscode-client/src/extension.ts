@@ -79,6 +79,8 @@ async function uiCommand(command: UiCommand, arg: unknown, parts: Parts): Promis
       return undefined;
     case "cutegen.restartServer":
       return parts.server.restart("asked for");
+    case "cutegen.cancelBackgroundRun":
+      return parts.server.cancelBackgroundRun();
     case "cutegen.showLayout":
       return parts.layouts.show(arg);
     case "cutegen.applyPatch":

@@ -7,10 +7,11 @@ import * as os from "os";
 import * as vscode from "vscode";
 import {
   Executable, LanguageClient, LanguageClientOptions, Middleware, RevealOutputChannelOn,
-  ShowMessageNotification, MessageType, State,
+  ShowMessageNotification, MessageType, State, WorkDoneProgressCancelNotification,
 } from "vscode-languageclient/node";
 
 import { SECTION, resolvePython, serverArgs, serverEnv } from "./core/config";
+import { LOOP_NOTIFICATION, LoopStatus, parseLoopEvent } from "./core/loop";
 import { MessageGate } from "./core/messages";
 import { diagnosticsVerdict } from "./core/results";
 import { StatusModel } from "./core/status";
@@ -27,12 +28,16 @@ export class Server implements vscode.Disposable {
   private commandHook: CommandHook | undefined;
   private stateListener: vscode.Disposable | undefined;
   private failed = false; // the last start failed: the status bar keeps saying so
+  /** The background loop's runs (test → time → profile after a save) in the status bar. */
+  private readonly loop: LoopStatus;
 
   constructor(
     private readonly log: vscode.LogOutputChannel,
     private readonly status: StatusModel,
     private readonly messages: MessageGate,
-  ) {}
+  ) {
+    this.loop = new LoopStatus(status);
+  }
 
   /** Every server command goes through this (set once the runner exists). */
   setCommandHook(hook: CommandHook): void {
@@ -99,6 +104,12 @@ export class Server implements vscode.Disposable {
     }
     const client = new LanguageClient("cutegen", "CuTeGen", { run: executable, debug: executable }, this.clientOptions());
     client.onNotification(ShowMessageNotification.type, (params) => this.showMessage(params.type, params.message));
+    client.onNotification(LOOP_NOTIFICATION, (params: unknown) => {
+      const event = parseLoopEvent(params);
+      if (event) {
+        this.loop.onEvent(event);
+      }
+    });
     this.stateListener?.dispose();
     this.stateListener = client.onDidChangeState((e) => {
       if (client !== this.client) {
@@ -109,6 +120,7 @@ export class Server implements vscode.Disposable {
       } else if (e.newState === State.Stopped && !this.failed) {
         this.status.setServer("stopped");
         this.clearChecking();
+        this.loop.clear();
       }
     });
     this.client = client;
@@ -137,6 +149,17 @@ export class Server implements vscode.Disposable {
     this.log.info(`language server running (${client.initializeResult?.serverInfo?.name ?? "?"} ` +
       `${client.initializeResult?.serverInfo?.version ?? ""}); commands: ${commands.join(", ")}`);
     return client;
+  }
+
+  /** Stop the newest background run with the standard work-done cancel (VS Code shows server progress in the
+   * window's status area, which has no Cancel button). */
+  async cancelBackgroundRun(): Promise<void> {
+    const token = this.loop.token();
+    if (!token || !this.client?.isRunning()) {
+      void vscode.window.showInformationMessage("CuTeGen: no background run is running.");
+      return;
+    }
+    await this.client.sendNotification(WorkDoneProgressCancelNotification.type, { token });
   }
 
   async stop(): Promise<void> {
@@ -191,6 +214,10 @@ export class Server implements vscode.Disposable {
       didOpen: async (document, next) => {
         this.beginCheck(document);
         return next(document);
+      },
+      didChange: async (event, next) => {
+        this.loop.changed(event.document.uri.toString(), event.document.version);
+        return next(event);
       },
       didSave: async (document, next) => {
         this.beginCheck(document);

@@ -1,4 +1,4 @@
-// Renders the status model into one status bar item; a click shows the log.
+// Renders the status model into one status bar item; a click shows the log (or cancels the background run).
 
 import * as vscode from "vscode";
 
@@ -11,7 +11,6 @@ export class StatusBar implements vscode.Disposable {
   constructor(private readonly model: StatusModel) {
     this.item = vscode.window.createStatusBarItem("cutegen.status", vscode.StatusBarAlignment.Left, 10);
     this.item.name = "CuTeGen";
-    this.item.command = "cutegen.showLog";
     model.onChange(() => this.render());
     this.render();
     this.item.show();
@@ -21,6 +20,7 @@ export class StatusBar implements vscode.Disposable {
     const view = this.model.view();
     this.item.text = view.text;
     this.item.tooltip = view.tooltip;
+    this.item.command = view.command;
     this.item.backgroundColor = view.level === "normal" ? undefined
       : new vscode.ThemeColor(view.level === "error" ? "statusBarItem.errorBackground" : "statusBarItem.warningBackground");
     // While something runs, refresh the elapsed seconds in the tooltip.

@@ -30,6 +30,9 @@ from cutegen.records import RunRecord
 from cutegen.toolchain import ToolchainError, local_gpu_arch
 
 LOOP_NOTIFICATION = "cutegen/loop"  # server → client: a run's state (vscode-client/src/core/loop.ts reads it)
+# Its `state`s: a stage running or done; the run ended (idle), stopped by a newer save, cancelled by the user;
+# off (no GPU, said once). tests/lsp/test_contracts.py ties them to the extension's list.
+STATES = ("running", "done", "idle", "stopped", "cancelled", "off")
 FAILURE_OWNER = "#loop"  # the Published store's owner suffix for a failed verdict's diagnostic
 # The figures the loop shows, the command each CodeLens line runs, and the stage that makes them.
 FIGURES = (("test", Command.TEST, Stage.TEST), ("bench", Command.TEST, Stage.TIME),
@@ -167,6 +170,7 @@ class Loop:
 
     def _notify(self, w: Waiting, stage: Stage | None, state: str, *, summary: str = "", level: str = "info",
                 regression: str | None = None, since: float | None = None) -> None:
+        assert state in STATES, state
         doc = self.server.open_document(w.uri)
         self.server.protocol.notify(LOOP_NOTIFICATION, {
             "uri": w.uri, "file": w.path.name, "version": doc.version if doc else None,

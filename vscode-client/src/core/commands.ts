@@ -48,6 +48,7 @@ export const UI_COMMANDS: UiCommand[] = [
   { id: "cutegen.check", title: "Check File", server: SERVER.check, target: "kernel", palette: true },
   { id: "cutegen.showLayout", title: "Show Layout", target: "none", palette: true },
   { id: "cutegen.restartServer", title: "Restart Language Server", target: "none", palette: true },
+  { id: "cutegen.cancelBackgroundRun", title: "Cancel Background Run", target: "none", palette: true },
   { id: "cutegen.applyPatch", title: "Apply Proposed Patch", target: "none", palette: false },
   { id: "cutegen.reviewPatch", title: "Review Verified Fix", target: "none", palette: false },
   { id: "cutegen.discardPatch", title: "Discard Proposed Patch", target: "none", palette: false },

@@ -4,7 +4,7 @@
 import { Verdict } from "./results";
 
 export type Activity =
-  | "checking" | "testing" | "profiling" | "optimizing" | "fixing" | "tuning" | "generating"
+  | "checking" | "testing" | "timing" | "profiling" | "optimizing" | "fixing" | "tuning" | "generating"
   | "restoring" | "applying" | "sanitizing";
 
 export type ServerState = "starting" | "running" | "stopped" | "failed";
@@ -25,18 +25,22 @@ export interface StatusView {
   tooltip: string;
   /** "error" and "warning" colour the item's background. */
   level: "normal" | "warning" | "error";
+  /** What a click runs: the log, or the cancel of the background run that is running now. */
+  command: string;
 }
 
 interface Running {
   activity: Activity;
   file: string;
   since: number;
+  /** A command that stops it (a background run: no request waits for it, so no Cancel button does). */
+  cancel?: string;
 }
 
 export class StatusModel {
   private running = new Map<number, Running>();
   private nextId = 1;
-  private verdict: (Verdict & { at: number }) | undefined;
+  private verdict: (Verdict & { at: number; stale?: boolean }) | undefined;
   private server: ServerState = "starting";
   private serverDetail = "";
   private listeners: Array<() => void> = [];
@@ -48,9 +52,9 @@ export class StatusModel {
   }
 
   /** Something started; returns the handle to end it with. */
-  begin(activity: Activity, file: string): number {
+  begin(activity: Activity, file: string, cancel?: string): number {
     const id = this.nextId++;
-    this.running.set(id, { activity, file, since: this.now() });
+    this.running.set(id, { activity, file, since: this.now(), cancel });
     this.changed();
     return id;
   }
@@ -64,6 +68,14 @@ export class StatusModel {
   setVerdict(verdict: Verdict | undefined): void {
     if (verdict) {
       this.verdict = { ...verdict, at: this.now() };
+      this.changed();
+    }
+  }
+
+  /** The file changed since the last verdict: it is about an older text now. */
+  markStale(): void {
+    if (this.verdict && !this.verdict.stale) {
+      this.verdict.stale = true;
       this.changed();
     }
   }
@@ -97,29 +109,32 @@ export class StatusModel {
     for (const r of this.running.values()) {
       lines.push(`${r.activity} ${r.file} (${Math.round((this.now() - r.since) / 1000)} s)`);
     }
+    const stale = this.verdict?.stale ? " (stale: the file changed since)" : "";
     if (this.verdict) {
-      lines.push(`Last result: ${this.verdict.text} (${clock(this.verdict.at)})`);
+      lines.push(`Last result: ${this.verdict.text}${stale} (${clock(this.verdict.at)})`);
     }
-    lines.push("Click to show the CuTeGen log.");
+    const now = this.current();
+    const command = now?.cancel ?? "cutegen.showLog";
+    lines.push(now?.cancel ? `Click to cancel ${now.activity} ${now.file}.` : "Click to show the CuTeGen log.");
     const tooltip = lines.join("\n");
 
     if (this.server === "failed" || this.server === "stopped") {
-      return { text: `$(error) CuTeGen: server ${this.server}`, tooltip, level: "error" };
+      return { text: `$(error) CuTeGen: server ${this.server}`, tooltip, level: "error", command };
     }
     if (this.server === "starting") {
-      return { text: "$(sync~spin) CuTeGen: starting", tooltip, level: "normal" };
+      return { text: "$(sync~spin) CuTeGen: starting", tooltip, level: "normal", command };
     }
-    const now = this.current();
     if (now) {
       const more = this.running.size > 1 ? ` (+${this.running.size - 1})` : "";
-      return { text: `$(sync~spin) CuTeGen: ${now.activity} ${now.file}${more}`, tooltip, level: "normal" };
+      return { text: `$(sync~spin) CuTeGen: ${now.activity} ${now.file}${more}`, tooltip, level: "normal", command };
     }
     if (!this.verdict) {
-      return { text: "$(circle-large-outline) CuTeGen: idle", tooltip, level: "normal" };
+      return { text: "$(circle-large-outline) CuTeGen: idle", tooltip, level: "normal", command };
     }
     const icon = { ok: "$(pass)", warning: "$(warning)", error: "$(error)", info: "$(info)" }[this.verdict.level];
     const level = this.verdict.level === "error" ? "error" : this.verdict.level === "warning" ? "warning" : "normal";
-    return { text: `${icon} CuTeGen: ${shorten(this.verdict.text, 100)}`, tooltip, level };
+    const text = shorten(this.verdict.text, this.verdict.stale ? 92 : 100) + (this.verdict.stale ? " (stale)" : "");
+    return { text: `${icon} CuTeGen: ${text}`, tooltip, level, command };
   }
 
   private changed(): void {
