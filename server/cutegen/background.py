@@ -68,9 +68,10 @@ def plan(session, path: Path, *, gpu: bool) -> Plan:
     digest = records.source_digest(path)
     state, file = session.state_dir(path), str(path)
     latest = {stage: records.latest(state, file, stage.kind) for stage in Stage}
-    # A record is current when it was made from this text and judged something ("not run: no GPU" was not).
-    current = {stage: r for stage, r in latest.items()
-               if r is not None and digest and r.source_digest == digest and r.level != "info"}
+    # A record is current when it was made from this text and judged something ("not run: no GPU" was not); a
+    # profile of the PyTorch reference (Profile's reference mode) is no profile of the kernel.
+    current = {stage: r for stage, r in latest.items() if r is not None and digest and r.source_digest == digest
+               and r.level != "info" and not r.details.get("reference")}
     stages = []
     if Stage.TEST not in current:
         stages.append(Stage.TEST)

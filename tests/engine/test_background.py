@@ -143,6 +143,14 @@ def test_what_was_done_for_this_text_is_not_done_again(tmp_path):
     assert background.plan(session, kernel, gpu=True).stages == [Stage.TEST, Stage.TIME, Stage.PROFILE]
 
 
+def test_a_profile_of_the_reference_is_no_profile_of_the_kernel(tmp_path):
+    session, kernel = _session(tmp_path)
+    _record(session, kernel, "test", "pass")
+    _record(session, kernel, "bench", "pass")
+    _record(session, kernel, "profile", "profiled", payload={"reference": True})  # Profile's reference mode
+    assert background.plan(session, kernel, gpu=True).stages == [Stage.PROFILE]
+
+
 def test_a_text_that_failed_is_not_tested_again_but_one_not_judged_is(tmp_path):
     session, kernel = _session(tmp_path)
     _record(session, kernel, "test", "mismatch")

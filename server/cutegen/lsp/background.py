@@ -55,7 +55,7 @@ class Shown:
 
     running: Stage | None = None
     regression: Regression | None = None
-    regression_read: bool = False  # regression is known (else read once from the records)
+    regression_of: tuple | None = None  # the latest test and bench records the regression was read from
 
 
 class Loop:
@@ -158,8 +158,6 @@ class Loop:
         self.server.refresh_code_lens()
 
     def _finished(self, w: Waiting, outcome: Outcome, cancelled: bool) -> None:
-        shown = self._shown(w.uri)
-        shown.regression, shown.regression_read = outcome.regression, True
         regression = outcome.regression
         if regression:
             self.server.log(f"{w.path.name}: {regression.message}", types.MessageType.Warning)
@@ -254,10 +252,12 @@ class Loop:
         return out
 
     def regression(self, uri: str, path: Path) -> Regression | None:
-        shown = self._shown(uri)
-        if not shown.regression_read:
-            shown.regression = background.regression(self.server.session.state_dir(path), str(path))
-            shown.regression_read = True
+        """Read again only when a newer test or bench was written (by the loop or a command)."""
+        shown, state = self._shown(uri), self.server.session.state_dir(path)
+        latest = tuple((r.path, r.time) if r else None for r in
+                       (records.latest(state, str(path), "test"), records.latest(state, str(path), "bench")))
+        if shown.regression_of != latest:
+            shown.regression, shown.regression_of = background.regression(state, str(path)), latest
         return shown.regression
 
     # -- helpers ------------------------------------------------------------------------------

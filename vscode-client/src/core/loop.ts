@@ -84,10 +84,9 @@ export class LoopStatus {
       this.show(e, `${e.file}: ${e.regression}`, e.level === "error" ? "error" : "warning");
     } else if (e.state === "cancelled") {
       this.show(e, `${e.file}: background run cancelled`, "info");
-    } else if (e.state === "off") {
-      this.show(e, `${e.file}: ${e.summary}`, "info"); // "no GPU: testing on save is off"
     }
-    // "stopped": a newer save of the file took over; its own run says what it finds.
+    // "stopped": a newer save of the file took over; its own run says what it finds. "off" (no GPU): the
+    // server's one message says so; the status bar keeps the check's verdict ("compiles").
   }
 
   /** The editor's text of `uri` changed: a figure of an older version becomes stale. */
