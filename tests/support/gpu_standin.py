@@ -20,6 +20,7 @@ import json
 import os
 import re
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -45,12 +46,15 @@ class Worker:
 
     def __init__(self, jail=None) -> None:
         self.calls = 0
+        self._stopped = threading.Event()
 
     def call(self, request: dict, timeout: float) -> dict:
         self.calls += 1
         say = of_library(request["library"])
         timing = request.get("timing", False)
-        _wait(Path(request["problem"]).parent, say, float(say.get("time_s" if timing else "test_s", 0.2)), timeout)
+        seconds = float(say.get("time_s" if timing else "test_s", 0.2))
+        if not _wait(Path(request["problem"]).parent, say, seconds, timeout, self._stopped):
+            return {"verdict": "crashed", "message": "the worker process died during the run (stopped)"}
         if say.get("verdict", "pass") == "mismatch":
             return {"verdict": "mismatch", "message": "output 0: " + TAIL["mismatch"]["message"],
                     "mismatch": TAIL["mismatch"]}
@@ -64,15 +68,20 @@ class Worker:
         return reply
 
     def stop(self) -> None:
-        pass
+        """As the real worker's kill: a call in progress ends at once (the real one then reads "crashed")."""
+        self._stopped.set()
 
 
-def _wait(folder: Path, say: dict, seconds: float, timeout: float) -> None:
+def _wait(folder: Path, say: dict, seconds: float, timeout: float, stopped: threading.Event) -> bool:
+    """False when stopped meanwhile."""
     deadline = time.monotonic() + min(timeout, 120)
-    time.sleep(seconds)
+    if stopped.wait(seconds):
+        return False
     hold = say.get("hold")
     while hold and not (folder / hold).exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
+        if stopped.wait(0.05):
+            return False
+    return not stopped.is_set()
 
 
 def main() -> int:

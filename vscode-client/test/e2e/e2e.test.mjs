@@ -560,4 +560,39 @@ test("CuTeGen in a real VS Code: diagnostic, quick fix as a verified diff, Apply
     await screenshot(page, "palette");
     await page.keyboard.press("Escape");
   });
+
+  // The background loop as a machine with a GPU shows it, with the GPU stand-ins of tests/support/gpu_standin.py
+  // (nvidia-smi, the worker and ncu answering with the H200's captured payloads): the extension restarts the
+  // server under them when cutegen.python changes. Last, since the stand-ins stay.
+  await step("with the GPU stand-ins: a save runs test → time → profile; running…, stale, a click cancels", { skip: layoutSkip }, async () => {
+    const bin = path.join(repo, "tests", "support", "gpu_standin_bin");
+    const pythonPath = [path.join(repo, "server"), repo, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter);
+    const standin = { ...settings, "cutegen.python": path.join(bin, "python-standin"), "cutegen.ncu": path.join(bin, "ncu"),
+      "cutegen.serverEnv": { CUTEGEN_STANDIN_PYTHON: PYTHON, PYTHONPATH: pythonPath } };
+    await palette(page, "Notifications: Clear All Notifications");
+    for (const scope of ["User", "Machine"]) {
+      fs.writeFileSync(path.join(userData, scope, "settings.json"), JSON.stringify(standin, null, 2));
+    }
+    const status = page.locator(".statusbar-item", { hasText: "CuTeGen" }).first();
+    const statusText = async () => ((await status.textContent()) ?? "").trim();
+    // The restarted server opens the file again: its run goes through at once (each stand-in stage: 0.2 s).
+    await until(async () => /softsign\.cu: profile: profiled/.test(await statusText()), 300_000 * SLOW,
+      "the stand-in run's profile in the status bar", 1000);
+    log(`status bar: ${await statusText()}`);
+    // A test that takes 60 s (the kernel's stand-in line), saved: running…, the older figures stale.
+    await goToLine(page, 1);
+    await page.keyboard.type("// standin: test_s=60\n");
+    await page.keyboard.press("Control+S");
+    await until(async () => /testing softsign\.cu/.test(await statusText()), 180_000 * SLOW, "testing in the status bar", 500);
+    const launcher = fs.readFileSync(kernel, "utf8").split("\n").findIndex((l) => l.includes("cutegen_forward(")) + 1;
+    await goToLine(page, launcher);
+    await page.locator(".codelens-decoration", { hasText: "test: running…" }).first().waitFor({ timeout: 60_000 * SLOW });
+    await page.locator(".codelens-decoration", { hasText: "bench (stale): pass" }).first().waitFor({ timeout: 30_000 * SLOW });
+    await until(async () => /testing softsign\.cu/.test(await statusText()), 60_000 * SLOW, "still testing", 500);
+    await screenshot(page, "loop-running");
+    await status.click(); // while a background run runs, a click cancels it
+    await until(async () => /background run cancelled/.test(await statusText()), 30_000 * SLOW, "the cancelled run", 500);
+    log(`status bar: ${await statusText()}`);
+    await screenshot(page, "loop-cancelled");
+  });
 });
