@@ -116,8 +116,8 @@ class Loop:
             return
         if planned.why_not:
             self._say_once(planned.why_not, w)
-        if not planned.stages:
-            return
+        if not planned.stages or self.saves.get(w.uri, w.saved) > w.saved:
+            return  # nothing to do, or saved again while it was planned: the newer save's check queues that
         w.digest = planned.digest
         loop = asyncio.get_running_loop()
         run = Run(session, w.path, planned, lambda e: loop.call_soon_threadsafe(self._event, w, e))

@@ -573,6 +573,8 @@ test("CuTeGen in a real VS Code: diagnostic, quick fix as a verified diff, Apply
     for (const scope of ["User", "Machine"]) {
       fs.writeFileSync(path.join(userData, scope, "settings.json"), JSON.stringify(standin, null, 2));
     }
+    await palette(page, "View: Close All Editors"); // the lens picture goes: the kernel alone, wide
+    await openFile(page, KERNEL);
     const status = page.locator(".statusbar-item", { hasText: "CuTeGen" }).first();
     const statusText = async () => ((await status.textContent()) ?? "").trim();
     // The restarted server opens the file again: its run goes through at once (each stand-in stage: 0.2 s).
