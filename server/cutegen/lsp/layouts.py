@@ -12,6 +12,7 @@ import asyncio
 from collections import defaultdict
 from pathlib import Path
 
+import attrs
 from lsprotocol import types
 
 from cutegen.layouts.pictures import NotDrawable, picture
@@ -19,6 +20,7 @@ from cutegen.layouts.probe import LayoutFact, LayoutProbe, ProbeResult
 from cutegen.layouts.scan import find_declarations
 from cutegen.layouts.service import COMPUTING, READY, LayoutService
 from cutegen.lsp import kernels
+from cutegen.lsp.arguments import PlaceArgs
 from cutegen.lsp.command_ids import Command
 from cutegen.lsp.documents import is_checked, path_of, word_at
 
@@ -208,8 +210,8 @@ def register(server) -> None:
     server.checks.listeners.append(after_check)
 
     @server.command(PICTURE_COMMAND)
-    async def layout_picture(ls, args: dict | None = None) -> dict:
-        return await picture_for(ls, args or {})
+    async def layout_picture(ls, a: PlaceArgs) -> dict:  # decoded before it gets here (arguments.py)
+        return await picture_for(ls, attrs.asdict(a))
 
     @server.feature(types.TEXT_DOCUMENT_INLAY_HINT)
     def inlay_hint(ls, params: types.InlayHintParams) -> list[types.InlayHint]:
