@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from cutegen.build import Builder, Tier
+from cutegen.files import write_atomic
 from cutegen.harness.problem import find_problem
 from cutegen.model import CheckResult, Diagnostic
 from cutegen.sandbox import gate
@@ -242,7 +243,7 @@ class Verifier:
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / kernel.name
         if not path.exists() or path.read_text(errors="replace") != text:
-            path.write_text(text)
+            write_atomic(path, text)
         if not isinstance(self.builder, Builder):
             return path, self.builder  # a stand-in builder (tests) serves the shadow too
         s = self.builder.settings

@@ -13,6 +13,8 @@ import re
 import sys
 from pathlib import Path
 
+from cutegen.files import write_atomic
+
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     from cutegen.cli.options import command, toolchain_options
@@ -77,6 +79,6 @@ def run(args) -> int:
         except NotDrawable as e:
             print(f"error: no picture of {facts[0].name}: {e}", file=sys.stderr)
             return 1
-        args.svg.write_text(svg)
+        write_atomic(args.svg, svg)
         print(f"wrote {args.svg}", file=sys.stderr)
     return 0

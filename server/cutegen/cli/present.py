@@ -9,7 +9,7 @@ from cutegen.model import CheckResult, Severity
 from cutegen.records import BASELINE_LABELS, RunRecord
 
 
-def check(result: CheckResult, record: Path, verbose: bool, err) -> None:
+def check(result: CheckResult, record: Path | OSError, verbose: bool, err) -> None:
     shown = [d for d in result.diagnostics if d.severity is not Severity.INFO or verbose]
     for d in shown:
         print(d.format(relative_to=Path.cwd()))
@@ -19,7 +19,10 @@ def check(result: CheckResult, record: Path, verbose: bool, err) -> None:
         err.print(f"[dim]resources: {k.summary()}[/]")
     state = "cached" if result.cached else f"{result.seconds:.1f} s"
     verdict = "[green]ok[/]" if result.ok else f"[red]{len(result.errors)} error(s)[/]"
-    err.print(f"{verdict} · {result.tier} tier · {state} · raw log in {record}")
+    if isinstance(record, OSError):  # one line: the diagnostics above are complete
+        err.print(f"{verdict} · {result.tier} tier · {state} · the run record was not saved: " + _plain(str(record)))
+    else:
+        err.print(f"{verdict} · {result.tier} tier · {state} · raw log in {record}")
 
 
 def verdict(payload: dict, err) -> None:
@@ -71,6 +74,11 @@ def profile(payload: dict, err) -> None:
     for s in payload["signals"]:
         out.print(f"  • [bold]{s['name']}[/]: {s['evidence']}")
     err.print(f"report (opens in Nsight Compute): {payload['report']}")
+
+
+def _plain(text: str) -> str:
+    """Text printed through rich as it is (a path with [brackets] is not markup)."""
+    return text.replace("[", r"\[")
 
 
 def _time(ns) -> str:

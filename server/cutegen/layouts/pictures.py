@@ -20,6 +20,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from cutegen.files import write_atomic
 from cutegen.layouts.probe import LayoutFact
 
 MAX_ROWS, MAX_COLS = 64, 128
@@ -278,7 +279,7 @@ def mma_svg(fact: LayoutFact, nvcc: str, cutlass_include: str, work: Path) -> st
         return out.read_text()
     work.mkdir(parents=True, exist_ok=True)
     source = work / f"mma_{key}.cu"
-    source.write_text("#include <cute/tensor.hpp>\n#include <cute/util/print_svg.hpp>\n"
+    write_atomic(source, "#include <cute/tensor.hpp>\n#include <cute/util/print_svg.hpp>\n"
                       f"int main() {{ cute::print_svg({type_text}{{}}); return 0; }}\n")
     exe = work / f"mma_{key}"
     build = subprocess.run([nvcc, "-std=c++17", f"-I{cutlass_include}", str(source), "-o", str(exe)],
@@ -286,7 +287,7 @@ def mma_svg(fact: LayoutFact, nvcc: str, cutlass_include: str, work: Path) -> st
     if build.returncode != 0:
         raise NotDrawable("the host program for print_svg did not compile: " + build.stdout[-400:] + build.stderr[-400:])
     svg = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60, check=True).stdout
-    out.write_text(svg)
+    write_atomic(out, svg)
     return svg
 
 

@@ -24,6 +24,7 @@ from cutegen.build.cache import cache_key
 from cutegen.build.includes import user_headers
 from cutegen.diagnostics import parse_log
 from cutegen.diagnostics.cute_types import cute_notation, template_bindings
+from cutegen.files import write_atomic
 from cutegen.layouts.render import render
 from cutegen.layouts.scan import Declaration, find_declarations
 from cutegen.settings import Settings
@@ -202,9 +203,9 @@ class LayoutProbe:
         work = self.root / key[:2] / key
         work.mkdir(parents=True, exist_ok=True)
         header = work / "cutegen_layout_probe.h"
-        header.write_text(PROBE_HEADER)
+        write_atomic(header, PROBE_HEADER)
         shadow = work / path.name
-        shadow.write_text(shadow_text(text, declarations))
+        write_atomic(shadow, shadow_text(text, declarations))
         command = [self.toolchain.nvcc, *self.flags(path, text), "--pre-include", str(header), str(shadow),
                    "-o", os.devnull]
         started = time.perf_counter()
@@ -255,9 +256,7 @@ class LayoutProbe:
     def _store(self, key: str, result: ProbeResult) -> None:
         entry = self.root / key[:2] / key
         entry.mkdir(parents=True, exist_ok=True)
-        tmp = entry / f"result.json.{os.getpid()}.{threading.get_ident()}"
-        tmp.write_text(json.dumps(result.to_json()))
-        tmp.replace(entry / "result.json")
+        write_atomic(entry / "result.json", json.dumps(result.to_json()))
 
 
 def _kill(proc: subprocess.Popen) -> None:

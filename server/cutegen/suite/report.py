@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from cutegen.files import write_atomic
 from cutegen.suite.store import load
 
 P_VALUES = (0.0, 1.0, 1.5, 2.0)
@@ -76,12 +77,12 @@ def write(folders: list[Path], out: Path | None = None) -> tuple[Path, Path]:
     for name, png in plots.items():
         if png:
             path = out.with_name(f"{out.name}-{name}.png")
-            path.write_bytes(png)
+            write_atomic(path, png)
             md_plots[name] = path.name
     md = out.with_suffix(".md")
-    md.write_text(markdown(runs, md_plots))
+    write_atomic(md, markdown(runs, md_plots))
     page = out.with_suffix(".html")
-    page.write_text(html_page(runs, plots))
+    write_atomic(page, html_page(runs, plots))
     return md, page
 
 
