@@ -191,6 +191,9 @@ class Builder:
         elif o.returncode != 0 and not o.cancelled and not any(d.severity is Severity.ERROR for d in diagnostics):
             tail = "\n".join(o.log.strip().splitlines()[-3:]) or f"exit code {o.returncode}"
             diagnostics.insert(0, _file_level(path, f"nvcc failed: {tail}", "nvcc-failed"))
+        if not source.strip():  # it compiles, and says nothing: "ok" alone would read as a checked kernel
+            diagnostics.append(Diagnostic(file=str(path), line=1, col=1, end_col=2, severity=Severity.WARNING,
+                                          message=f"{path.name} is empty: there is no kernel to check", code="empty-file"))
         if o.returncode == 0 and path.suffix != ".py":
             problem = find_problem(path, self.settings.problem)
             warning = missing_launcher(path, source, problem) if problem else None

@@ -222,8 +222,7 @@ class LayoutProbe:
         result.facts = parse_probe_log(log, str(path), declarations)
         others = [m for m in parse_log(log) if m.severity in ("error", "fatal") and PROBE not in m.text]
         if others:
-            first = others[0]
-            result.problem = f"the file has errors (first: line {first.line}: {cute_notation(first.text)[:200]})"
+            result.problem = _first_error(others[0], str(path))
         return result
 
     def _run(self, owner: str, command: list[str]) -> tuple[str, str]:
@@ -257,6 +256,17 @@ class LayoutProbe:
         entry = self.root / key[:2] / key
         entry.mkdir(parents=True, exist_ok=True)
         write_atomic(entry / "result.json", json.dumps(result.to_json()))
+
+
+def _first_error(message, file: str) -> str:
+    """The probe build's first real error at the user's line (the innermost frame in `file`, as the check
+    places it), never at a header's line number read as if it were the file's."""
+    text = cute_notation(message.text)[:200]
+    line = message.line if message.file == file else next((f.line for f in message.frames if f.file == file), None)
+    if line is not None:
+        return f"the file has errors (first at line {line}: {text}); `cutegen check` shows them all"
+    where = f"{Path(message.file).name}:{message.line}: " if message.file else ""
+    return f"the file has errors (first: {where}{text}); `cutegen check` shows where"
 
 
 def _kill(proc: subprocess.Popen) -> None:

@@ -153,7 +153,7 @@ def layout_code_lenses(ls, uri: str, text: str) -> list[types.CodeLens]:
         if not drawable:
             continue
         names = len({(f.name, f.line) for f in inside})
-        at = types.Range(start=types.Position(line=a.line, character=a.start), end=types.Position(line=a.line, character=a.end))
+        at = types.Range(start=types.Position(line=a.top, character=0), end=types.Position(line=a.top, character=0))
         first = drawable[0]
         out.append(types.CodeLens(range=at, command=types.Command(
             title=f"Layouts: {names} CuTe objects", command=SHOW_COMMAND, arguments=[_place(uri, first)])))
