@@ -240,7 +240,9 @@ async def picture_for(ls, args: dict) -> dict:
 
     def draw() -> str:
         tc = ls.session.builder(path).toolchain
-        return picture(fact, tc.nvcc, tc.cutlass_include, ls.session.state_dir(path) / "layouts" / "pictures")
+        declared = (doc.source.splitlines() or [""])[min(fact.line, len(doc.source.splitlines()) or 1) - 1]
+        return picture(fact, tc.nvcc, tc.cutlass_include, ls.session.state_dir(path) / "layouts" / "pictures",
+                       declared=declared)
 
     try:
         svg = await asyncio.to_thread(draw)
