@@ -199,26 +199,9 @@ test("CuTeGen in a real VS Code: diagnostic, quick fix as a verified diff, Apply
     ...process.env, XDG_CONFIG_HOME: path.join(root, "xdg-config"), XDG_DATA_HOME: path.join(root, "xdg-data"),
     CUTEGEN_E2E_KEY: "sk-scripted", // the variable the key setting names
   };
+  // The quiet workbench (VS Code's own AI, tips and updates off) that scripts/demo.sh --editor uses too.
   const settings = {
-    "workbench.startupEditor": "none",
-    "security.workspace.trust.enabled": false,
-    "telemetry.telemetryLevel": "off",
-    "update.mode": "none",
-    "extensions.autoUpdate": false,
-    "extensions.autoCheckUpdates": false,
-    "extensions.ignoreRecommendations": true,
-    "workbench.tips.enabled": false,
-    "workbench.colorTheme": "Default Dark Modern",
-    "workbench.layoutControl.enabled": false,
-    "workbench.secondarySideBar.defaultVisibility": "hidden",
-    "chat.disableAIFeatures": true,
-    "chat.commandCenter.enabled": false,
-    "git.enabled": false,
-    "editor.minimap.enabled": false,
-    "editor.stickyScroll.enabled": false,
-    "editor.fontSize": 14,
-    "editor.hover.delay": 200,
-    "files.autoSave": "off",
+    ...JSON.parse(fs.readFileSync(path.join(repo, "scripts", "lib", "vscode-settings.json"), "utf8")),
     "cutegen.python": PYTHON,
     ...llm,
   };
