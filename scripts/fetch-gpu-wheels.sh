@@ -10,5 +10,5 @@ platform=(--only-binary=:all: --python-version 3.12 --implementation cp --platfo
           --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64)
 python3 -m pip download -q --no-deps "${platform[@]}" -d .whl nvidia-cutlass==4.2.0.0
 python3 -m pip download -q "${platform[@]}" -d .whl/agent openai==3.57.0 unidiff==1.0.1 pygls==2.1.1 \
-  lsprotocol==2025.0.0 pytest-lsp==1.0.1 pytest-asyncio==1.5.0
+  lsprotocol==2025.0.0 pytest-lsp==1.0.1 pytest-asyncio==1.5.0 cpp_demangle==0.1.3
 (cd .whl && rm -f bubblewrap_*.deb && apt-get download bubblewrap >/dev/null)

@@ -4,7 +4,7 @@
 # runs the chosen parts and writes logs under $OUT. A device call is limited to 10 minutes, so the parts are
 # named; each one alone fits a call (measured on the H200: harness 5, adapters 4, profile 3, variants 2.5,
 # agent 1, sandbox 3, modelnew 3, suite 4, records 2.5 minutes; examples with the verify-latency run about 5.5;
-# providers is estimated at 1.5, not yet measured).
+# providers is estimated at 1.5 and edges at 2, not yet measured).
 #   device run, carry [".whl"]:  bash scripts/gpu-check.sh harness adapters   (or any part below, or all)
 #   kernelbench is not in `all`: it is issue 15's measurement (near a whole call; it resumes when cut).
 set -uo pipefail
@@ -21,7 +21,7 @@ fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv | tee "$OUT/gpu.txt"
 
 parts=("$@"); [ ${#parts[@]} -eq 0 ] && parts=(all)
-[ "${parts[0]}" = all ] && parts=(harness gemm gemm-bench adapters providers examples profile variants agent sandbox modelnew suite records)
+[ "${parts[0]}" = all ] && parts=(harness gemm gemm-bench adapters providers examples profile variants agent sandbox modelnew suite records edges)
 status=0
 run() {  # run LOG COMMAND...: output to the terminal and $OUT/LOG; any failing command fails the script
   local log=$1; shift
@@ -56,13 +56,17 @@ for part in "${parts[@]}"; do
     suite) run suite.log python3 bench/suite_overhead.py --profile --agent --out "$OUT/suite_overhead.json"
            tar czf "$OUT/suite-h200.tgz" --exclude=.cutegen -C .cutegen suite-h200 ;;
     records) run records.log bash scripts/gpu-records.sh ;;
+    # Issue 27 on a GPU: a full disk under `cutegen test` and `fix --apply` (a real filled tmpfs: root), profile
+    # without ncu on a GPU, CUTLASS names in resource lines (cpp_demangle, carried in .whl/agent), ~2 minutes.
+    edges) run edges.log python3 -m pytest -q tests/engine/test_full_disk.py tests/engine/test_cli_edges.py \
+             tests/engine/test_resource_names.py -p no:cacheprovider --durations=10 ;;
     # KernelBench Level 1 (problems 1-32) judged in one suite run; a run cut by the call's time limit (SIGINT
     # leaves a consistent state) resumes when the part runs again on the same machine (.cutegen stays there).
     kernelbench) run kernelbench.log timeout -s INT "${KB_SECONDS:-540}" python3 -m cutegen suite run \
                    examples/kernelbench/level1 --kernels examples/kernelbench/level1 --out .cutegen/kb-h200 --no-progress
                  run kernelbench-table.log python3 bench/kernelbench_table.py .cutegen/kb-h200 --out "$OUT/kernelbench.md"
                  tar czf "$OUT/kb-h200.tgz" --exclude=.cutegen -C .cutegen kb-h200 ;;
-    *) echo "unknown part '$part' (harness adapters providers examples profile variants agent sandbox modelnew suite records kernelbench gemm gemm-bench all)" >&2
+    *) echo "unknown part '$part' (harness adapters providers examples profile variants agent sandbox modelnew suite records edges kernelbench gemm gemm-bench all)" >&2
        exit 2 ;;
   esac
 done

@@ -271,7 +271,10 @@ def finisher(state_dir: StateDir | Path, kind: str, file: str, record: dict):
         record.update(verdict=str(getattr(verdict, "value", verdict)), message=message,
                       seconds=time.perf_counter() - started, **extra)
         typed = RunRecord.from_payload(kind, file, record)
-        record["record"] = str(write(state_dir, kind, file, typed))
+        try:
+            record["record"] = str(write(state_dir, kind, file, typed))
+        except OSError as e:  # a full disk: the verdict stands; the caller says it was not saved (files.py)
+            record["record"], record["record_error"] = None, str(e)
         record.update(summary=typed.summary(), level=typed.level, **typed.legacy_figures())
         return record
 

@@ -83,3 +83,12 @@ def test_layout_on_a_file_with_errors_names_the_users_line_not_a_headers(build_s
     (note,) = [line for line in p.stderr.splitlines() if line.startswith("note:")]
     assert note.startswith("note: the file has errors (first at line 20: "), note
     assert "`cutegen check` shows them all" in note
+
+
+@pytest.mark.gpu
+@needs_nvcc
+def test_profile_on_a_gpu_without_ncu_names_nsight_compute(build_state):
+    """The other side of 'no GPU': where there is one, a missing ncu is the news."""
+    p = _cutegen("profile", "examples/softsign/softsign.cu", "--ncu", "/nonexistent/ncu", "--state-dir", str(build_state))
+    assert p.returncode == 1 and p.stdout.startswith("examples/softsign/softsign.cu: ncu-missing"), p.stdout + p.stderr
+    assert "Nsight Compute (ncu) was not found" in p.stdout

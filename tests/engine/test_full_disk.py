@@ -124,3 +124,29 @@ def test_check_with_cutegen_on_a_full_disk_prints_the_diagnostics_and_one_line(t
         assert "1 error(s)" in line and f"cannot write {disk}/.cutegen/runs/" in line
         assert "no space left on the disk" in line
         assert kernel.read_text() == cases.BROKEN
+
+
+def _has_gpu() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return torch.cuda.is_available()
+
+
+@needs_nvcc
+def test_test_with_cutegen_on_a_full_disk_prints_the_verdict_and_one_line(tmp_path):
+    """Here the kernel is built, not run; on a GPU it passes (scripts/gpu-check.sh edges): either way the verdict is
+    printed and one line says that its record was not saved."""
+    with small_disk(tmp_path / "disk", kib=512) as disk:
+        (disk / ".git").mkdir()
+        (disk / "halve.py").write_text(cases.PROBLEM)
+        (disk / "good.cu").write_text(cases.GOOD)
+        fill(disk)
+        p = _cutegen(disk, "test", "good.cu")
+        assert "Traceback" not in p.stderr, p.stderr
+        verdict = "pass" if _has_gpu() else "not-run"
+        assert p.stdout.startswith(f"good.cu: {verdict}"), p.stdout + p.stderr
+        (line,) = [line for line in p.stderr.splitlines() if "not saved" in line]
+        assert line.startswith(f"{verdict} · the run record was not saved: cannot write {disk}/.cutegen/runs/")
+        assert "no space left on the disk" in line

@@ -61,7 +61,9 @@ def verdict(payload: dict, err) -> None:
     if r.suspicious:
         print(f"  note: {r.suspicious}")
     color = {"ok": "green", "info": "yellow"}.get(r.level, "red")
-    err.print(f"[{color}]{r.verdict}[/] · run record {_plain(shown_path(payload.get('record')))}")
+    where = (f"run record {_plain(shown_path(payload['record']))}" if payload.get("record") else
+             "the run record was not saved: " + _plain(str(payload.get("record_error", "(no record)"))))
+    err.print(f"[{color}]{r.verdict}[/] · {where}")
 
 
 def profile(payload: dict, err) -> None:
