@@ -235,14 +235,17 @@ class _Fold:
                         yield band * self.rows + m, c, m, n
 
 
-def grid_svg(title: str, layout: str, element_bits: int | None = None, note: str = "") -> str:
+def grid_svg(title: str, layout: str, element_bits: int | None = None, subtitle: str = "") -> str:
+    """The offsets grid; `subtitle`: a second line under the title (what the picture is of)."""
     ev = evaluate(layout, element_bits)
     if ev.rows > MAX_ROWS and ev.cols == 1:  # a tall single column reads as a sequence, like a rank-1 layout
         ev = Evaluated(ev.shapes, ev.strides, 1, ev.swizzle, ev.base)
     fold = _Fold.of(min(ev.rows, MAX_ROWS), ev.cols)
-    top, left, size = 40, 56, fold.cell
+    top, left, size = (56 if subtitle else 40), 56, fold.cell
     top_offset = max(ev(i) for i in range(ev.size))
     body = _fold_axes(fold, top, left)
+    if subtitle:
+        body.append(f'<text x="4" y="30" fill="#333">{html.escape(subtitle)}</text>')
     labelled = size >= LABEL_PX
     for y, x, m, n in fold.places():
         off = ev.at(m, n)
@@ -250,8 +253,8 @@ def grid_svg(title: str, layout: str, element_bits: int | None = None, note: str
                                 str(off) if labelled else "", f"({m},{n}) → {off}" if not labelled else ""))
     shown = fold.bands * fold.width if fold.bands * fold.width < ev.cols else ev.cols
     what = _fold_note(ev, fold, shown)
-    return _svg(left + 8 + fold.width * size, top + fold.rows * fold.bands * size + 8, body,
-                f"{title}: {layout}{note}{what}")
+    width = max(left + 8 + fold.width * size, 8 + 7 * len(subtitle))  # 11 px monospace: ~7 px a character
+    return _svg(width, top + fold.rows * fold.bands * size + 8, body, f"{title}: {layout}{what}")
 
 
 def _fold_note(ev: Evaluated, fold: _Fold, shown: int) -> str:
@@ -403,9 +406,9 @@ def picture(fact: LayoutFact, nvcc: str, cutlass_include: str, work: Path, decla
         bits = element_bits(fact)
         if fact.layout.startswith("smem") and bits:
             return banks_svg(title, layout, bits)
-        thread = (" — thread 0's partition: every thread's has this layout, from its own first element"
+        thread = ("thread 0's partition; every thread's has this layout"
                   if _PARTITION.search(declared) else "")
-        return grid_svg(title, layout, bits, note=thread)
+        return grid_svg(title, layout, bits, subtitle=thread)
     if fact.kind == "ComposedLayout" and fact.layout.startswith("Sw<"):
         return grid_svg(title, fact.layout)
     if fact.kind == "Layout":
