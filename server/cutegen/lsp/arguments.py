@@ -58,8 +58,9 @@ def _some(instance, attribute, value: str) -> None:
 
 
 def _diagnostic(instance, attribute, value: dict | None) -> None:
-    """The data of a diagnostic this server published (the client echoes it back): its model fields typed."""
-    if value is None:
+    """The data of a diagnostic this server published (the client echoes it back): its model fields typed. An empty
+    object means none (as null does: the agent then takes the file's first error)."""
+    if not value:
         return
     known = {f.name for f in fields(Diagnostic)}
     try:
