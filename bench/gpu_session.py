@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import tempfile
 from pathlib import Path
 
@@ -19,6 +20,10 @@ def example_kernels(only: list[str] | None = None) -> list[Path]:
 
 
 def engine(test_timeout: float = 300) -> tuple[Builder, Worker, Path]:
+    """A fresh state dir per process, or $CUTEGEN_BENCH_STATE: several benchmarks of one device call then share
+    their builds (the CUTLASS GEMMs take minutes each), e.g. built while another benchmark uses the GPU."""
     settings = Settings(test_timeout=test_timeout)
-    state = Path(tempfile.mkdtemp())
+    shared = os.environ.get("CUTEGEN_BENCH_STATE")
+    state = Path(shared) if shared else Path(tempfile.mkdtemp())
+    state.mkdir(parents=True, exist_ok=True)
     return Builder(discover(settings), settings, state), Worker(), state

@@ -1,6 +1,9 @@
 """KernelBench Level 1's table from one `cutegen suite` run: per problem the kernel's design in a line, the verdict,
-the median time, the speedup over eager and torch.compile, the share of the problem's own roofline, and the CuTeGen
-paper's reported speedup where it has one.
+the median time, the speedup over eager and torch.compile with its 95 % interval from the interleaved rounds ("≈"
+within noise where the interval holds 1.0: no number is claimed then), the share of the problem's own roofline,
+the errors the verdict was judged on (the kernel's and the fp32 eager reference's own against the fp64 truth, in
+units of the tolerance: <= 1 is within it; harness/truth.py), and the CuTeGen paper's reported speedup where it has
+one.
 
     python bench/kernelbench_table.py RUN_DIR [--problems examples/kernelbench/level1] [--out TABLE.md]
 
@@ -94,8 +97,8 @@ def roofline_ms(problem: Path, gpu) -> tuple[float, str] | None:
 def table(run: Path, problems: Path) -> str:
     rows = sorted(load(run), key=lambda r: int(number(r["name"])) if number(r["name"]).isdigit() else 999)
     gpu = by_name(next((r.get("gpu_name") for r in rows if r.get("gpu_name")), None) or "H200")
-    head = ["#", "problem", "kernel design", "verdict", "median", "× eager", "× torch.compile", "roofline",
-            "paper (RTX 4090 vs eager)"]
+    head = ["#", "problem", "kernel design", "verdict", "median", "× eager [95 %]", "× torch.compile [95 %]",
+            "roofline", "error vs fp64: kernel / fp32 eager (× tol)", "paper (RTX 4090 vs eager)"]
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         problem = Path(r.get("problem") or problems / f"{r['name']}.py")
@@ -104,10 +107,32 @@ def table(run: Path, problems: Path) -> str:
         share = f"{floor[0] / r['median_ms']:.0%} ({floor[1]})" if floor and r.get("median_ms") else "—"
         verdict = r["verdict"] + ("" if r["verdict"] == "pass" else f": {r.get('message', '')[:80]}")
         cells = [number(r["name"]), r["name"].split("_", 1)[-1], design(kernel), verdict, _ms(r.get("median_ms")),
-                 _x(r.get("speedup_eager")), _x(r.get("speedup_compile")), share,
+                 ratio(r, "speedup_eager"), ratio(r, "speedup_compile"), share, errors(r),
                  _x(PAPER.get(number(r["name"])))]
         out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(out) + "\n"
+
+
+def ratio(row: dict, key: str) -> str:
+    """'3.35× [3.30–3.41]'; '≈ 1 (0.97–1.02)' when the interval holds 1.0; the bare ratio for a run without rounds."""
+    value, low, high = row.get(key), row.get(f"{key}_low"), row.get(f"{key}_high")
+    if value is None:
+        return "—"
+    if low is None or high is None:
+        return _x(value)
+    if low <= 1.0 <= high:
+        return f"≈ 1 ({low:.2f}–{high:.2f})"
+    return f"{value:.2f}× [{low:.2f}–{high:.2f}]"
+
+
+def errors(row: dict) -> str:
+    """'0.25 / 0.81': the kernel's worst error and the fp32 reference's, against the fp64 truth, in tolerances."""
+    kernel, reference = row.get("kernel_error"), row.get("reference_error")
+    if kernel is None:
+        return "—"
+    if row.get("truth") != "fp64":
+        return f"{kernel:.2g} (vs fp32 eager)"
+    return f"{kernel:.2g} / {reference:.2g}" if reference is not None else f"{kernel:.2g} / —"
 
 
 def _ms(v) -> str:

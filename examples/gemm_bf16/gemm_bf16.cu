@@ -26,9 +26,11 @@
 // 16-byte row pitches; KernelBench's 8_irregular, K = 2949 and N = 5921, is refused, not padded), 16-byte
 // aligned base pointers, sm_90a. M, N, K need not divide the tile (TMA bounds-checks loads and stores).
 // Launch: on the caller's stream, no synchronization; the workspace is allocated once and cached.
-// Measured (bench/gemm_rungs.py, H200, 2026-12-01, interleaved with torch.matmul in one process): 746 TFLOP/s = 1.12x cuBLAS at 4096^3 (cuBLAS 667 TFLOP/s in that run,
-// +-17 % p10-p90), 753 TFLOP/s = 1.10x at 2048x4096x8192; 96-98 % of the 776 TFLOP/s bf16 peak. The replaced sm80 mma.sync kernel ran 451 TFLOP/s =
-// 0.58x cuBLAS at 4096^3 (H200, 2026-11-29); it lives on as examples/idioms/gemm_sm80_mma_sync.
+// Measured (bench/gemm_timing_methods.py, H200, 2026-12-01, five interleaved blocks against torch.matmul in one
+// process, 4096^3): 0.987x cuBLAS [0.984, 1.005] per call with events, 0.993x [0.969, 0.999] as CUDA-graph replays
+// (740 vs 753 TFLOP/s): at parity, not faster (an earlier 1.12x came from a cuBLAS run at 667 TFLOP/s). The replaced
+// sm80 mma.sync kernel ran 451 TFLOP/s = 0.58x cuBLAS at 4096^3 (H200, 2026-11-29); it lives on as
+// examples/idioms/gemm_sm80_mma_sync.
 #include "../idioms/gemm_sm90_common.cuh"
 
 namespace gemm_bf16_impl {
@@ -37,9 +39,11 @@ using Gemm = cutegen_sm90_gemm::Sm90Gemm<Shape<_128, _256, _64>, Shape<_2, _1, _
                                          cutlass::gemm::KernelTmaWarpSpecializedCooperative,
                                          cutlass::epilogue::TmaWarpSpecializedCooperative,
                                          cutlass::gemm::PersistentScheduler>::Gemm;
+constexpr cutegen_sm90_gemm::LaunchOptions kOptions{};
 }  // namespace gemm_bf16_impl
 
 CUTEGEN_EXPORT int cutegen_forward(const DLTensor* inputs, int num_inputs, DLTensor* outputs, int num_outputs,
                                    cudaStream_t stream) {
-  return cutegen_sm90_gemm::launch<gemm_bf16_impl::Gemm>(inputs, num_inputs, outputs, num_outputs, stream);
+  return cutegen_sm90_gemm::launch<gemm_bf16_impl::Gemm>(inputs, num_inputs, outputs, num_outputs, stream,
+                                                          gemm_bf16_impl::kOptions);
 }

@@ -144,9 +144,19 @@ DeviceState* device_state(cudaStream_t stream, size_t workspace_bytes) {
   return &st;
 }
 
+// Run-time choices of the tile schedulers: how many tiles
+// along the raster's minor direction are walked together (1, 2, 4, 8: L2 reuse of the shared operand
+// tiles) and along which direction the raster runs (CUTLASS's heuristic picks by the larger of M and N).
+using RasterOrder = cutlass::gemm::kernel::detail::RasterOrderOptions;
+struct LaunchOptions {
+  int max_swizzle = 1;
+  RasterOrder raster = RasterOrder::Heuristic;
+};
+
 // The cutegen_forward body every rung shares: check the ABI tensors, build the arguments, run on `stream`.
 template <class Gemm>
-int launch(const DLTensor* inputs, int num_inputs, DLTensor* outputs, int num_outputs, cudaStream_t stream) {
+int launch(const DLTensor* inputs, int num_inputs, DLTensor* outputs, int num_outputs, cudaStream_t stream,
+           LaunchOptions options = {}) {
   if (num_inputs != 2 || num_outputs != 1) return cudaErrorInvalidValue;
   const DLTensor& a = inputs[0];
   const DLTensor& b = inputs[1];
@@ -172,6 +182,8 @@ int launch(const DLTensor* inputs, int num_inputs, DLTensor* outputs, int num_ou
       cutlass::KernelHardwareInfo{}};
   args.epilogue.thread.alpha = 1.0f;
   args.epilogue.thread.beta = 0.0f;
+  args.scheduler.max_swizzle_size = options.max_swizzle;  // every sm90 kernel's scheduler takes these two
+  args.scheduler.raster_order = options.raster;
   if (Gemm::can_implement(args) != cutlass::Status::kSuccess) return cudaErrorInvalidValue;
 
   DeviceState* st = device_state<Gemm>(stream, 0);

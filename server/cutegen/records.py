@@ -19,9 +19,10 @@ from pathlib import Path
 
 from cutegen.files import write_atomic
 from cutegen.hardware import H200
+from cutegen.harness import intervals
 from cutegen.harness.verdicts import Mismatch, Verdict
-from cutegen.model import CheckResult
-from cutegen.profiler.signals import ProfileVerdict
+from cutegen.model import CheckResult, Location
+from cutegen.profiler.signals import ProfileVerdict, SanitizeVerdict
 from cutegen.state import StateDir, stamp
 
 SCHEMA_VERSION = 2
@@ -34,6 +35,7 @@ class RunKind(str, Enum):
     TEST = "test"
     BENCH = "bench"
     PROFILE = "profile"
+    SANITIZE = "sanitize"
     DIAGNOSE = "diagnose"
 
 
@@ -42,13 +44,35 @@ BASELINE_LABELS = {"eager": "eager", "torch_compile": "torch.compile"}  # record
 
 @dataclass
 class Timing:
-    """A timed function's CUDA-event times over its trials (harness/timing.py measures them)."""
+    """A timed function's CUDA-event times over its trials (harness/timing.py measures them). Records from
+    before interleaved blocks (cutegen <= 0.2) have no interval fields: their ratios are shown without one."""
 
     median_ms: float
     p10_ms: float
     p90_ms: float
     spread: float  # (p90 - p10) / median
-    trials: int
+    trials: int  # calls timed
+    low_ms: float | None = None  # 95 % interval of the median (intervals.median_interval over the rounds)
+    high_ms: float | None = None
+    calls_per_block: int | None = None  # back-to-back calls per round, each after its own L2 flush
+    block_ms: list[float] = field(default_factory=list)  # per round, the median call: pairs with other functions'
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class Accuracy:
+    """How far the outputs were from the truth they were judged against (harness/truth.py), in units of the
+    tolerance (atol + rtol·|truth|, worst element; <= 1 is within tolerance), the worst trial's."""
+
+    truth: str  # "fp64" (the reference evaluated in float64) or "fp32" (the problem's own eager reference)
+    mode: str  # the reference mode setting: "fp64" or "kernelbench"
+    atol: float
+    rtol: float
+    kernel_error: float | None = None
+    reference_error: float | None = None  # the fp32 eager reference's own, against the fp64 truth
+    note: str = ""  # why the truth is not fp64 where it could have been
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -102,6 +126,121 @@ class ProfileFigures:
 
 
 @dataclass
+class HotLine:
+    """One line of the user's source with the profile samples charged to it (profiler/lines.py): samples of
+    inlined CuTe header code count for the user line that called it."""
+
+    file: str
+    line: int  # 1-based
+    samples: int  # warp-state samples (all reasons)
+    share: float  # of all the kernels' samples
+    stalls: dict[str, int] = field(default_factory=dict)  # stall reason (profiler/stalls.py) → samples, largest first
+    executed: int = 0  # warp-level instructions executed
+    excess_sectors: int = 0  # L2 global sectors beyond the ideal: uncoalesced accesses
+    excess_wavefronts: int = 0  # shared-memory wavefronts beyond the ideal: bank conflicts
+    markers: list[str] = field(default_factory=list)  # Nsight Compute's rule messages placed on this line
+    sass: list[str] = field(default_factory=list)  # its hottest SASS instructions, in address order
+    text: str = ""  # the line as it was when profiled
+
+    def top_stalls(self, n: int = 3) -> list[tuple[str, int]]:
+        """The reasons worth acting on, largest first (issued and not-selected samples are not stalls)."""
+        from cutegen.profiler.stalls import NOT_A_PROBLEM
+
+        return [(r, c) for r, c in sorted(self.stalls.items(), key=lambda kv: -kv[1]) if r not in NOT_A_PROBLEM][:n]
+
+    def label(self) -> str:
+        """'31 % · mio_throttle': what the editor writes at the line's end."""
+        top = self.top_stalls(1)
+        return f"{self.share * 100:.0f} %" + (f" · {top[0][0]}" if top else "")
+
+
+@dataclass
+class LineProfile:
+    """Where a kernel's time goes, line by line: the hot lines of the user's files, hottest first."""
+
+    lines: list[HotLine] = field(default_factory=list)
+    total_samples: int = 0
+    user_samples: int = 0  # the samples placed on user lines
+    innermost_samples: int = 0  # those Nsight's own innermost place alone would have put on user lines
+    attribution: str = "inlined-at"  # "inlined-at" (the line table's inline chains) or "innermost" (Nsight's own place)
+    digests: dict[str, str] = field(default_factory=dict)  # file → digest of its text when profiled (lines.digest)
+    kernels: list[str] = field(default_factory=list)
+    note: str = ""  # why attribution fell back, if it did
+
+    @property
+    def user_share(self) -> float:
+        return self.user_samples / self.total_samples if self.total_samples else 0.0
+
+    def hottest(self, n: int = 5, file: str | None = None) -> list[HotLine]:
+        return [h for h in self.lines if file is None or h.file == file][:n]
+
+    def stale(self, file: str, text: str) -> bool:
+        """Whether `file` changed since the profile (then its lines must not be shown against today's text)."""
+        from cutegen.profiler.lines import digest
+
+        return self.digests.get(file) != digest(text)
+
+    def summary(self) -> str:
+        top = self.lines[0] if self.lines else None
+        where = f"hottest line {top.line} ({top.label()})" if top else "no samples on user lines"
+        return f"{where} · {self.user_share * 100:.0f} % of samples on user lines"
+
+    @classmethod
+    def from_json(cls, d: dict) -> "LineProfile":
+        d = dict(d)
+        d["lines"] = [HotLine(**h) for h in d.get("lines", [])]
+        return cls(**d)
+
+
+@dataclass
+class SanitizerFinding:
+    """One error compute-sanitizer reported, placed at a user line (profiler/sanitizer.py): the same error
+    from many threads is one finding with a count."""
+
+    tool: str  # memcheck, racecheck, initcheck, synccheck
+    message: str  # "Invalid __global__ write of size 4 bytes"
+    file: str
+    line: int
+    kernel: str = ""
+    count: int = 1  # reports of this error at this line
+    threads: list[str] = field(default_factory=list)  # the first few, "(0,0,0) in block (0,0,0)"
+    addresses: list[str] = field(default_factory=list)
+    details: list[str] = field(default_factory=list)  # the report's other lines (how far out of bounds, the hazard)
+    frames: list[Location] = field(default_factory=list)  # the header places walked out of, innermost first
+
+    @classmethod
+    def from_json(cls, d: dict) -> "SanitizerFinding":
+        d = dict(d)
+        d["frames"] = [Location(**f) for f in d.get("frames", [])]
+        return cls(**d)
+
+
+@dataclass
+class SanitizerReport:
+    """compute-sanitizer's four tools on one call of the kernel."""
+
+    findings: list[SanitizerFinding] = field(default_factory=list)
+    tools: dict[str, int] = field(default_factory=dict)  # tool → errors in its ERROR SUMMARY
+    unplaced: list[str] = field(default_factory=list)  # errors with no user line (host API errors, header kernels)
+    digests: dict[str, str] = field(default_factory=dict)  # file → digest of its text when run
+
+    def summary(self) -> str:
+        errors = sum(self.tools.values())
+        if not errors:
+            return f"no errors ({', '.join(self.tools)})"
+        per_tool = ", ".join(f"{t} {n}" for t, n in self.tools.items() if n)
+        lines = sorted({f.line for f in self.findings})
+        at = f" at line{'s' * (len(lines) > 1)} {', '.join(map(str, lines[:6]))}" if lines else ""
+        return f"{errors} error{'s' * (errors != 1)} ({per_tool}){at}"
+
+    @classmethod
+    def from_json(cls, d: dict) -> "SanitizerReport":
+        d = dict(d)
+        d["findings"] = [SanitizerFinding.from_json(f) for f in d.get("findings", [])]
+        return cls(**d)
+
+
+@dataclass
 class RunRecord:
     kind: str  # a RunKind value
     file: str  # the source file the run was about
@@ -113,9 +252,12 @@ class RunRecord:
     baselines: dict[str, Timing] = field(default_factory=dict)  # "eager", "torch_compile", timed in the same run
     throughput: Throughput | None = None
     mismatch: Mismatch | None = None
+    accuracy: Accuracy | None = None
     suspicious: str | None = None
     profile: ProfileFigures | None = None
     check: CheckResult | None = None
+    lines: LineProfile | None = None  # a profile's per-line figures
+    sanitizer: SanitizerReport | None = None
     details: dict = field(default_factory=dict)  # the rest of the producer's payload: environment, build, metrics
     schema: int = SCHEMA_VERSION
     note: str = ""  # why the record could not be read in full (another schema, a damaged file)
@@ -124,21 +266,35 @@ class RunRecord:
     # -- figures ------------------------------------------------------------------------------
 
     def speedup(self, baseline: str) -> float | None:
+        """The kernel's speedup over `baseline`: the median of the paired per-round ratios where the rounds were
+        stored, else the ratio of the medians (older records)."""
         base = self.baselines.get(baseline)
         if base is None or self.timing is None or not self.timing.median_ms:
             return None
-        return base.median_ms / self.timing.median_ms
+        paired = self._paired(base)
+        return paired[0] if paired else base.median_ms / self.timing.median_ms
+
+    def speedup_interval(self, baseline: str) -> tuple[float, float] | None:
+        """The 95 % interval of that speedup, from the interleaved rounds; None for a record without them."""
+        base = self.baselines.get(baseline)
+        paired = self._paired(base) if base is not None and self.timing is not None else None
+        return paired[1:] if paired else None
+
+    def _paired(self, base: Timing) -> tuple[float, float, float] | None:
+        if not base.block_ms or len(base.block_ms) != len(self.timing.block_ms):
+            return None
+        return intervals.ratio(base.block_ms, self.timing.block_ms)
 
     @property
     def passed(self) -> bool:
-        return self.verdict in (Verdict.PASS.value, ProfileVerdict.PROFILED.value, "ok")
+        return self.verdict in (Verdict.PASS.value, ProfileVerdict.PROFILED.value, SanitizeVerdict.CLEAN.value, "ok")
 
     @property
     def level(self) -> str:
         """How an editor shows the verdict: "ok", "info" (nothing was judged) or "error"."""
         if self.note:
             return "info"
-        for vocabulary in (Verdict, ProfileVerdict):
+        for vocabulary in (Verdict, ProfileVerdict, SanitizeVerdict):
             try:
                 return vocabulary(self.verdict).level
             except ValueError:
@@ -159,7 +315,7 @@ class RunRecord:
             for key, label in BASELINE_LABELS.items():
                 ratio = self.speedup(key)
                 if ratio is not None:
-                    parts.append(f"{ratio:.2f}× {label}")
+                    parts.append(self.ratio_text(key, label))
             share = self.throughput.peak_share() if self.throughput else None
             if share:
                 parts.append(f"{share[0] * 100:.0f} % of {share[1]}")
@@ -167,10 +323,25 @@ class RunRecord:
             parts.append(f"{self.details['trials']} trials")
         if self.profile is not None:
             parts.append(self.profile.summary)
+        if self.lines is not None:
+            parts.append(self.lines.summary())
+        if self.sanitizer is not None:
+            parts.append(self.sanitizer.summary())
         if self.check is not None:
             errors = len(self.check.errors)
             parts = ["compiles" if self.check.ok else f"{errors} error{'s' * (errors != 1)}"]
         return " · ".join(parts)
+
+    def ratio_text(self, baseline: str, label: str) -> str:
+        """'3.35× eager [3.30–3.41]', or '≈ eager (within noise, 0.97–1.02×)' when the interval holds 1.0;
+        '3.35× eager' for a record without rounds."""
+        ratio, interval = self.speedup(baseline), self.speedup_interval(baseline)
+        if interval is None:
+            return f"{ratio:.2f}× {label}"
+        low, high = interval
+        if intervals.within_noise(low, high):
+            return f"≈ {label} (within noise, {low:.2f}–{high:.2f}×)"
+        return f"{ratio:.2f}× {label} [{low:.2f}–{high:.2f}]"
 
     # -- JSON ---------------------------------------------------------------------------------
 
@@ -178,6 +349,8 @@ class RunRecord:
         d = {k: v for k, v in asdict(self).items() if k not in ("path", "note", "check", "mismatch")}
         d["check"] = self.check.to_json() if self.check else None
         d["mismatch"] = self.mismatch.to_json() if self.mismatch else None
+        if self.accuracy is None:
+            d.pop("accuracy")  # records without one stay byte-for-byte what they were
         return d
 
     @classmethod
@@ -190,8 +363,11 @@ class RunRecord:
         d["baselines"] = {k: Timing(**v) for k, v in (d.get("baselines") or {}).items()}
         d["throughput"] = Throughput(**d["throughput"]) if d.get("throughput") else None
         d["mismatch"] = Mismatch.from_json(d["mismatch"]) if d.get("mismatch") else None
+        d["accuracy"] = Accuracy(**d["accuracy"]) if d.get("accuracy") else None
         d["profile"] = ProfileFigures(**d["profile"]) if d.get("profile") else None
         d["check"] = CheckResult.from_json(d["check"]) if d.get("check") else None
+        d["lines"] = LineProfile.from_json(d["lines"]) if d.get("lines") else None
+        d["sanitizer"] = SanitizerReport.from_json(d["sanitizer"]) if d.get("sanitizer") else None
         return cls(**d)
 
     @classmethod
@@ -212,6 +388,8 @@ class RunRecord:
             del rest[key]
         for key in ("speedup_vs_eager", "speedup_vs_compile"):  # derived from the timings
             rest.pop(key, None)
+        if rest.get("accuracy"):
+            record.accuracy = Accuracy(**rest.pop("accuracy"))
         if rest.get("throughput"):
             record.throughput = Throughput.from_schema1(rest.pop("throughput"))
         if rest.get("mismatch"):
@@ -222,6 +400,10 @@ class RunRecord:
                                             signals=[s["name"] for s in rest.pop("signals", [])],
                                             share_of_peak=c.get("share_of_peak"), gpu=c.get("gpu"),
                                             report=rest.pop("report", None))
+        if rest.get("lines"):
+            record.lines = LineProfile.from_json(rest.pop("lines"))
+        if rest.get("sanitizer"):
+            record.sanitizer = SanitizerReport.from_json(rest.pop("sanitizer"))
         if rest.get("result"):
             record.check = CheckResult.from_json(rest.pop("result"))
             record.verdict = record.verdict or ("ok" if record.check.ok else "errors")

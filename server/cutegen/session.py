@@ -1,6 +1,6 @@
 """The engine session both adapters build (the CLI for one command, the language server for an editor session):
 settings, toolchain, one Builder per state dir, the warm GPU worker, latest check results, and the actions
-(test, bench, profile) as calls that return a finished run record.
+(test, bench, profile with its per-line profile, sanitize) as calls that return a finished run record.
 
 Nothing here speaks LSP or prints. Methods that may run processes (toolchain discovery, the harness) are called
 from worker threads by the server, hence the lock.
@@ -32,6 +32,7 @@ class Session:
         self._shown_error: tuple[int, str] | None = None
         self._toolchain: Toolchain | None = None
         self._builders: dict[StateDir, Builder] = {}
+        self._type_checkers: dict[StateDir, object] = {}  # the type tier's, per state dir (typecheck/checker.py)
         self._worker = None  # the harness's GPU worker process, kept warm between tests
         self._lock = threading.Lock()
 
@@ -43,6 +44,7 @@ class Session:
             self.settings = settings
             self._toolchain = None
             self._builders.clear()
+            self._type_checkers.clear()
             self._generation += 1
             return True
 
@@ -59,6 +61,17 @@ class Session:
             if state not in self._builders:
                 self._builders[state] = Builder(self._toolchain, self.settings, state)
             return self._builders[state]
+
+    def type_checker(self, path: Path):
+        """The type tier (clang on unsaved text) for `path`'s state dir; same toolchain as the builder."""
+        from cutegen.typecheck import TypeChecker
+
+        toolchain = self.builder(path).toolchain
+        with self._lock:
+            state = self.state_dir(path)
+            if state not in self._type_checkers:
+                self._type_checkers[state] = TypeChecker(toolchain, self.settings, state)
+            return self._type_checkers[state]
 
     def worker(self, factory=None):
         """The GPU worker process (started on first use)."""
@@ -100,11 +113,28 @@ class Session:
                              timing=timing, baselines=("eager", "compile") if timing else (),
                              state_dir=self.state_dir(path), on_stage=on_stage)
 
-    def profile(self, path: Path, *, reference: bool = False, on_stage: Stage | None = None) -> dict:
+    def profile(self, path: Path, *, reference: bool = False, lines: bool = True, on_stage: Stage | None = None) -> dict:
+        """Nsight Compute on one call: kernel-level figures and, with `lines`, the per-line profile from the same
+        run (the record's `lines`; what a background profile-after-save loop can call)."""
         from cutegen.profiler import profile_kernel
 
         return profile_kernel(path, self.builder(path), self.worker(), problem=self.settings.problem,
-                              state_dir=self.state_dir(path), reference=reference, on_stage=on_stage)
+                              state_dir=self.state_dir(path), reference=reference, on_stage=on_stage, lines=lines)
+
+    def sanitize(self, path: Path, *, tools: tuple[str, ...] | None = None, on_stage: Stage | None = None) -> dict:
+        """compute-sanitizer's tools on one call with the problem's inputs; findings at user lines."""
+        from cutegen.profiler.sanitizer import TOOLS, sanitize_kernel
+
+        return sanitize_kernel(path, self.builder(path), problem=self.settings.problem, state_dir=self.state_dir(path),
+                               tools=tools or TOOLS, on_stage=on_stage)
+
+    def latest_lines(self, path: Path) -> "records.LineProfile | None":
+        """The per-line profile of the newest profile record of `path` (None without one)."""
+        record = records.latest(self.state_dir(path), str(path), "profile")
+        return record.lines if record is not None else None
+
+    def latest_sanitize(self, path: Path) -> "records.RunRecord | None":
+        return records.latest(self.state_dir(path), str(path), "sanitize")
 
     def cancel_build(self, path: Path) -> None:
         """Stop the build a test started (the harness builds under the Builder's default job)."""

@@ -23,8 +23,14 @@ class Settings:
     ncu: str | None = None  # path of Nsight Compute's ncu; else PATH, else CUDA's bin/
     profile_timeout: float = 300.0
     problem: str | None = None  # explicit problem file, overrides pairing
+    # What fp32 outputs are judged against (harness/truth.py): "fp64", the reference evaluated in float64 (pass
+    # within tolerance of it, or no farther from it than the fp32 reference is); "kernelbench", KernelBench's own
+    # check (the fp32 eager reference and its tolerance), for reproducing published numbers.
+    reference_mode: str = "fp64"
     auto_test: bool = False  # run the harness after a clean save
-    check_on_type: bool = False  # also check unsaved text after typing stops
+    # Errors while typing: the type tier (clang's front end on the unsaved text, typecheck/checker.py) after
+    # typing stops; nvcc on save stays the truth. Off by default: on 2 cores each pause costs a core for 1-5 s.
+    check_on_type: bool = False
     debounce_ms: int = 600
     layout_inlay_hints: str = "short"  # concrete CuTe layouts after declarations: "off", "short" (≤ 60 chars), "all"
     llm_base_url: str | None = None
@@ -81,6 +87,13 @@ class Settings:
 
     # Not a setting: how messages name one. The CLI sets "cli" (its flags), the editor keeps "editor" (cutegen.*).
     interface: ClassVar[str] = "editor"
+    # Not a setting: a check of a source that includes PyTorch's headers (a ModelNew file, a torch extension's .cu)
+    # parses 425k lines of them first: 35-55 s on 2 idle cores, and 120-129 s were measured on a loaded one, past
+    # the plain default. Its check timeout is this many times check_timeout (120 s → 360 s by default).
+    TORCH_CHECK_FACTOR: ClassVar[float] = 3.0
+
+    def check_timeout_for(self, includes_torch: bool) -> float:
+        return self.check_timeout * (self.TORCH_CHECK_FACTOR if includes_torch else 1.0)
 
     def name_of(self, name: str) -> str:
         """'--llm-base-url' on the command line, 'cutegen.llmBaseUrl' in the editor."""
@@ -105,6 +118,7 @@ CHOICES = {"llm_edit_format": ("auto", "diff", "search-replace", "json", "whole"
            "llm_reasoning_effort": ("off", "none", "minimal", "low", "medium", "high", "xhigh", "max"),
            "llm_stream": ("auto", "yes", "no"),
            "sandbox": ("required", "off"),
+           "reference_mode": ("fp64", "kernelbench"),  # kept in step with harness.truth.ReferenceMode
            "layout_inlay_hints": ("off", "short", "all")}
 _ZERO_ALLOWED = {"temperature", "llm_retries"}  # 0 is meaningful: greedy sampling, no retries
 

@@ -1,6 +1,6 @@
-"""`.cutegen/`: the one owner of every path under it (build cache, run records, profiles, agent transcripts and
-history, shadow copies), and where it lives: at the workspace root, whether the CLI or the language server
-asks, so that the editor shows what the terminal ran.
+"""`.cutegen/`: the one owner of every path under it (build cache, the type tier's precompiled headers, run
+records, profiles, agent transcripts and history, shadow copies), and where it lives: at the workspace root,
+whether the CLI or the language server asks, so that the editor shows what the terminal ran.
 """
 
 from __future__ import annotations
@@ -72,6 +72,11 @@ class StateDir:
     @property
     def build_cache(self) -> Path:
         return self.path / "cache"
+
+    @property
+    def type_cache(self) -> Path:
+        """The type tier's precompiled header sets: `typecheck/<key>.pch` (typecheck/checker.py)."""
+        return self.path / "typecheck"
 
     def runs(self, file: str | Path) -> Path:
         """Run records of one source file: `runs/<stem>-<hash>/`."""

@@ -3,6 +3,7 @@ are the flagship with only the schedule line changed."""
 
 from __future__ import annotations
 
+import difflib
 import sys
 from pathlib import Path
 
@@ -22,7 +23,10 @@ def test_candidates_change_only_the_schedule(tmp_path):
     flagship = gemm_rungs.RUNGS["gemm_bf16"].read_text().splitlines()
     for name, path in gemm_rungs.write_candidates(tmp_path).items():
         text = path.read_text().splitlines()
-        changed = [(a, b) for a, b in zip(flagship, text) if a != b]
-        assert len(text) < len(flagship) and any(gemm_rungs.CANDIDATES[name] in b for _, b in changed), name
-        include = next(b for _, b in changed if b.startswith("#include"))
+        added = [line[2:] for line in difflib.ndiff(flagship, text) if line.startswith("+ ")]
+        arguments, options = gemm_rungs.CANDIDATES[name]
+        for part in filter(None, (arguments, options)):
+            assert any(part in line for line in added), (name, part)
+        assert all(line.startswith("#include") or "Sm90Gemm<" in line or "kOptions{" in line for line in added), name
+        include = next(line for line in added if line.startswith("#include"))
         assert Path(include.split('"')[1]).is_file(), include

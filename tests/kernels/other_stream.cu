@@ -3,7 +3,8 @@
 // ~20 ms busy-wait kernel followed by a correct softsign on its own non-blocking stream, and
 // returns without synchronizing. Timed on the harness's stream this looks nearly free, and a
 // harness that only synchronizes its own stream reads the output before it is written (still
-// poisoned). The harness must detect it (wrong/poisoned output, or work outside `stream`).
+// poisoned). Verdict: result-not-ready (its stream never waits for the caller's either, but after
+// 20 ms the inputs are long written; tests/kernels/adversarial/unordered_both_ways.cu shows both).
 #include <cutegen/abi.h>
 
 namespace {

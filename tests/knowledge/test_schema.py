@@ -108,3 +108,14 @@ def test_a_bad_entry_is_reported_with_its_file(tmp_path):
     bad.write_text("---\nid: x\nkind: error\nunknown_key: 1\n---\ntext\n")
     with pytest.raises(KnowledgeError, match="bad.md.*unknown_key"):
         parse_entry(bad)
+
+
+def test_every_stall_reason_has_advice_in_one_signal(kb):
+    """The hot-line hover and the Optimize prompt quote it (profile lens); kb.problems() checks the same."""
+    from cutegen.profiler.stalls import MEANINGS
+
+    for reason in MEANINGS:
+        signal, advice = kb.advice_for_stall(reason)
+        assert signal in SIGNALS and len(advice) > 40, reason
+    assert kb.advice_for_stall("long_scoreboard")[0] == "long-scoreboard-stalls"
+    assert kb.advice_for_stall("no-such-reason") is None

@@ -37,3 +37,16 @@ def test_the_server_registers_every_command():
     server = create_server()
     registered = set(server.protocol.fm.commands)
     assert {c.value for c in Command} <= registered
+
+
+def test_every_verdict_a_kernel_can_get_has_a_knowledge_base_entry():
+    """The knowledge base follows the harness's vocabulary: each failing verdict is recognized by an entry (a build
+    failure is explained by the entries of its compile diagnostics, `error` by its traceback)."""
+    pytest.importorskip("yaml")
+    pytest.importorskip("bm25s")
+    from cutegen.knowledge import KnowledgeBase
+
+    covered = {v for e in KnowledgeBase.load().entries for v in e.recognize.verdicts}
+    elsewhere = {Verdict.BUILD_FAILED, Verdict.ERROR}
+    needed = {v.value for v in Verdict if v.level == "error" and v not in elsewhere}
+    assert needed <= covered, sorted(needed - covered)

@@ -56,10 +56,26 @@ def test_each_new_host_escape_is_refused_before_building(name, tmp_path):
 
 def test_includes_of_secrets_and_escape_headers_are_refused():
     candidate = KERNEL.replace("#include <cute/tensor.hpp>", '#include <cute/tensor.hpp>\n#include "/root/.ssh/id_rsa"\n'
-                               "#include <sys/socket.h>\n#include \"../../.env\"\n#include \"id_rsa\"\n#include \"tile.cuh\"")
+                               "#include <sys/socket.h>\n#include \"../../.env\"\n#include \"id_rsa\"")
     reasons = gate.review(candidate, KERNEL).reason
     assert '#include "/root/.ssh/id_rsa"' in reasons and "#include <sys/socket.h>" in reasons and '"../../.env"' in reasons
-    assert '#include "id_rsa"' in reasons and "tile.cuh" not in reasons
+    assert '#include "id_rsa"' in reasons
+
+
+def test_a_quoted_include_is_allowed_only_when_the_users_version_has_it():
+    original = KERNEL.replace("#include <cute/tensor.hpp>", '#include <cute/tensor.hpp>\n#include "tile.cuh"')
+    assert gate.review(original.replace("256>>>", "128>>>"), original) is None
+    refused = gate.review(original.replace('#include "tile.cuh"', '#include "tile.cuh"\n#include "other.cuh"'), original)
+    assert [u.describe() for u in refused.uses] == ['line 3: #include "other.cuh"']
+
+
+def test_computed_includes_line_directives_and_symbol_renames_are_refused():
+    candidate = KERNEL.replace("#include <cute/tensor.hpp>", '#include <cute/tensor.hpp>\n#define H ".env"\n#inc\\\nlude H\n'
+                               '#line 1 "/usr/include/stdio.h"\n#pragma redefine_extname quiet system\n#include_next <vector>')
+    described = [u.describe() for u in gate.review(candidate, KERNEL).uses]
+    assert described == ["line 3: #include H (computed: a macro names the file)", "line 5: directive `#line`",
+                         "line 6: process API `system`", "line 6: symbol alias `#pragma redefine_extname`",
+                         "line 7: #include <vector> (#include_next)"]
 
 
 def test_a_static_initializer_that_reads_the_environment_is_refused():
@@ -119,3 +135,32 @@ def test_namesakes_in_other_namespaces_and_members_are_not_host_apis():
         assert gate.review(host.format(harmless)) is None, harmless
     refused = gate.review(host.format('remove("x"); ::system("ls"); std::filesystem::remove("a");'))
     assert [u.name for u in refused.uses] == ["system", "remove", "filesystem"]
+
+
+def test_a_bwrap_without_the_options_the_jail_needs_is_no_sandbox_and_says_so(tmp_path, monkeypatch):
+    from cutegen.sandbox.jail import availability
+
+    old = tmp_path / "bwrap"
+    old.write_text("#!/bin/sh\necho \"bwrap: Unknown option --disable-userns\" >&2\nexit 1\n")
+    old.chmod(0o755)
+    monkeypatch.setenv("CUTEGEN_BWRAP", str(old))
+    found = availability()
+    assert not found.ok and found.reason == (f"{old} is too old (bwrap: Unknown option --disable-userns): the "
+                                             "sandbox needs bubblewrap 0.8 or newer")
+
+
+def test_without_libseccomp_there_is_no_sandbox_and_it_says_why(jail):
+    """libseccomp.so.2 replaced by an empty file (a bwrap mount over it, for this one process): no filter, so no
+    sandbox, and the reason says so."""
+    import re
+    import subprocess
+    import sys
+
+    listed = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True).stdout
+    found = re.search(r"libseccomp\.so\.2 \([^)]*\) => (\S+)", listed)
+    if found is None:
+        pytest.skip("libseccomp.so.2 is not in the loader cache")
+    probe = "from cutegen.sandbox import availability; print(availability().reason)"
+    out = subprocess.run([jail.bwrap, "--dev-bind", "/", "/", "--ro-bind", "/dev/null", found.group(1), "--",
+                          sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert out.stdout.startswith("no seccomp filter can be built: libseccomp cannot be loaded"), out.stdout + out.stderr

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 from pathlib import Path
 
@@ -37,11 +38,36 @@ def test_candidate_check_and_build_use_jailed_builders(jail, builder, tmp_path):
     verifier = Verifier(builder, None, state_dir=tmp_path / ".cutegen", gpu=False)
     kernel = tmp_path / "k.cu"
     _, shadow_builder = verifier.shadow(kernel, "__global__ void k() {}\n")
-    assert shadow_builder.jail is not None and verifier._check_builder().jail is not None
+    assert shadow_builder.jail is not None and verifier.check_builder(kernel).jail is not None
     assert builder.jail is None  # the user's own builder (the LSP's) is never jailed
 
 
 def test_sandbox_off_leaves_candidate_builds_unjailed(toolchain, tmp_path):
     builder = Builder(toolchain, Settings(sandbox="off"), tmp_path / ".cutegen")
     verifier = Verifier(builder, None, state_dir=tmp_path / ".cutegen", gpu=False)
-    assert verifier.shadow(tmp_path / "k.cu", "")[1].jail is None and verifier._check_builder() is builder
+    kernel = tmp_path / "k.cu"
+    assert verifier.shadow(kernel, "")[1].jail is None and verifier.check_builder(kernel) is builder
+
+
+def test_a_candidate_compile_sees_only_the_kernel_and_the_headers_its_version_includes(jail, builder, tmp_path):
+    """The kernel's folder holds a secret and a header the user's version does not include: neither is
+    visible to the jailed check or build of a candidate (even one the gate would not have let through);
+    the header the user's version includes is."""
+    secret = f"SECRET_{uuid.uuid4().hex}"
+    (tmp_path / ".env").write_text(f"{secret} = 1;\n")
+    (tmp_path / "other.cuh").write_text(f"int {secret}_other = 1;\n")
+    (tmp_path / "common").mkdir()
+    (tmp_path / "common" / "tile.cuh").write_text("constexpr int kTile = 128;\n")
+    kernel = tmp_path / "k.cu"
+    original = '#include "common/tile.cuh"\n__global__ void k(float* y) { y[0] = kTile; }\n'
+    kernel.write_text(original)
+    verifier = Verifier(builder, None, state_dir=tmp_path / ".cutegen", gpu=False)
+    checker = verifier.check_builder(kernel)
+    assert checker.run(Tier.CHECK, kernel, original.replace("y[0]", "y[1]")).ok
+    for include in ('#include ".env"', '#include "other.cuh"', f'#include "{tmp_path}/.env"'):
+        result = checker.run(Tier.CHECK, kernel, f"{include}\n{original}")
+        assert not result.ok and secret not in result.raw_log, result.raw_log[-600:]
+        assert re.search(r"cannot open source file|No such file or directory", result.raw_log), result.raw_log[-600:]
+    shadow, shadow_builder = verifier.shadow(kernel, f'#include ".env"\n{original}')
+    built = shadow_builder.run(Tier.BUILD, shadow)
+    assert not built.ok and secret not in built.raw_log and "No such file" in built.raw_log, built.raw_log[-600:]

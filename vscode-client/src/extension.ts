@@ -11,6 +11,7 @@ import { SCHEME } from "./core/proposals";
 import { StatusModel } from "./core/status";
 import { DiagnosisView } from "./diagnosisView";
 import { LayoutView } from "./layoutView";
+import { LinesView } from "./linesView";
 import { ProposalView } from "./proposalView";
 import { Runner } from "./runner";
 import { Server } from "./server";
@@ -25,15 +26,24 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const gate = new MessageGate(messages);
   const proposals = new ProposalView(log);
   const layouts = new LayoutView(log);
+  const lines = new LinesView();
   server = new Server(log, status, gate);
   const diagnoses = new DiagnosisView();
   const runner = new Runner(server, status, proposals, messages, gate, log, diagnoses);
   const running = server;
-  server.setCommandHook((command, args) => runner.run(command, args));
+  // A profileLines reply (from the palette or a CodeLens) opens its picture beside the code.
+  const run = async (command: string, args: unknown[]): Promise<unknown> => {
+    const reply = await runner.run(command, args);
+    if (command === SERVER.profileLines) {
+      lines.show(reply);
+    }
+    return reply;
+  };
+  server.setCommandHook(run);
   proposals.connect((command, args) => runner.run(command, args), () => running.advertises(SERVER.applyPatch));
 
   context.subscriptions.push(
-    log, proposals, layouts, server, new StatusBar(status),
+    log, proposals, layouts, lines, server, new StatusBar(status),
     vscode.workspace.registerTextDocumentContentProvider(SCHEME, proposals),
     diagnoses, vscode.workspace.registerTextDocumentContentProvider(DIAGNOSIS_SCHEME, diagnoses),
     vscode.workspace.onDidChangeConfiguration((e) => {
@@ -44,7 +54,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   );
   for (const command of UI_COMMANDS) {
     context.subscriptions.push(vscode.commands.registerCommand(command.id, (arg?: unknown) =>
-      uiCommand(command, arg, { runner, proposals, layouts, log, server: running })));
+      uiCommand(command, arg, { run, proposals, layouts, log, server: running })));
   }
   log.info(`CuTeGen ${context.extension.packageJSON.version} activated`);
   void running.start(); // not awaited: activation does not wait for Python; commands wait in ready()
@@ -55,7 +65,7 @@ export async function deactivate(): Promise<void> {
 }
 
 interface Parts {
-  runner: Runner;
+  run: (command: string, args: unknown[]) => Promise<unknown>;
   proposals: ProposalView;
   layouts: LayoutView;
   log: vscode.LogOutputChannel;
@@ -78,7 +88,7 @@ async function uiCommand(command: UiCommand, arg: unknown, parts: Parts): Promis
     case REVIEW_COMMAND: {
       // A quick fix's verified patch: ask the server for it (a fix it has verified returns at once).
       const fixArgs = fixArgumentsForReview([arg]);
-      return fixArgs ? parts.runner.run(SERVER.fix, fixArgs) : undefined;
+      return fixArgs ? parts.run(SERVER.fix, fixArgs) : undefined;
     }
   }
   if (!command.server) {
@@ -86,14 +96,14 @@ async function uiCommand(command: UiCommand, arg: unknown, parts: Parts): Promis
   }
   if (command.target === "reference") {
     const reference = await pickReference(arg);
-    return reference ? parts.runner.run(command.server, [{ uri: reference.toString() }]) : undefined;
+    return reference ? parts.run(command.server, [{ uri: reference.toString() }]) : undefined;
   }
   const document = await kernelDocument(arg);
   if (!document) {
     void vscode.window.showInformationMessage(`CuTeGen: ${command.title} works on a CUDA kernel: open a .cu file first.`);
     return undefined;
   }
-  return parts.runner.run(command.server, documentArgs(document.uri.toString(), document.version));
+  return parts.run(command.server, documentArgs(document.uri.toString(), document.version));
 }
 
 /** The .cu file a command is about: the URI it was given (explorer, editor title) or the active editor's. */

@@ -16,7 +16,7 @@ import { Server } from "./server";
 const TITLES: Record<string, string> = {
   checking: "checking", testing: "testing", profiling: "profiling", optimizing: "optimizing",
   fixing: "fixing", tuning: "tuning", generating: "generating a kernel from", restoring: "restoring the best version of",
-  applying: "applying the patch to",
+  applying: "applying the patch to", sanitizing: "sanitizing",
 };
 
 export class Runner {

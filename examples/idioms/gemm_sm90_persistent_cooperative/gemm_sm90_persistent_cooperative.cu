@@ -13,7 +13,7 @@
 //  * Cluster 2x1: the two CTAs of a cluster share each B tile by TMA multicast (one L2 read, two SMs).
 //  * Epilogue: TmaWarpSpecializedCooperative, registers -> swizzled smem -> TMA store.
 // Requirements: see gemm_sm90_common.cuh (K % 8 == 0, N % 8 == 0, 16-byte aligned bases, sm_90a).
-// Measured (bench/gemm_rungs.py, H200, 2026-12-01, interleaved with torch.matmul in one process): 728 TFLOP/s = 1.09x cuBLAS at bf16 4096^3, 728 TFLOP/s = 1.06x at 2048x4096x8192.
+// Measured (bench/gemm_rungs.py, H200, 2026-12-01, interleaved with torch.matmul in one process): 728 TFLOP/s at bf16 4096^3, 728 TFLOP/s at 2048x4096x8192 (x cuBLAS withdrawn: that run's cuBLAS read 667 TFLOP/s, 15 % under its interleaved 783).
 #include "../gemm_sm90_common.cuh"
 
 namespace gemm_sm90_persistent_cooperative_impl {

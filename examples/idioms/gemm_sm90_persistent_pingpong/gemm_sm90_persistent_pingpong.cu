@@ -11,7 +11,7 @@
 //  * Cluster 2x1: B tiles multicast by TMA to the two CTAs of a cluster.
 //  * Epilogue: TmaWarpSpecialized, registers -> swizzled smem -> TMA store.
 // Requirements: see gemm_sm90_common.cuh (K % 8 == 0, N % 8 == 0, 16-byte aligned bases, sm_90a).
-// Measured (bench/gemm_rungs.py, H200, 2026-12-01, interleaved with torch.matmul in one process): 719 TFLOP/s = 1.08x cuBLAS at bf16 4096^3, 726 TFLOP/s = 1.06x at 2048x4096x8192.
+// Measured (bench/gemm_rungs.py, H200, 2026-12-01, interleaved with torch.matmul in one process): 719 TFLOP/s at bf16 4096^3, 726 TFLOP/s at 2048x4096x8192 (x cuBLAS withdrawn: that run's cuBLAS read 667 TFLOP/s, 15 % under its interleaved 783).
 #include "../gemm_sm90_common.cuh"
 
 namespace gemm_sm90_persistent_pingpong_impl {

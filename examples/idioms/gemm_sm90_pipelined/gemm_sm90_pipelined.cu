@@ -14,7 +14,7 @@
 //    CTA's prologue (barrier init, pipeline fill) and epilogue are exposed, not overlapped with a mainloop.
 //  * Epilogue: NoSmemWarpSpecialized, registers -> global directly.
 // Requirements: see gemm_sm90_common.cuh (K % 8 == 0, N % 8 == 0, 16-byte aligned bases, sm_90a).
-// Measured (bench/gemm_rungs.py, H200, 2026-12-01, interleaved with torch.matmul in one process): 495 TFLOP/s = 0.74x cuBLAS at bf16 4096^3, 562 TFLOP/s = 0.82x at 2048x4096x8192.
+// Measured (bench/gemm_rungs.py, H200, 2026-12-01, interleaved with torch.matmul in one process): 495 TFLOP/s at bf16 4096^3, 562 TFLOP/s at 2048x4096x8192 (x cuBLAS withdrawn: that run's cuBLAS read 667 TFLOP/s, 15 % under its interleaved 783).
 #include "../gemm_sm90_common.cuh"
 
 namespace gemm_sm90_pipelined_impl {

@@ -12,7 +12,7 @@
 //    epilogue are exposed, and this schedule does not rebalance registers (setmaxnreg): rung 4 does.
 //  * Epilogue: NoSmemWarpSpecialized, registers -> global directly.
 // Requirements: see gemm_sm90_common.cuh (K % 8 == 0, N % 8 == 0, 16-byte aligned bases, sm_90a).
-// Measured (bench/gemm_rungs.py, H200, 2026-12-01, interleaved with torch.matmul in one process): 528 TFLOP/s = 0.79x cuBLAS at bf16 4096^3, 600 TFLOP/s = 0.87x at 2048x4096x8192.
+// Measured (bench/gemm_rungs.py, H200, 2026-12-01, interleaved with torch.matmul in one process): 528 TFLOP/s at bf16 4096^3, 600 TFLOP/s at 2048x4096x8192 (x cuBLAS withdrawn: that run's cuBLAS read 667 TFLOP/s, 15 % under its interleaved 783).
 #include "../gemm_sm90_common.cuh"
 
 namespace gemm_sm90_warpspecialized_impl {

@@ -5,9 +5,10 @@
 // Design: common/elementwise.cuh -- one 8192-float tile per CTA, 512 threads x 4 x 128-bit CuTe
 // TiledCopy accesses, all loads issued before the math, a predicated tail, a scalar path for
 // misaligned pointers. Memory-bound (8 bytes per element); this file holds only the math.
-// Parameter: the slope is the problem's: Model(negative_slope=0.01), get_init_inputs() is empty,
-// so the default 0.01 applies. The launcher passes it to the functor (a kernel argument): another
-// slope is a one-line change here; the kernel cannot read the Python module's attributes.
+// Parameter: negative_slope is the Model's first constructor argument. The launcher is the ABI's v2
+// entry point, so it receives get_init_inputs() (init[0], a float64 host scalar) and falls back to the
+// Model's default 0.01 when the problem passes none (KernelBench's get_init_inputs() is empty). The slope
+// is rounded to float as PyTorch does (its opmath type) and handed to the functor as a kernel argument.
 // Numerics: one multiply, bit-identical to PyTorch's `x > 0 ? x : x * negval`.
 // Requirements: one fp32 input and one fp32 output, both dense (row-major compact), with equal
 // element counts; anything else returns cudaErrorInvalidValue. Any shape, any n >= 0.
@@ -22,8 +23,11 @@ struct LeakyReLU {
   __device__ __forceinline__ float operator()(float x) const { return x > 0.0f ? x : x * slope; }
 };
 
-CUTEGEN_EXPORT int cutegen_forward(const DLTensor* inputs, int num_inputs, DLTensor* outputs,
-                                   int num_outputs, cudaStream_t stream) {
-  return kb_elementwise::forward(LeakyReLU{0.01f}, inputs, num_inputs, outputs, num_outputs,
-                                 stream);
+CUTEGEN_EXPORT int cutegen_forward_v2(const DLTensor* init, int num_init, const DLTensor* inputs,
+                                      int num_inputs, DLTensor* outputs, int num_outputs,
+                                      cudaStream_t stream) {
+  bool ok = num_init <= 1;
+  const float slope = float(cutegen_init_scalar(init, num_init, 0, /*Model's default=*/0.01, &ok));
+  if (!ok) return cudaErrorInvalidValue;
+  return kb_elementwise::forward(LeakyReLU{slope}, inputs, num_inputs, outputs, num_outputs, stream);
 }

@@ -9,13 +9,20 @@
 // Requirements: one 2-D fp32 input and a same-shape fp32 output, both dense (row-major compact),
 // rows and dim below 2^31; anything else returns cudaErrorInvalidValue. dim % 4 != 0 or
 // misaligned pointers take a correct but slower one-CTA-per-row fallback.
+// Parameter: Model(dim=1) reduces the last of two dimensions; the launcher is the ABI's v2 entry point,
+// so a problem built with another `dim` (get_init_inputs()) is refused (cudaErrorInvalidValue), never
+// silently computed along the wrong one. 1 and -1 are the dimension this kernel reduces.
 //
 // Measured (H200, 2026-12-01, one `cutegen suite` run, 5 trials): pass, median 3.344 ms, 1.83x eager, 1.44x torch.compile, 90% (memory) of its roofline
 #include <cutegen/abi.h>
 
 #include "common/softmax_rows.cuh"
 
-CUTEGEN_EXPORT int cutegen_forward(const DLTensor* inputs, int num_inputs, DLTensor* outputs,
-                                   int num_outputs, cudaStream_t stream) {
+CUTEGEN_EXPORT int cutegen_forward_v2(const DLTensor* init, int num_init, const DLTensor* inputs,
+                                      int num_inputs, DLTensor* outputs, int num_outputs,
+                                      cudaStream_t stream) {
+  bool ok = num_init <= 1;
+  const double dim = cutegen_init_scalar(init, num_init, 0, /*Model's default=*/1.0, &ok);
+  if (!ok || (dim != 1.0 && dim != -1.0)) return cudaErrorInvalidValue;
   return kb_softmax::forward</*kLog=*/true>(inputs, num_inputs, outputs, num_outputs, stream);
 }

@@ -1,26 +1,30 @@
 // 4_Matrix_vector_multiplication_.cu -- y = A @ x, fp32, A (M, K), x (K, 1), y (M, 1) (KernelBench L1 #4).
-// In one line: 4 rows per CTA share each 128-bit load of x; A streamed once with evict-first loads.
+// In one line: 4 rows per CTA share each 128-bit load of x; A streamed once (evict-first); compensated fp32 lanes, fp64 tree.
 //
 // Design (memory-bound: A is read once, 2048 x 1048576 fp32 = 8.59 GB -> 2.00 ms at 4.30 TB/s; x is
 // 4 MB and stays in L2):
 //  * A CTA of 256 threads owns 4 rows. Per step it loads 1024 floats of x (one 128-bit access per
 //    thread, a CuTe TiledCopy) and the same 1024 columns of each of its 4 rows (a (4 x 1024) tile:
-//    one 128-bit access per thread per row), then does 16 FMAs. Sharing x across 4 rows cuts x's L2
+//    one 128-bit access per thread per row), then adds 16 products. Sharing x across 4 rows cuts x's L2
 //    traffic to a quarter of A's. 80 B per thread in flight, ~80 KB per SM at 4 CTAs per SM. A is
 //    loaded with the evict-first hint (ld.global.cs) so that it does not push x out of L2.
 //  * Few rows (fewer than 2 CTAs per SM): K is split across a thread-block cluster of up to 8 CTAs;
 //    each sums its K range and rank 0 adds the partial sums from the others' shared memory (DSMEM) in
 //    rank order. At the KernelBench size (512 CTAs of 4 rows) no split is needed.
-//  * Deterministic: every sum has a fixed order (no atomics). Accuracy: each thread keeps 4 rows x 4
-//    lane accumulators (K / 1024 terms each: 1024 at K = 2^20), then a pairwise/shuffle tree. With
-//    positive terms the relative error is at most ~(K/1024 + 15) * 2^-24 (~6e-5 worst case, ~1e-6
-//    typical) -- inside rtol = 1e-4 without compensated summation.
+//  * Deterministic: every sum has a fixed order (no atomics). Accuracy: each thread keeps one
+//    Kahan-compensated accumulator per row (its 4 lanes in order, 4 K / 1024 terms: 4096 at K = 2^20),
+//    so its sum is accurate to a few ulps whatever K; the threads, warps and cluster ranks are then
+//    added in float64. With signed (randn) inputs the old plain fp32 lanes were 3.6x the 1e-4 tolerance
+//    from the fp64 product over 2048 rows (cuBLAS: 0.81x); a CPU model of the arithmetic
+//    (bench/matvec_accuracy.py) gives the old kernel 3.8x and this one 0.25x (p90 over draws 0.47x).
+//    Cost: 4 fp32 ops per product instead of 1 FFMA (~0.3 ms of issue slots under 2 ms of DRAM time);
+//    40 registers (was 48: one accumulator pair per row instead of 4 lane accumulators).
 //  * Partial tiles (M % 4, K % 1024) are predicated with an identity tensor; K % 4 != 0 or an unaligned
 //    pointer takes the predicated path everywhere (correct, slower).
 //
 // Requirements (else cudaErrorInvalidValue): fp32; A 2-D (M, K) with unit column stride; x K
 // contiguous elements; y M contiguous elements.
-// Measured (H200, 2026-12-01, one `cutegen suite` run, 5 trials): pass, median 1.922 ms, 1.20x eager, 1.20x torch.compile, 104% (memory) of its roofline
+// Measured (H200, 2026-12-01, one `cutegen suite` run, 5 trials): pass, median 1.922 ms, 1.20x eager, 1.20x torch.compile, 104% (memory) of its roofline (before the compensated sums)
 #include <cutegen/abi.h>
 
 #include <cooperative_groups.h>
@@ -63,18 +67,28 @@ constexpr int kRows = 4;              // rows of A per CTA, sharing each chunk o
 constexpr int kChunk = kThreads * 4;  // columns per step: one 128-bit access per thread per row
 constexpr int kMaxSplits = 8;         // CTAs per cluster along K (the portable cluster size)
 
-__device__ __forceinline__ float warp_sum(float v) {
+__device__ __forceinline__ double warp_sum(double v) {
   CUTE_UNROLL
   for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
   return v;
+}
+
+// sum += a * x, compensated (Kahan): `c` holds what the float sum has gained over the exact one so far,
+// and is taken off the next term, together with the exact product (one fmaf: a single rounding). nvcc
+// keeps this order (IEEE float, no fast-math, no reassociation).
+__device__ __forceinline__ void add_product(float a, float x, float& sum, float& c) {
+  const float y = fmaf(a, x, -c);
+  const float t = sum + y;
+  c = (t - sum) - y;
+  sum = t;
 }
 
 template <bool kVectorized>
 __global__ void __launch_bounds__(kThreads)
 matvec_kernel(const float* __restrict__ a, int64_t lda, const float* __restrict__ x,
               float* __restrict__ y, int64_t m, int64_t k, int64_t k_per_split) {
-  __shared__ float warp_part[kRows][kWarps];
-  __shared__ float cta_part[kRows];
+  __shared__ double warp_part[kRows][kWarps];
+  __shared__ double cta_part[kRows];
   Tensor mA = make_tensor(make_gmem_ptr(a), make_shape(m, k), make_stride(lda, _1{}));  // (M, K)
   Tensor mX = make_tensor(make_gmem_ptr(x), make_shape(k));                             // (K)
   Tensor cA = make_identity_tensor(shape(mA));                                          // (row, col)
@@ -91,7 +105,8 @@ matvec_kernel(const float* __restrict__ a, int64_t lda, const float* __restrict_
   const int64_t chunks_per_split = k_per_split / kChunk;
   const int64_t c_begin = int64_t(blockIdx.y) * chunks_per_split;
   const int64_t c_end = min(c_begin + chunks_per_split, (k + kChunk - 1) / kChunk);
-  float acc[kRows][4] = {};
+  float acc[kRows] = {};   // one accumulator per row: a thread's 4 lanes go into it in order
+  float comp[kRows] = {};  // its Kahan compensation
   for (int64_t c = c_begin; c < c_end; ++c) {
     auto tile = make_coord(row_tile, c);
     Tensor tAgA = thr_a.partition_S(local_tile(mA, Shape<Int<kRows>, Int<kChunk>>{}, tile));  // (4,kRows,1)
@@ -111,26 +126,27 @@ matvec_kernel(const float* __restrict__ a, int64_t lda, const float* __restrict_
     CUTE_UNROLL
     for (int r = 0; r < kRows; ++r) {
       CUTE_UNROLL
-      for (int v = 0; v < 4; ++v) acc[r][v] = fmaf(rA(v, r, 0), rX(v), acc[r][v]);
+      for (int v = 0; v < 4; ++v) add_product(rA(v, r, 0), rX(v), acc[r], comp[r]);
     }
   }
 
-  // CTA reduction, fixed order: lanes pairwise, then a warp shuffle tree, then the 8 warps.
+  // CTA reduction in float64, fixed order: each thread's compensated sum, a warp shuffle tree, then the
+  // 8 warps.
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   CUTE_UNROLL
   for (int r = 0; r < kRows; ++r) {
-    const float v = warp_sum((acc[r][0] + acc[r][1]) + (acc[r][2] + acc[r][3]));
+    const double v = warp_sum(double(acc[r]) - double(comp[r]));
     if (lane == 0) warp_part[r][warp] = v;
   }
   __syncthreads();
   const int r = threadIdx.x;  // threads 0..kRows-1 finish one row each
   const int64_t row = row_tile * kRows + r;
   if (r < kRows) {
-    float s = 0.f;
+    double s = 0.0;
     CUTE_UNROLL
     for (int w = 0; w < kWarps; ++w) s += warp_part[r][w];
     cta_part[r] = s;
-    if (gridDim.y == 1 && row < m) y[row] = s;
+    if (gridDim.y == 1 && row < m) y[row] = float(s);
   }
   if (gridDim.y == 1) return;
 
@@ -138,9 +154,9 @@ matvec_kernel(const float* __restrict__ a, int64_t lda, const float* __restrict_
   cg::cluster_group cluster = cg::this_cluster();
   cluster.sync();  // every CTA's cta_part is written
   if (cluster.block_rank() == 0 && r < kRows && row < m) {
-    float s = 0.f;
+    double s = 0.0;
     for (unsigned q = 0; q < cluster.num_blocks(); ++q) s += cluster.map_shared_rank(cta_part, q)[r];
-    y[row] = s;
+    y[row] = float(s);
   }
   cluster.sync();  // no CTA exits while rank 0 may still read its shared memory
 }

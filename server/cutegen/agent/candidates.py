@@ -5,16 +5,22 @@ The check runs on the candidate text under the real file's path (so the build ca
 the result when the user applies the patch and saves). Build, test and time run on a shadow copy
 under `.cutegen/shadow/`: the harness loads files, and the user's file is never touched.
 
-A candidate is model-written code: the static gate (cutegen.sandbox.gate) reviews it before anything
-is built, and its test and timing run in the jailed worker (cutegen.sandbox). Without a sandbox it is
-offered "compiled, not run: no sandbox", unless `cutegen.sandbox` is `off` (then it runs unjailed and
-every label says so).
+A candidate is model-written code. The static gate (cutegen.sandbox.gate) reviews it before anything is
+built, on what the host preprocessor makes of it (the build's own `gcc -E` step, jailed); its check and build
+run jailed too, seeing of the user's folders only the kernel and the quoted headers the user's own version
+includes (a `.env` beside the kernel stays out of every compiler message); the built library is inspected
+(cutegen.sandbox.library: imported symbols, static initializers, raw system calls) before it is loaded; its
+test and timing run in the jailed worker. Without a sandbox it is offered "compiled, not run: no sandbox",
+unless `cutegen.sandbox` is `off` (then it runs unjailed and every label says so). The user's own version
+(text equal to the original) is never gated.
 """
 
 from __future__ import annotations
 
 import hashlib
 import itertools
+import os
+import re
 import shutil
 import threading
 import time
@@ -22,10 +28,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from cutegen.build import Builder, Tier
+from cutegen.build.includes import user_headers
 from cutegen.files import write_atomic
 from cutegen.harness.problem import find_problem
 from cutegen.model import CheckResult, Diagnostic
-from cutegen.sandbox import gate
+from cutegen.sandbox import gate, library, preprocess
+from cutegen.toolchain import ABI_INCLUDE, includes_torch, torch_include_dirs
 
 NOISE_FLOOR = 0.02  # a speedup must beat the measured spread, and never less than 2 %
 _ids = itertools.count()
@@ -67,7 +75,9 @@ class Verifier:
         self._jobs: list[tuple[Builder, str]] = []
         self._runners: dict = {}  # problem → (worker or None, note)
         self._base: tuple | None = None  # (jail or None, note), decided once
-        self._jailed_checker = None
+        self._checkers: dict = {}  # (kernel, visible headers) → the jailed check-tier Builder
+        self._originals: dict = {}  # (kernel, text digest) → the original's gate.Source, preprocessed once
+        self._imports: dict = {}  # (kernel, text digest) → symbols the user's own version's library imports
 
     @property
     def gpu(self) -> bool:
@@ -143,12 +153,16 @@ class Verifier:
         figures: dict = {"gpu": self.gpu}
         if original is None:
             original = kernel.read_text(errors="replace") if kernel.is_file() else ""
-        refusal = gate.review(text, original, python=kernel.suffix == ".py")
-        if refusal is not None:
-            return Verification(False, "refused", refusal.reason, "refused: unsafe host code", feedback=refusal.reason,
-                                figures=figures)
+        own = text == original  # the user's own version: never gated
         try:
-            v = self._candidate(kernel, text, figures, baseline, timing or baseline is not None)
+            view = None if own else self._host_view(kernel, text, figures, original)
+            if view is not None:
+                refusal = gate.review(view.source, self._original_view(kernel, original), python=kernel.suffix == ".py",
+                                      system_roots=self._system_roots(),
+                                      allowed_headers=self.visible_headers(kernel, original))
+                if refusal is not None:
+                    return _refused(refusal, figures)
+            v = self._candidate(kernel, text, figures, baseline, timing or baseline is not None, original, view)
         except Cancelled:
             return Verification(False, "cancelled", "cancelled", "cancelled", figures=figures)
         if figures.get("sandbox") == "off":  # never silently: the label, the title and the transcript say it
@@ -156,16 +170,24 @@ class Verifier:
             v.short += " (unsandboxed)"
         return v
 
-    def _candidate(self, kernel, text, figures, baseline, timing) -> Verification:
-        check = self._build(Tier.CHECK, self._check_builder(), kernel, text, figures, "check_s")
+    def _candidate(self, kernel, text, figures, baseline, timing, original, view) -> Verification:
+        check = self._build(Tier.CHECK, self.check_builder(kernel, original), kernel, text, figures, "check_s")
         if not check.ok:
             return _failed("check-failed", "does not compile", check, kernel, kernel, figures, [])
-        shadow, builder = self.shadow(kernel, text)
+        if view is not None and view.error:  # it compiles for the device, yet its host side cannot be read
+            why = (f"refused before building: the candidate's host code does not preprocess ({view.error}), so "
+                   "the gate cannot see what it does")
+            return Verification(False, "refused", why, "refused: unreadable host code", feedback=why, figures=figures,
+                                tiers=["check"])
+        shadow, builder = self.shadow(kernel, text, original)
         build = self._build(Tier.BUILD, builder, shadow, None, figures, "build_s")
         if not build.ok:
             return _failed("build-failed", "compiles, but the library does not build", build, shadow, kernel,
                            figures, ["check"])
         tiers = ["check", "build"]
+        inspected = self._inspect(kernel, text, original, build, view, figures, tiers)
+        if inspected is not None:
+            return inspected
         problem = self.problem_for(kernel)
         if problem is None:
             return Verification(True, "verified", f"compiled and built · not tested: no problem paired with {kernel.name}",
@@ -235,13 +257,10 @@ class Verifier:
 
     # -- shadow copies ------------------------------------------------------------------------
 
-    def shadow(self, kernel: Path, text: str) -> tuple[Path, Builder]:
-        """A copy of `text` under .cutegen/shadow/, and a builder that still finds the kernel's own
-        headers (its directory is added to the include path)."""
-        digest = hashlib.sha256(f"{kernel}\0{text}".encode()).hexdigest()[:12]
-        folder = self.state_dir / "shadow" / f"{kernel.stem}-{digest}"
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / kernel.name
+    def shadow(self, kernel: Path, text: str, original: str | None = None) -> tuple[Path, Builder]:
+        """A copy of `text` under .cutegen/shadow/, alone in its folder, and a builder that still finds the
+        kernel's own headers (its directory is on the include path; the jail shows only those headers of it)."""
+        path = self._shadow_path(kernel, text)
         if not path.exists() or path.read_text(errors="replace") != text:
             write_atomic(path, text)
         if not isinstance(self.builder, Builder):
@@ -249,29 +268,141 @@ class Verifier:
         s = self.builder.settings
         settings = replace(s, include_dirs=[*s.include_dirs, str(kernel.parent)])
         builder = Builder(self.builder.toolchain, settings, self.builder.cache.root.parent)
-        builder.jail = self.build_jail()
+        builder.jail = self.build_jail(kernel, original)
         return path, builder
 
-    def build_jail(self):
-        """The jail nvcc runs in on candidate text, or None when the sandbox is off or cannot be made (then
-        the gate alone stands between the text and the compiler, and nothing built is run)."""
-        return self._sandbox()[0]
+    def _shadow_path(self, kernel: Path, text: str) -> Path:
+        digest = hashlib.sha256(f"{kernel}\0{text}".encode()).hexdigest()[:12]
+        folder = self.state_dir / "shadow" / f"{kernel.stem}-{digest}"
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder / kernel.name
 
-    def _check_builder(self):
-        """The check tier on candidate text: jailed, sharing the user's build cache (so the result is there
-        when the user applies the patch and saves)."""
+    def build_jail(self, kernel: Path | None = None, original: str | None = None):
+        """The jail nvcc runs in on candidate text, or None when the sandbox is off or cannot be made (then
+        the gate alone stands between the text and the compiler, and nothing built is run). For a `kernel`:
+        its folder and the user's include folders are not bound, only the quoted headers its own version
+        (`original`, default the file on disk) includes."""
+        jail = self._sandbox()[0]
+        if jail is None or kernel is None:
+            return jail
+        kernel = Path(kernel).resolve()
+        roots = self._system_roots()
+        mine = [d for d in (str(kernel.parent), *getattr(self.builder.settings, "include_dirs", []))
+                if not os.path.realpath(d).startswith(roots)]
+        return jail.with_paths(readonly=self.visible_headers(kernel, original), hidden=mine)
+
+    def program_jail(self, kernel: Path) -> tuple:
+        """Where a program that runs candidate code outside the worker (ncu) runs: (jail, ""); (None, "") where the
+        user turned the sandbox off; (None, why not) where none can be made (then it must not run)."""
+        jail, note = self._sandbox()
+        if jail is None:
+            return None, "" if note == UNSANDBOXED else note
+        return self.build_jail(kernel), ""
+
+    def visible_headers(self, kernel: Path, original: str | None = None) -> tuple[str, ...]:
+        """The user's quoted headers the original includes (followed recursively): all a candidate may include
+        of the user's, and all its compile sees of the user's folders."""
+        if original is None:
+            original = kernel.read_text(errors="replace") if kernel.is_file() else ""
+        dirs = [Path(d) for d in getattr(getattr(self.builder, "settings", None), "include_dirs", [])]
+        return tuple(sorted(str(h) for h in user_headers(original, kernel.parent, dirs)))
+
+    def check_builder(self, kernel: Path, original: str | None = None):
+        """The builder for the check tier on model-written text (every compile of it, a tool call's too): jailed
+        with the kernel's view, sharing the user's build cache (so the result is there when the user applies
+        the patch and saves)."""
         if not isinstance(self.builder, Builder) or self.build_jail() is None:
             return self.builder
-        if self._jailed_checker is None:
-            self._jailed_checker = Builder(self.builder.toolchain, self.builder.settings, self.builder.cache.root.parent)
-            self._jailed_checker.jail = self.build_jail()
-        return self._jailed_checker
+        key = (str(kernel), self.visible_headers(kernel, original))
+        if key not in self._checkers:
+            checker = Builder(self.builder.toolchain, self.builder.settings, self.builder.cache.root.parent)
+            checker.jail = self.build_jail(kernel, original)
+            self._checkers[key] = checker
+        return self._checkers[key]
+
+    # -- the gate's views -----------------------------------------------------------------------
+
+    def _host_view(self, kernel: Path, text: str, figures: dict, original: str) -> "_View":
+        """The candidate as the host compiler's preprocessor sees it (the build's flags, jailed), or its raw text
+        where no preprocessing can be done here (a stand-in builder, a ModelNew file)."""
+        if not isinstance(self.builder, Builder) or kernel.suffix == ".py":
+            return _View(gate.Source(text))
+        if self.cancel_event.is_set():
+            raise Cancelled
+        self.on_stage("gate")
+        source = self._shadow_path(kernel, text)
+        write_atomic(source, text)
+        flags = self.builder._flags(Tier.BUILD, kernel, includes_torch(text))  # the build's own flags
+        done = preprocess.host_view([self.builder.toolchain.nvcc, *flags], source, self.build_jail(kernel, original),
+                                    timeout=self.builder.settings.check_timeout)
+        figures["gate_s"] = round(done.seconds, 3)
+        return _View(gate.Source(text, done.preprocessed), done.error)
+
+    def _original_view(self, kernel: Path, original: str) -> gate.Source:
+        key = (str(kernel), hashlib.sha256(original.encode()).hexdigest())
+        if key not in self._originals:
+            view = self._host_view(kernel, original, {}, original) if original else _View(gate.Source(""))
+            self._originals[key] = view.source
+        return self._originals[key]
+
+    def _system_roots(self) -> tuple[str, ...]:
+        """Where library headers live: the toolkit, CUTLASS, the ABI header, the system's and torch's."""
+        tc = getattr(self.builder, "toolchain", None)
+        roots = [getattr(tc, "cuda_root", ""), getattr(tc, "cutlass_include", ""), str(ABI_INCLUDE), "/usr/include",
+                 "/usr/lib", "/usr/local/include", *torch_include_dirs()]
+        return tuple(os.path.realpath(r).rstrip("/") + "/" for r in roots if r)
+
+    def _inspect(self, kernel, text, original, build: CheckResult, view, figures, tiers) -> Verification | None:
+        """The built library, before anything loads it: the user's own version's imports are remembered (its
+        later candidates may import the same); a candidate's must keep to the allow-lists."""
+        if kernel.suffix == ".py":  # a ModelNew file: load_inline builds its library in the jailed worker itself
+            return None
+        key = (str(kernel), hashlib.sha256(text.encode()).hexdigest())
+        if view is None:
+            if build.artifact and not library.missing_tools():
+                self._imports[key] = {s for s, _ in library.imports(build.artifact)}
+            return None
+        missing = library.missing_tools()
+        if missing:
+            why = f"the built library cannot be inspected: {', '.join(missing)} (binutils) not found"
+            return Verification(True, "verified", f"compiled and built · not run: {why}", "compiled, not run",
+                                figures=figures, tiers=tiers)
+        started = time.perf_counter()
+        own = self._imports.get((str(kernel), hashlib.sha256(original.encode()).hexdigest()))
+        allowed = frozenset(own if own is not None else
+                            (u.name for u in gate.uses(self._original_view(kernel, original))))
+        refusal = library.review(build.artifact, allowed=allowed, find_line=lambda name: _line_of(name, view, text))
+        figures["inspect_s"] = round(time.perf_counter() - started, 3)
+        return _refused(refusal, figures, tiers) if refusal is not None else None
 
     def clean_shadows(self, keep: int = 50) -> None:
         """Shadow copies are build inputs only; keep the newest few for inspection."""
         folders = sorted((self.state_dir / "shadow").glob("*"), key=lambda p: p.stat().st_mtime, reverse=True)
         for old in folders[keep:]:
             shutil.rmtree(old, ignore_errors=True)
+
+
+@dataclass
+class _View:
+    source: gate.Source
+    error: str = ""  # why the host side could not be preprocessed
+
+
+def _refused(refusal: gate.Refusal, figures: dict, tiers: list[str] | None = None) -> Verification:
+    return Verification(False, "refused", refusal.reason, "refused: unsafe host code", feedback=refusal.reason,
+                        figures=figures, tiers=tiers or [])
+
+
+def _line_of(name: str, view: _View, text: str) -> int:
+    """The candidate's line that spells `name` (after preprocessing: a pasted `CAT(sys,tem)` spells system), or 0."""
+    pre = view.source.preprocessed
+    for t in pre.tokens if pre is not None else []:
+        if (t.kind == "id" and t.text == name) or (t.kind in ("str", "raw") and name in t.text):
+            return t.line
+    for i, line in enumerate(text.splitlines(), 1):
+        if re.search(rf"\b{re.escape(name)}\b", line):
+            return i
+    return 0
 
 
 def _compare(baseline: dict, figures: dict, correct: str, tiers: list[str], record: str | None) -> Verification:

@@ -109,14 +109,16 @@ def menu_text(item) -> str:
     return " — ".join(parts)
 
 
-def profile(kernel: Path, builder, worker, *, problem: Path | None, state_dir: Path) -> tuple[dict | None, str | None]:
-    """(profile record, None) or (None, why there is none)."""
+def profile(kernel: Path, builder, worker, *, problem: Path | None, state_dir: Path,
+            jail=None) -> tuple[dict | None, str | None]:
+    """(profile record, None) or (None, why there is none). `jail`: ncu and the profiled program run inside it
+    (model-written text)."""
     try:
         from cutegen.profiler import profile_kernel
     except ImportError:
         return None, "no profiler in this build"
     try:
-        record = profile_kernel(kernel, builder, worker, problem=problem, state_dir=state_dir)
+        record = profile_kernel(kernel, builder, worker, problem=problem, state_dir=state_dir, jail=jail)
     except Exception as e:
         return None, f"the profiler failed ({type(e).__name__}: {e})"
     if not isinstance(record, dict) or record.get("verdict") != "profiled":

@@ -20,6 +20,7 @@ import time
 
 from cutegen.agent.endpoint import Endpoint
 from cutegen.agent.reply import LLMError, Reply, ToolCall, Usage, from_completion, from_stream
+from cutegen.sandbox import redact
 from cutegen.settings import Settings
 
 __all__ = ["LLMClient", "LLMError", "Reply", "ToolCall", "Usage", "configured", "cut_off", "scrub"]  # the reply model, re-exported
@@ -134,6 +135,7 @@ class LLMClient:
     def _request(self, messages: list[dict], sent: dict, tools: bool, cancel: threading.Event | None) -> Reply | str:
         """One HTTP request: the reply, or (str) what was learned and changes before the next request."""
         o, s = self._openai, self.settings
+        messages = redact.messages(messages, self.secrets())  # nothing secret-shaped leaves for the endpoint
         try:
             # Every request to the endpoint leaves here, carrying exactly `messages`.
             r = self._client.chat.completions.create(messages=messages, **sent)

@@ -247,6 +247,7 @@ class Agent:
         before = (f"{figures['median_ms']:.3f} ms median" + (f", {figures['gb_per_s']:.0f} GB/s" if figures.get("gb_per_s")
                                                              else "")) if measured else f"not timed ({base.label})"
         profile_txt = prompts.failure_text(kernel.name, text, profile=prof) if prof else f"No profile: {why}."
+        hot = hot_lines(prof, kernel.name)
         previous: list[tuple[str, str]] = []
         history = History(self.state_dir, kernel)
         for r in range(1, self.settings.max_rounds + 1):
@@ -269,8 +270,11 @@ class Agent:
                 t.step(r, "patch-rejected", error=p.error, notes=p.notes, raw=p.raw)
                 continue
             v = self.verifier.candidate(kernel, p.new_text, baseline=figures if measured else None)
-            out.rounds.append({"round": r, "change": change, "verdict": v.verdict, "message": v.label})
-            t.step(r, "verify", change=change, diff=p.diff, notes=p.notes, verification=v.to_json())
+            touched = sorted(hot & changed_lines(text, p.new_text))
+            out.rounds.append({"round": r, "change": change, "verdict": v.verdict, "message": v.label,
+                               "hot_lines_touched": touched})
+            t.step(r, "verify", change=change, diff=p.diff, notes=p.notes, verification=v.to_json(),
+                   hot_lines_touched=touched)
             if v.verdict == "cancelled":
                 out.message = "cancelled"
                 return self._end(t, out)
@@ -283,9 +287,10 @@ class Agent:
                 out.ok, out.message = True, f"{change}: {label}" if change else label
                 out.proposal = Proposal(str(kernel), text, p.new_text, p.diff, label, v.short,
                                         {**v.figures, "change": change, "workload": workload, "rounds": r,
-                                         "tiers": v.tiers, "profile": (prof or {}).get("classification")}, "optimize")
+                                         "tiers": v.tiers, "profile": (prof or {}).get("classification"),
+                                         "hot_lines_touched": touched}, "optimize")
                 return self._end(t, out)
-            previous.append((p.diff, v.feedback or v.label))
+            previous.append((p.diff, (v.feedback or v.label) + _missed_hot_lines(hot, touched)))
         if not out.message:
             summary = "; ".join(f"round {x['round']}: {x.get('change') or ''} {x['message']}".strip() for x in out.rounds)
             out.message = f"No verified faster change in {len(out.rounds)} round(s): {summary}"
@@ -412,6 +417,39 @@ class Agent:
         out.transcript = str(t.finish(ok=out.ok, message=out.message, usage=out.usage.to_json(), rounds=out.rounds,
                                       proposal=out.proposal.to_json() if out.proposal else None))
         return out
+
+
+def hot_lines(profile: dict | None, name: str, top: int = prompts.HOT_LINES) -> set[int]:
+    """The line numbers of the kernel file's hottest lines in a profile record (empty without a line profile)."""
+    lines = (profile or {}).get("lines")
+    if not isinstance(lines, dict):
+        return set()
+    rows = [h for h in lines.get("lines", []) if str(h.get("file", "")).endswith("/" + name)]
+    return {int(h["line"]) for h in rows[:top]}
+
+
+def changed_lines(before: str, after: str) -> set[int]:
+    """1-based lines of `before` that an edit replaced or deleted, and the line an insertion lands before."""
+    import difflib
+
+    out: set[int] = set()
+    a, b = before.splitlines(), after.splitlines()
+    for op, i1, i2, _, _ in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if op in ("replace", "delete"):
+            out.update(range(i1 + 1, i2 + 1))
+        elif op == "insert":
+            out.update({i1, i1 + 1} - {0})
+    return out
+
+
+def _missed_hot_lines(hot: set[int], touched: list[int]) -> str:
+    """The hot-line preference, said to the model: an edit that failed and left every hot line alone is told
+    where the profile says the time goes (a verified, faster edit elsewhere is still offered: a launch
+    configuration can be the fix)."""
+    if not hot or touched:
+        return ""
+    return (f"\nThat edit changed none of the hot lines ({', '.join(map(str, sorted(hot)))}), where the profile "
+            "says the time goes: aim the next change at them.")
 
 
 def _change(reply: str) -> str:

@@ -105,7 +105,45 @@ def failure_text(name: str, text: str, *, diagnostic=None, record: dict | None =
         parts.append(f"Profile: {c.get('bound', '?')}-bound. {c.get('summary', '')}")
         for s in (profile.get("signals") or [])[:6]:
             parts.append(f"- signal {s.get('name')}: {s.get('evidence')}")
+        if isinstance(profile.get("lines"), dict):
+            parts.append(hot_lines_text(name, profile["lines"]))
     return "\n".join(parts)
+
+
+HOT_LINES = 5
+
+
+def hot_lines_text(name: str, lines: dict, top: int = HOT_LINES) -> str:
+    """The per-line profile as the model reads it: each hot line's number, share, code, top stall reasons and
+    the knowledge base's advice for its main reason (profiler/lines.py measured it; signals.yaml advises)."""
+    from cutegen.records import LineProfile
+
+    profile = LineProfile.from_json(lines)
+    if not profile.lines:
+        return "Hot lines: no samples landed on lines of the kernel's files."
+    out = [f"Hot lines (share of the kernel's warp samples; inlined CuTe code counts for the line that calls it; "
+           f"{profile.user_share:.0%} of all samples are on these files). Change the hottest lines first:"]
+    for h in profile.hottest(top):
+        where = f"line {h.line}" if h.file.endswith("/" + name) or h.file == name else f"{h.file.rsplit('/', 1)[-1]}:{h.line}"
+        stalls = ", ".join(f"{r} {c / max(h.samples, 1):.0%}" for r, c in h.top_stalls(3)) or "issuing (no stall)"
+        out.append(f"- {where} ({h.share:.1%}): `{h.text}` — {stalls}")
+        top_reason = h.top_stalls(1)
+        advice = _stall_advice(top_reason[0][0]) if top_reason else None
+        if advice:
+            out.append(f"  advice for {top_reason[0][0]}: {advice}")
+        if h.excess_sectors or h.excess_wavefronts:
+            out.append(f"  {h.excess_sectors:,} excess global sectors, {h.excess_wavefronts:,} excess shared wavefronts")
+    return "\n".join(out)
+
+
+def _stall_advice(reason: str) -> str | None:
+    try:
+        from cutegen.knowledge import KnowledgeBase
+
+        found = KnowledgeBase.load().advice_for_stall(reason)
+    except Exception:  # no knowledge base in this build, or a broken one: the line stays, without advice
+        return None
+    return found[1] if found else None
 
 
 def _previous(previous: list[tuple[str, str]]) -> str:
@@ -173,7 +211,8 @@ def tools(name: str, text: str, task: str, context: str, *, edit_format: str = "
     parts = [Part(f"TASK: {task} `{name}` with tools"), _failure(context),
              Part(_kernel(name, text, asked_format(edit_format) == "json"), 0, "kernel"),
              Part(f"You may call these tools, at most {calls} calls in all: check (compile), test (against the "
-                  "PyTorch reference), bench (time it), profile (Nsight Compute), knowledge_search (the CuTe "
+                  "PyTorch reference), bench (time it), profile (Nsight Compute), profile_lines (the hottest source "
+                  "lines and why they stall), knowledge_search (the CuTe "
                   "knowledge base), cute_api (a CuTe name in the installed headers), and propose_patch. Investigate "
                   "only as far as needed, then call propose_patch; its verdict comes back, and a verified patch "
                   "ends the session. The `edit` argument of propose_patch follows these rules:\n"

@@ -1,7 +1,7 @@
 """Tool-calling mode (cutegen.llmMode = "tools"): the model calls the engine's tools through the
 endpoint's tool-calling API instead of following the fixed diagnose → patch → verify pipeline.
 
-Tools: check, test, bench, profile (the engine's tiers, on the person's current text), knowledge_search
+Tools: check, test, bench, profile, profile_lines (the engine's tiers, on the person's current text), knowledge_search
 (the CuTe knowledge base), cute_api (the installed CUTLASS headers) and propose_patch (an edit in any
 edit format; placed by the tolerant matcher, then verified exactly like a pipeline candidate). Only a
 verified proposal ends the session with something to offer. The session stops at the call budget
@@ -34,6 +34,8 @@ SPECS = [
     _fn("test", "Build the current kernel and test it against the PyTorch reference on the GPU (5 trials)."),
     _fn("bench", "Test, then time the current kernel (median ms, GB/s)."),
     _fn("profile", "Profile the current kernel with Nsight Compute: bottleneck classification and signals."),
+    _fn("profile_lines", "Profile the current kernel line by line (Nsight Compute's warp samples folded onto the "
+        "source): the hottest lines with their share, stall reasons and advice."),
     _fn("knowledge_search", "Search the CuTe knowledge base (error catalog, idioms, optimizations).",
         {"query": {"type": "string", "description": "an error message, API name or what you want to do"}}, ["query"]),
     _fn("cute_api", "Look up a CuTe/CUTLASS name in the installed headers: where it is defined and its code.",
@@ -133,7 +135,9 @@ class ToolSession:
         from cutegen.agent.candidates import describe_diagnostic
         from cutegen.build import Tier
 
-        r = self.agent.verifier.builder.run(Tier.CHECK, self.kernel, self.text, job=f"agent-tool-check:{self.kernel}")
+        # Model-written text: compiled by the jailed check builder (the kernel's view only), never the user's own.
+        checker = self.agent.verifier.check_builder(self.kernel)
+        r = checker.run(Tier.CHECK, self.kernel, self.text, job=f"agent-tool-check:{self.kernel}")
         if r.ok:
             warnings = len(r.diagnostics)
             return f"{self.kernel.name} compiles" + (f" with {warnings} warning(s):\n" if warnings else ".") + \
@@ -151,14 +155,39 @@ class ToolSession:
 
     def _tool_profile(self) -> str:
         from cutegen.agent import prompts
+
+        record, why = self._profiled()
+        return prompts.failure_text(self.kernel.name, self.text, profile=record) if record else f"no profile: {why}"
+
+    def _tool_profile_lines(self) -> str:
+        from cutegen.agent import prompts
+
+        record, why = self._profiled()
+        if not record:
+            return f"no line profile: {why}"
+        if not isinstance(record.get("lines"), dict):
+            return f"no line profile: {record.get('lines_problem') or 'the profile has no per-line data'}"
+        return prompts.hot_lines_text(self.kernel.name, record["lines"], top=10)
+
+    def _profiled(self) -> tuple[dict | None, str]:
+        """A profile of the current text (kernel-level and per line, one ncu run), or (None, why not)."""
         from cutegen.agent.knowledge import profile
 
         verifier = self.agent.verifier
         if not verifier.gpu:
-            return "no profile: no GPU on this machine"
-        record, why = profile(*verifier.shadow(self.kernel, self.text), verifier.worker,
-                              problem=verifier.problem_for(self.kernel), state_dir=verifier.state_dir)
-        return prompts.failure_text(self.kernel.name, self.text, profile=record) if record else f"no profile: {why}"
+            return None, "no GPU on this machine"
+        # ncu runs the candidate's own library: only after it passed the gate, the library check and the jailed
+        # test, and then inside the same jail (or unjailed only where the user turned the sandbox off).
+        verified = verifier.candidate(self.kernel, self.text)
+        if verified.verdict != "verified":
+            return None, f"the candidate is not verified ({verified.verdict}: {verified.label})"
+        jail, why_not = verifier.program_jail(self.kernel)
+        if why_not:
+            return None, why_not
+        shadow, builder = verifier.shadow(self.kernel, self.text)
+        record, why = profile(shadow, builder, verifier.worker, problem=verifier.problem_for(self.kernel),
+                              state_dir=verifier.state_dir, jail=jail)
+        return record, why or ""
 
     def _tool_knowledge_search(self, query: str = "") -> str:
         from cutegen.agent.knowledge import hit_text

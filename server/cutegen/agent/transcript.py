@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from cutegen.files import write_atomic
+from cutegen.sandbox import redact
 from cutegen.state import StateDir
 
 SCHEMA_VERSION = 1  # of a transcript's files
@@ -64,7 +65,7 @@ class Transcript:
         if isinstance(value, str):
             for s in self._secrets:
                 value = value.replace(s, "***")
-            return value
+            return redact.text(value, self._secrets)
         if isinstance(value, dict):
             return {k: self._scrub(v) for k, v in value.items()}
         if isinstance(value, (list, tuple)):

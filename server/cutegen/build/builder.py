@@ -21,8 +21,11 @@ from typing import Callable
 
 from cutegen.build.cache import BuildCache, cache_key
 from cutegen.build.includes import user_headers
-from cutegen.build.inline_sources import as_cuda_file, cuda_sources, syntax_error
+from cutegen.build.inline_sources import (
+    as_cuda_file, checked_lines, cuda_sources, include_path_warnings, syntax_error,
+)
 from cutegen.build.launcher import missing_launcher
+from cutegen.build.progress import finished_phases, how_far
 from cutegen.diagnostics import condense, parse_log
 from cutegen.diagnostics.nvcc_log import RawMessage
 from cutegen.diagnostics.ptx import cp_async_local_diagnostics, trap_diagnostics
@@ -62,6 +65,8 @@ class _Outcome:
     timed_out: bool = False
     cancelled: bool = False
     timeout: float = 0.0
+    torch: bool = False  # the source includes PyTorch's headers (its check timeout is scaled)
+    progress: str = ""  # when cut by the timeout: how far it got
 
 
 @dataclass
@@ -105,7 +110,8 @@ class Builder:
             if not inline:
                 return self._not_cuda(tier, path, source)
             compiled = as_cuda_file(path, inline)
-        flags = self._flags(tier, path, includes_torch(compiled))
+        torch = includes_torch(compiled)
+        flags = self._flags(tier, path, torch)
         headers = user_headers(source, path.parent, [Path(d) for d in self.settings.include_dirs])
         # The path is part of the key: the cached log names the file, and two files with equal text must
         # not share diagnostics.
@@ -120,7 +126,7 @@ class Builder:
         job_key = job or self.job_key(tier, path)
         handle = self._start_job(job_key)
         try:
-            outcome = self._compile(tier, path, copy, flags, handle, on_stage)
+            outcome = self._compile(tier, path, copy, flags, handle, on_stage, torch)
         finally:
             self._end_job(job_key, handle)
         if cacheable and not outcome.cancelled and not outcome.timed_out:
@@ -157,15 +163,19 @@ class Builder:
             flags += ["-ptx"]
         return flags + list(s.extra_flags)
 
-    def _compile(self, tier: Tier, path: Path, copy: Path, flags: list[str], job: _Job, on_stage) -> "_Outcome":
+    def _compile(self, tier: Tier, path: Path, copy: Path, flags: list[str], job: _Job, on_stage,
+                 torch: bool = False) -> "_Outcome":
         artifact = copy.with_suffix(".ptx" if tier is Tier.CHECK else ".so")
-        command = [self.toolchain.nvcc, *flags, str(copy), "-o", str(artifact)]
-        timeout = self.settings.check_timeout if tier is Tier.CHECK else self.settings.build_timeout
+        timing = copy.with_suffix(".time.csv")  # nvcc's per-phase times: how far a cut compile got
+        timing.unlink(missing_ok=True)
+        command = [self.toolchain.nvcc, *flags, "-time", str(timing), str(copy), "-o", str(artifact)]
+        timeout = self.settings.check_timeout_for(torch) if tier is Tier.CHECK else self.settings.build_timeout
         started = time.perf_counter()
         if on_stage:
             on_stage("nvcc")
         step = self._run(command, job, timeout)
         log, ptxas_ok = step.output, True
+        progress = how_far(tier.value, finished_phases(timing)) if step.timed_out else ""
         if tier is Tier.CHECK and step.returncode == 0 and not job.cancelled:
             if on_stage:
                 on_stage("ptxas")
@@ -175,19 +185,19 @@ class Builder:
             log += pstep.output
             ptxas_ok = pstep.returncode == 0
             step.timed_out |= pstep.timed_out
+            progress = how_far(tier.value, [], after_nvcc="ptxas -v") if pstep.timed_out else progress
         return _Outcome(
             returncode=step.returncode, ptxas_ok=ptxas_ok, log=log.replace(str(copy), str(path)),
-            command=[*command[:-3], str(path), "-o", str(artifact)], seconds=time.perf_counter() - started,
+            command=[self.toolchain.nvcc, *flags, str(path), "-o", str(artifact)], seconds=time.perf_counter() - started,
             artifact=str(artifact) if step.returncode == 0 and ptxas_ok and artifact.exists() else None,
-            timed_out=step.timed_out, cancelled=job.cancelled, timeout=timeout,
+            timed_out=step.timed_out, cancelled=job.cancelled, timeout=timeout, torch=torch, progress=progress,
         )
 
     def _result(self, tier: Tier, path: Path, source: str, o: "_Outcome", cached: bool) -> CheckResult:
         ptx = Path(o.artifact) if tier is Tier.CHECK and o.artifact else None
         diagnostics, resources = self._diagnose(o.log, path, source, ptx)
         if o.timed_out:
-            diagnostics.insert(0, _file_level(path, f"nvcc did not finish within {o.timeout:g} s (the {tier.value} "
-                                                     f"timeout: setting {self.settings.name_of(tier.value + '_timeout')})", "timeout"))
+            diagnostics.insert(0, _file_level(path, self._timeout_message(tier, o), "timeout"))
         elif o.returncode != 0 and not o.cancelled and not any(d.severity is Severity.ERROR for d in diagnostics):
             tail = "\n".join(o.log.strip().splitlines()[-3:]) or f"exit code {o.returncode}"
             diagnostics.insert(0, _file_level(path, f"nvcc failed: {tail}", "nvcc-failed"))
@@ -198,11 +208,21 @@ class Builder:
             problem = find_problem(path, self.settings.problem)
             warning = missing_launcher(path, source, problem) if problem else None
             diagnostics += [warning] if warning else []
+        if path.suffix == ".py":  # what only torch's own build would miss
+            diagnostics += include_path_warnings(path, source)
         ok = o.returncode == 0 and o.ptxas_ok and not o.cancelled and not any(
             d.severity is Severity.ERROR for d in diagnostics)
         return CheckResult(file=str(path), tier=tier.value, ok=ok, diagnostics=diagnostics, resources=resources,
                            raw_log=o.log, command=o.command, seconds=0.0 if cached else o.seconds, cached=cached,
                            artifact=o.artifact if ok else None, cancelled=o.cancelled)
+
+    def _timeout_message(self, tier: Tier, o: "_Outcome") -> str:
+        setting = self.settings.name_of(tier.value + "_timeout")
+        which = f"the {tier.value} timeout: setting {setting}"
+        if tier is Tier.CHECK and o.torch:
+            which = (f"the check timeout of a source that includes PyTorch's headers: "
+                     f"{self.settings.TORCH_CHECK_FACTOR:g} × {setting}")
+        return f"nvcc did not finish within {o.timeout:g} s ({which})" + (f"; {o.progress}" if o.progress else "")
 
     def _not_cuda(self, tier: Tier, path: Path, source: str) -> CheckResult:
         message = ("no CUDA to check: cutegen checks .cu kernels and ModelNew files whose CUDA sources are passed "
@@ -218,7 +238,7 @@ class Builder:
 
     def _diagnose(self, log: str, path: Path, source: str, ptx: Path | None) -> tuple[list[Diagnostic], list[KernelResources]]:
         messages = [m for m in parse_log(log) if not (m.severity == "warning" and m.file and self._is_quiet(m.file))]
-        lines = _LineCache(path, source)
+        lines = _LineCache(path, checked_lines(source) if path.suffix == ".py" else source.splitlines())
         diagnostics = condense(messages, str(path), self._is_user, lines)
         resources = parse_ptxas_verbose(log)
         readable = demangle([k.mangled for k in resources], self.toolchain.tool("cu++filt") or self.toolchain.tool("c++filt"))
@@ -339,8 +359,8 @@ def _mangled_names(text: str) -> list[str]:
 class _LineCache:
     """Source lines by file; the main file's come from the (possibly unsaved) text being built."""
 
-    def __init__(self, main: Path, text: str):
-        self._files = {str(main): text.splitlines()}
+    def __init__(self, main: Path, lines: list[str]):
+        self._files = {str(main): lines}
 
     def __call__(self, file: str) -> list[str]:
         if file not in self._files:

@@ -8,7 +8,6 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from cutegen.diagnostics import parse_log
 from cutegen.model import Diagnostic, Severity
 
 # What load_inline puts in front of the user's CUDA sources (torch/utils/cpp_extension.py).
@@ -30,19 +29,90 @@ def is_modelnew(path: str | Path) -> bool:
 def cuda_sources(py_text: str) -> list[InlineSource]:
     """The `cuda_sources=` strings of every `load_inline(...)` call: literals, names bound to literals at module
     level, and lists of either."""
+    out = []
+    for node in string_literals(py_text, "cuda_sources"):
+        segment = ast.get_source_segment(py_text, node) or ""
+        out.append(InlineSource(node.value, node.lineno, segment.count("\n") == node.value.count("\n")))
+    return out
+
+
+def checked_lines(py_text: str, kinds: tuple[str, ...] = ("cuda_sources",)) -> list[str]:
+    """The Python file's lines as the CUDA checker should read them: the text inside the `cuda_sources` literals
+    where it stands (same lines, same columns), everything else blank. Python is not C++: a `# if` comment, a
+    floor division `//` or a dict in a helper would read as broken structure to the brace and #if analysis."""
+    lines = py_text.splitlines()
+    keep = [""] * len(lines)
+    for node in (n for kind in kinds for n in string_literals(py_text, kind)):
+        first, last = node.lineno - 1, (node.end_lineno or node.lineno) - 1
+        start = _content_start(lines[first], node.col_offset)
+        end = _content_end(lines[last], node.end_col_offset or 0)
+        for n in range(first, last + 1):
+            text = lines[n]
+            lo = start if n == first else 0
+            hi = end if n == last else len(text)
+            keep[n] = " " * lo + text[lo:hi] if text[lo:hi].strip() else ""
+    return keep
+
+
+_OPENING = re.compile(r"[rRuUbBfF]*(\"\"\"|\'\'\'|\"|\')")
+
+
+def _content_start(line: str, col_offset: int) -> int:
+    """Character index where a literal's text begins (after its prefix and quotes); ast counts in UTF-8 bytes."""
+    at = len(line.encode()[:col_offset].decode(errors="replace"))
+    m = _OPENING.match(line, at)
+    return m.end() if m else at
+
+
+def _content_end(line: str, end_col_offset: int) -> int:
+    at = len(line.encode()[:end_col_offset].decode(errors="replace"))
+    quote = 3 if line[max(0, at - 3):at] in ('\"\"\"', "\'\'\'") else 1
+    return max(0, at - quote)
+
+
+def string_literals(py_text: str, keyword: str) -> list[ast.Constant]:
+    """The string literals passed as `keyword=` to load_inline (directly, through module-level names, lists, +)."""
     try:
         tree = ast.parse(py_text)
     except SyntaxError:
         return []
     names = _module_strings(tree)
-    out: list[InlineSource] = []
+    out: list[ast.Constant] = []
     for call in ast.walk(tree):
         if not (isinstance(call, ast.Call) and _callee(call) == "load_inline"):
             continue
         for kw in call.keywords:
-            if kw.arg == "cuda_sources":
-                out += _strings(kw.value, names, py_text)
+            if kw.arg == keyword:
+                out += _strings(kw.value, names)
     return out
+
+
+_LIBRARY_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"](?P<header>(?:cute|cutlass)/[^>"]+)[>"]')
+
+
+def include_path_warnings(py_file: Path, py_text: str) -> list[Diagnostic]:
+    """CuTe/CUTLASS headers included by a ModelNew whose load_inline call passes no `extra_include_paths`: the
+    check finds them (it adds CUTLASS's include folder), torch's build will not (`cutegen test` fails with
+    "No such file or directory"). One warning, at the first such include."""
+    try:
+        tree = ast.parse(py_text)
+    except SyntaxError:
+        return []
+    calls = [c for c in ast.walk(tree) if isinstance(c, ast.Call) and _callee(c) == "load_inline"]
+    if not calls or any(kw.arg in ("extra_include_paths", None) for c in calls for kw in c.keywords):
+        return []
+    lines = checked_lines(py_text)
+    for n, text in enumerate(lines, 1):
+        m = _LIBRARY_INCLUDE.match(text)
+        if m:
+            message = (f"load_inline will not find <{m['header']}>: the load_inline call at line {calls[0].lineno} "
+                       "passes no extra_include_paths (the check adds CUTLASS's include folder, torch's build does "
+                       "not): pass extra_include_paths=[the folder holding cute/ and cutlass/]")
+            col = len(text) - len(text.lstrip()) + 1
+            return [Diagnostic(file=str(py_file), line=n, col=col, end_col=len(text.rstrip()) + 1,
+                               severity=Severity.WARNING, message=message, code="load-inline-include-path",
+                               root=message)]
+    return []
 
 
 def syntax_error(py_text: str) -> tuple[int, str] | None:
@@ -76,57 +146,25 @@ def _module_strings(tree: ast.Module) -> dict[str, ast.expr]:
     return out
 
 
-def _strings(node: ast.expr, names: dict[str, ast.expr], py_text: str, depth: int = 0) -> list[InlineSource]:
+def _strings(node: ast.expr, names: dict[str, ast.expr], depth: int = 0) -> list[ast.Constant]:
     if depth > 3:
         return []
     if isinstance(node, ast.Name) and node.id in names:
-        return _strings(names[node.id], names, py_text, depth + 1)
+        return _strings(names[node.id], names, depth + 1)
     if isinstance(node, (ast.List, ast.Tuple)):
-        return [s for e in node.elts for s in _strings(e, names, py_text, depth + 1)]
+        return [s for e in node.elts for s in _strings(e, names, depth + 1)]
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):  # header + kernel: each at its own lines
-        return _strings(node.left, names, py_text, depth + 1) + _strings(node.right, names, py_text, depth + 1)
+        return _strings(node.left, names, depth + 1) + _strings(node.right, names, depth + 1)
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        segment = ast.get_source_segment(py_text, node) or ""
-        exact = segment.count("\n") == node.value.count("\n")
-        return [InlineSource(node.value, node.lineno, exact)]
+        return [node]
     return []
 
 
-# -- load_inline's own build errors (cutegen test on a ModelNew) --------------------------------------------------
-
-
-def map_build_errors(log: str, py_file: Path) -> list[Diagnostic]:
-    """nvcc errors in load_inline's generated cuda.cu/main.cpp → the lines of the Python file holding that code.
-
-    The generated file is the user's string plus a few include lines torch adds, so a line's text identifies
-    its place in the Python file; where a text repeats, the neighbouring lines decide."""
-    py_lines = py_file.read_text(errors="replace").splitlines()
-    out: list[Diagnostic] = []
-    for m in parse_log(log):
-        if m.severity not in ("error", "fatal") or not m.file:
-            continue
-        generated = Path(m.file)
-        line = locate(generated.read_text(errors="replace").splitlines(), m.line or 0, py_lines) \
-            if generated.exists() else None
-        text = line and py_lines[line - 1]
-        col = (len(text) - len(text.lstrip()) + 1) if text else 1
-        out.append(Diagnostic(file=str(py_file), line=line or 1, col=col, end_col=max(col + 1, len(text or "") + 1),
-                              severity=Severity.ERROR, message=m.text, code=f"edg-{m.code}" if m.code else "load-inline",
-                              root=m.text, data={"generated": f"{generated.name}:{m.line}"}))
-    return out
-
-
-def locate(gen: list[str], line: int, py_lines: list[str]) -> int | None:
-    """The Python line holding line `line` of the generated source `gen`, by its text."""
-    if not 0 < line <= len(gen):
-        return None
-    target = gen[line - 1].strip()
-    candidates = [i for i, t in enumerate(py_lines, 1) if t.strip() == target and target]
-    if len(candidates) <= 1:
-        return candidates[0] if candidates else None
-
-    def context_score(i: int) -> int:
-        return sum(1 for d in (-2, -1, 1, 2)
-                   if 0 < i + d <= len(py_lines) and 0 < line + d <= len(gen)
-                   and py_lines[i + d - 1].strip() == gen[line + d - 1].strip())
-    return max(candidates, key=context_score)
+def load_inline_line(py_text: str) -> int:
+    """The line of the file's first load_inline call (1 when there is none)."""
+    try:
+        tree = ast.parse(py_text)
+    except SyntaxError:
+        return 1
+    calls = [c for c in ast.walk(tree) if isinstance(c, ast.Call) and _callee(c) == "load_inline"]
+    return min((c.lineno for c in calls), default=1)

@@ -1,11 +1,16 @@
 """A kernel file paired with a problem must export the ABI launcher the harness calls; say so at check time
-(without it, only a GPU run would tell, after a full build)."""
+(without it, only a GPU run would tell, after a full build).
+
+Not for a PyTorch extension's source (what `load`/`load_inline` compile: it includes torch's headers, binds with
+pybind11 or takes `torch::Tensor`s), nor for a file whose "problem" is a ModelNew file: that file is the kernel's
+loader, and the harness tests the ModelNew, never a `cutegen_forward`."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
+from cutegen.build.inline_sources import is_modelnew
 from cutegen.model import Diagnostic, Severity
 
 LAUNCHER = "cutegen_forward"
@@ -14,13 +19,23 @@ _GLOBAL = re.compile(r"^.*\b__global__\b", re.M)
 _DIRECTIVE = re.compile(r"(?://|#)\s*cutegen:\s*problem\s*=", re.M)
 
 
+_EXTENSION = re.compile(r'^\s*#\s*include\s*[<"](?:torch|ATen|c10|pybind11)/|\bPYBIND11_MODULE\s*\(|\bTORCH_LIBRARY'
+                        r'(?:_IMPL)?\s*\(|\b(?:torch|at)::Tensor\b', re.M)
+
+
 def defines_launcher(source: str) -> bool:
     return re.search(rf"\b{LAUNCHER}\s*\(", _COMMENTS.sub("", source)) is not None
 
 
+def is_extension_source(source: str) -> bool:
+    """Compiled by torch.utils.cpp_extension (load / load_inline), so tested through a ModelNew."""
+    return _EXTENSION.search(_COMMENTS.sub("", source)) is not None
+
+
 def missing_launcher(path: Path, source: str, problem: Path) -> Diagnostic | None:
-    """A warning at the problem directive (else the first kernel, else line 1) when `cutegen_forward` is absent."""
-    if defines_launcher(source):
+    """A warning at the problem directive (else the first kernel, else line 1) when `cutegen_forward` is absent
+    from a file the harness would call through it (see the module doc)."""
+    if defines_launcher(source) or is_extension_source(source) or _is_modelnew(problem):
         return None
     line = _line_of(_DIRECTIVE, source) or _line_of(_GLOBAL, source) or 1
     text = source.splitlines()[line - 1] if source else ""
@@ -31,6 +46,13 @@ def missing_launcher(path: Path, source: str, problem: Path) -> Diagnostic | Non
     return Diagnostic(file=str(path), line=line, col=col, end_col=max(col + 1, len(text.rstrip()) + 1),
                       severity=Severity.WARNING, message=message, code="missing-launcher", root=message,
                       data={"problem": str(problem)})
+
+
+def _is_modelnew(path: Path) -> bool:
+    try:
+        return is_modelnew(path)
+    except OSError:
+        return False
 
 
 def _line_of(pattern: re.Pattern, source: str) -> int | None:

@@ -1,6 +1,6 @@
 """`cutegen` on the command line: the same engine session and results as the language server.
 
-`run.py` holds check, test, bench, profile and lsp; `agent.py` the agent's commands; `patch.py` replays an LLM
+`run.py` holds check, test, bench and lsp; `lens.py` profile (--lines) and sanitize; `agent.py` the agent's commands; `patch.py` replays an LLM
 reply; `suite.py` runs a whole benchmark;
 `layout.py` prints CuTe layouts; `options.py` what they share (flags, the session they build, clear
 failures); `present.py` how records print.
@@ -16,7 +16,7 @@ from cutegen.files import WriteError
 
 
 def main(argv: list[str] | None = None) -> int:
-    from cutegen.cli import agent, layout, patch, run, suite
+    from cutegen.cli import agent, layout, lens, patch, run, suite
     from cutegen.cli.options import HELP
 
     parser = argparse.ArgumentParser(prog="cutegen", description="Compile, check, test and profile CuTe kernels.",
@@ -24,6 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--version", action="version", version=f"cutegen {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     run.add_parsers(sub)
+    lens.add_parsers(sub)
     agent.add_parsers(sub)
     patch.add_parser(sub)
     suite.add_parser(sub)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cutegen.settings import Settings
+from cutegen.settings import CHOICES, Settings
 
 class HELP(argparse.ArgumentDefaultsHelpFormatter):
     """Shows '(default: X)' after each help text, except where the text already says it or nothing is set."""
@@ -30,6 +30,13 @@ def toolchain_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--state-dir", type=Path,
                    help="where caches and run records go (default: .cutegen/ at the workspace root: the nearest "
                         "folder above the file with .git, pyproject.toml or .cutegen/, as in the editor)")
+
+
+def reference_mode_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--reference-mode", choices=CHOICES["reference_mode"], default=Settings().reference_mode,
+                   help="what fp32 outputs are judged against: fp64 (the reference in float64; pass within tolerance "
+                        "of it or no farther from it than the fp32 reference) or kernelbench (KernelBench's check: the "
+                        "fp32 eager reference at its tolerance, to reproduce published numbers)")
 
 
 def settings(args, **extra) -> Settings:

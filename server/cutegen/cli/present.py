@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cutegen.model import CheckResult, Severity
+from cutegen.profiler.sanitizer import suggestion
 from cutegen.records import BASELINE_LABELS, RunRecord
 
 
@@ -57,9 +58,11 @@ def verdict(payload: dict, err) -> None:
         print(line)
         for key, label in BASELINE_LABELS.items():
             if key in r.baselines:
-                print(f"  {label}: {r.baselines[key].median_ms:.4f} ms → {r.speedup(key):.2f}×")
+                print(f"  {label}: {r.baselines[key].median_ms:.4f} ms → {r.ratio_text(key, label)}")
     if r.suspicious:
         print(f"  note: {r.suspicious}")
+    if hint := suggestion(r.verdict, r.message):
+        print(f"  next: {hint}")
     color = {"ok": "green", "info": "yellow"}.get(r.level, "red")
     where = (f"run record {_plain(shown_path(payload['record']))}" if payload.get("record") else
              "the run record was not saved: " + _plain(str(payload.get("record_error", "(no record)"))))

@@ -1,4 +1,4 @@
-"""check, test, bench, profile and lsp: the engine session's actions, printed for a terminal."""
+"""check, test, bench and lsp: the engine session's actions, printed for a terminal (profile and sanitize: lens.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from cutegen.cli import present
-from cutegen.cli.options import command, console, session, settings, toolchain_options
+from cutegen.cli.options import command, console, reference_mode_option, session, settings, toolchain_options
 from cutegen.settings import Settings
 
 DEFAULTS = Settings()
@@ -17,8 +17,9 @@ def add_parsers(sub) -> None:
     check = command(sub, "check", "compile a .cu file and print condensed CuTe diagnostics")
     check.add_argument("file", type=Path, help="the .cu file")
     check.add_argument("--json", action="store_true", help="print the check result as JSON")
-    check.add_argument("--tier", choices=["check", "build"], default="check",
-                       help="check: syntax and templates (fast); build: the loadable library the harness runs")
+    check.add_argument("--tier", choices=["type", "check", "build"], default="check",
+                       help="type: clang's front end only, errors while typing (fastest, no PTX); check: nvcc to PTX "
+                            "and ptxas (the truth); build: the loadable library the harness runs")
     check.add_argument("--timeout", type=float, default=DEFAULTS.check_timeout,
                        help="seconds before the compiler is stopped")
     check.add_argument("--verbose", "-v", action="store_true", help="also print resource usage and the explanation")
@@ -33,21 +34,12 @@ def add_parsers(sub) -> None:
                                          "a sibling .py)")
         p.add_argument("--trials", type=int, default=5, help="correctness trials, each with fresh random inputs")
         p.add_argument("--seed", type=int, default=0, help="seed of the first trial's inputs")
+        reference_mode_option(p)
         p.add_argument("--timeout", type=float, default=DEFAULTS.test_timeout,
                        help="seconds before a run counts as hung")
         p.add_argument("--json", action="store_true", help="print the run record as JSON")
         toolchain_options(p)
         p.set_defaults(run=_verify, timing=name == "bench")
-
-    prof = command(sub, "profile", "profile a kernel with Nsight Compute: metrics, bottleneck, signals")
-    prof.add_argument("file", type=Path, help="the kernel")
-    prof.add_argument("--problem", help="the reference problem (default: the directive comment, then a sibling .py)")
-    prof.add_argument("--reference", action="store_true", help="profile the PyTorch reference instead (a baseline)")
-    prof.add_argument("--ncu", help="path of Nsight Compute's ncu (default: PATH, then CUDA's bin/)")
-    prof.add_argument("--timeout", type=float, default=DEFAULTS.profile_timeout, help="seconds before ncu is stopped")
-    prof.add_argument("--json", action="store_true", help="print the run record as JSON")
-    toolchain_options(prof)
-    prof.set_defaults(run=_profile)
 
 
 def add_lsp_parser(sub) -> None:
@@ -69,8 +61,12 @@ def _check(args) -> int:
         return 2
     path = args.file.resolve()
     builder = s.builder(path)
-    with err.status(f"compiling {args.file.name} ({builder.toolchain.arch}, nvcc {builder.toolchain.nvcc_version})") as status:
-        result = builder.run(Tier(args.tier), path, on_stage=lambda st: status.update(f"{st}: {args.file.name}"))
+    if args.tier == "type":
+        with err.status(f"parsing {args.file.name} (clang front end, {builder.toolchain.arch})"):
+            result = s.type_checker(path).run(path)
+    else:
+        with err.status(f"compiling {args.file.name} ({builder.toolchain.arch}, nvcc {builder.toolchain.nvcc_version})") as status:
+            result = builder.run(Tier(args.tier), path, on_stage=lambda st: status.update(f"{st}: {args.file.name}"))
     try:
         record = records.write(s.state_dir(path), args.tier, result.file, {"result": result.to_json()})
     except OSError as e:  # a full disk under .cutegen/: the diagnostics are still nvcc's, print them
@@ -85,29 +81,18 @@ def _check(args) -> int:
 
 def _verify(args) -> int:
     err = console()
-    s = session(args, err, settings(args, problem=args.problem, test_timeout=args.timeout), args.file)
+    s = session(args, err, settings(args, problem=args.problem, test_timeout=args.timeout,
+                                    reference_mode=args.reference_mode), args.file)
     if s is None:
         return 2
-    record = _run(args, s, err, "starting", lambda path, stage: s.test(
+    record = run_action(args, s, err, "starting", lambda path, stage: s.test(
         path, timing=args.timing, trials=args.trials, seed=args.seed, on_stage=stage))
     if not args.json:
         present.verdict(record, err)
     return 0 if record["verdict"] == "pass" else 1
 
 
-def _profile(args) -> int:
-    err = console()
-    s = session(args, err, settings(args, problem=args.problem, ncu=args.ncu, profile_timeout=args.timeout), args.file)
-    if s is None:
-        return 2
-    record = _run(args, s, err, "profiling", lambda path, stage: s.profile(
-        path, reference=args.reference, on_stage=stage))
-    if not args.json:
-        present.profile(record, err)
-    return 0 if record["verdict"] == "profiled" else 1
-
-
-def _run(args, s, err, first: str, action) -> dict:
+def run_action(args, s, err, first: str, action) -> dict:
     """One session action on the file with a live status line; the session is closed after (its GPU worker too).
     With --json the record is printed here; otherwise the caller presents it."""
     try:

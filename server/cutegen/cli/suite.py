@@ -11,7 +11,7 @@ LLM_ENV = {"llm_base_url": "CUTEGEN_LLM_BASE_URL", "llm_model": "CUTEGEN_LLM_MOD
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    from cutegen.cli.options import command
+    from cutegen.cli.options import command, reference_mode_option
 
     suite = command(subparsers, "suite", "judge or generate kernels for a whole benchmark, with a report")
     sub = suite.add_subparsers(dest="suite_command", required=True)
@@ -30,6 +30,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     run.add_argument("--compile-workers", type=int, default=os.cpu_count() or 1, help="parallel compiles")
     run.add_argument("--jobs", type=int, help="problems in flight (default: compile workers + GPUs)")
     run.add_argument("--trials", type=int, default=5)
+    reference_mode_option(run)
     run.add_argument("--timeout", type=float, default=120.0, help="seconds before a kernel run counts as hung")
     run.add_argument("--no-report", action="store_true", help="do not write report.md / report.html at the end")
     run.add_argument("--no-progress", action="store_true", help="plain lines instead of the live display")
@@ -73,7 +74,8 @@ def config_from_args(args):
                         llm_base_url=args.llm_base_url or os.environ.get(LLM_ENV["llm_base_url"]),
                         llm_model=args.llm_model or os.environ.get(LLM_ENV["llm_model"]),
                         llm_api_key_env=args.llm_api_key_env, llm_timeout=args.llm_timeout,
-                        llm_retries=args.llm_retries, max_rounds=args.rounds, sandbox=args.sandbox)
+                        llm_retries=args.llm_retries, max_rounds=args.rounds, sandbox=args.sandbox,
+                        reference_mode=args.reference_mode)
     price = tuple(float(x) for x in args.llm_price.split(",")) if args.llm_price else None
     if price is not None and len(price) != 2:
         raise SystemExit("error: --llm-price takes two numbers: prompt,completion USD per million tokens")

@@ -15,8 +15,9 @@ from typing import Callable
 from cutegen.diagnostics.arguments import argument_position
 from cutegen.diagnostics.cute_types import compact_type, cute_notation, drop_strides, template_bindings
 from cutegen.diagnostics.macros import macro_position
+from cutegen.diagnostics.names import explain_names
 from cutegen.diagnostics.nvcc_log import INCLUDE, Frame, RawMessage
-from cutegen.diagnostics.structure import localise
+from cutegen.diagnostics.localise import localise
 from cutegen.diagnostics.text import ELLIPSIS, fit, top_level_items
 from cutegen.model import Diagnostic, Location, Severity
 
@@ -48,7 +49,7 @@ class _Anchored:
 def condense(messages: list[RawMessage], main_file: str, is_user: Callable[[str], bool], lines: SourceLines) -> list[Diagnostic]:
     groups: dict[tuple[str, int], list[_Anchored]] = {}
     for msg in messages:
-        if msg.tool not in ("edg", "host", "nvcc") or msg.severity == "remark" or msg.code == _PARSING_RESTARTS:
+        if msg.tool not in ("edg", "host", "nvcc", "clang") or msg.severity == "remark" or msg.code == _PARSING_RESTARTS:
             continue
         anchored = _anchor(msg, main_file, is_user, lines)
         groups.setdefault((anchored.file, anchored.line), []).append(anchored)
@@ -70,7 +71,7 @@ def condense(messages: list[RawMessage], main_file: str, is_user: Callable[[str]
             first.related.append(Location(diagnostic.file, diagnostic.line, diagnostic.col, "same error here"))
             continue
         out.append(diagnostic)
-    return localise(out, main_file, lines(main_file))
+    return localise(explain_names(out, lines), main_file, lines(main_file))
 
 
 def _same_cause(earlier: list[Diagnostic], d: Diagnostic) -> Diagnostic | None:
@@ -88,7 +89,7 @@ def _anchor(msg: RawMessage, main_file: str, is_user: Callable[[str], bool], lin
         argument = _mismatched_argument(msg)
         if argument:  # "argument #k does not match": the argument, which may be lines below the call
             line, col = argument_position(source, line, col, argument) or (line, col)
-        if msg.text == 'expected a ";"':
+        if msg.text == 'expected a ";"' or msg.text.startswith("expected ';'"):  # EDG's words, clang's
             line, col = _end_of_previous_statement(source, line, col)
         moved = inside is not None and inside[0] != msg.line
         return _Anchored(msg, msg.file, line, col, None, macro_line=msg.line if moved else None)
@@ -184,7 +185,13 @@ def _diagnostic(a: _Anchored, members: list[_Anchored], is_user, lines: SourceLi
     related = []
     if m.file and not is_user(m.file) and m.line:
         related.append(Location(m.file, m.line, 1, "root cause: " + ("static_assert" if "static assertion" in m.text else "error") + " here"))
-    related += [r for r in _note_locations(m, is_user) if (r.file, r.line) != (a.file, a.line)]
+    signature = _signature(m, is_user, lines)
+    if signature:  # the parameter the argument does not match, in the user's own code: the other place to fix
+        related.append(Location(signature["file"], signature["line"], signature["col"],
+                                f"parameter #{signature['parameter']} of {signature['function']}: change it here "
+                                "if the call is right"))
+    related += [r for r in _note_locations(m, is_user) if (r.file, r.line) != (a.file, a.line)
+                and not (signature and _ARG_MISMATCH.search(r.message))]
     if a.macro_line:
         related.append(Location(a.file, a.macro_line, 1, "inside the macro invocation nvcc reports (at its first line)"))
     outer = _outermost_user_frame(m, is_user)
@@ -200,6 +207,7 @@ def _diagnostic(a: _Anchored, members: list[_Anchored], is_user, lines: SourceLi
         data={
             "root": root, "api": api, "bindings": bindings, "header": _header_ref(m, is_user),
             "header_comment": comment, "errors_on_line": len(members),
+            **({"signature": signature} if signature else {}),
         },
     )
 
@@ -280,7 +288,8 @@ def _compose(prefix: str, root: str, api: str, bindings: dict[str, str], notes: 
         return fit(message, _MAX_MESSAGE)  # the note names the argument and its type: the full list adds nothing
     if args:  # an overload that does not match: the argument types are the bindings that decide
         items = [compact_type(x) for x in top_level_items(args)]
-        shapes = [drop_strides(x) for x in items]
+        decisive = _strides_decide(dict(enumerate(items)), head)
+        shapes = [x if i in decisive else drop_strides(x) for i, x in enumerate(items)]
         forms = (items, shapes, [_ENGINE.sub("Tensor<", x) for x in shapes])
         for n in range(len(items), 0, -1):  # all arguments in a shorter form before fewer arguments
             for form in forms:
@@ -290,16 +299,43 @@ def _compose(prefix: str, root: str, api: str, bindings: dict[str, str], notes: 
         return fit(message, _MAX_MESSAGE)
     if bindings:
         named = set(re.findall(r"\w+", asserted))  # the parameters the failing line itself names decide
-        ranked = dict(sorted(bindings.items(), key=lambda kv: -1 if kv[0] in named else _binding_rank(*kv)))
-        for form in (ranked, {k: drop_strides(v) for k, v in ranked.items()}):
+        decisive = _strides_decide(bindings, root)  # (a messageless assert's root is its expression)
+        ranked = dict(sorted(bindings.items(), key=lambda kv: -2 if kv[0] in decisive else
+                             -1 if kv[0] in named else _binding_rank(*kv)))
+        # Shorter forms in order of how little they lose: strides nobody needs, then every stride.
+        forms = [ranked, {k: v if k in decisive else drop_strides(v) for k, v in ranked.items()},
+                 {k: drop_strides(v) for k, v in ranked.items()}]
+        partial = []
+        for form in forms:
             shown = [f"{k} = {v}" for k, v in form.items()]
             while shown and len(message) + len(", ".join(shown)) + 6 > _MAX_MESSAGE:
                 shown.pop()
             if len(shown) == len(form):
                 return message + " [" + ", ".join(shown) + "]"
+            partial.append(shown)
+        # Fewer bindings before a decisive stride is lost (a stride-free form that shows more is the fallback).
+        shown = partial[1] if len(partial[1]) >= len(decisive) else partial[2]
         if shown:
             return message + " [" + ", ".join(shown) + ", " + ELLIPSIS + "]"
     return fit(message, _MAX_MESSAGE)
+
+
+# Messages about the strides themselves: every layout's stride is part of the answer.
+_ABOUT_STRIDES = re.compile(r"\bstrides?\b|vectori[sz]|contiguous|congruen|canonical|\bmajor\b|\bis_static\b"
+                            r"|layout is incompatible", re.I)
+
+
+def _strides_decide(values: dict, about: str) -> set:
+    """The keys whose strides must stay: two layouts equal in shape but not in stride (the stride is what
+    differs), or every layout when the message is about strides (`(_4,_4)` would hide the `(int,_8)` that cannot
+    be vectorized)."""
+    layouts = {k: v for k, v in values.items() if drop_strides(v) != v}
+    if _ABOUT_STRIDES.search(about):
+        return set(layouts)
+    by_shape: dict[str, set] = {}
+    for k, v in layouts.items():
+        by_shape.setdefault(drop_strides(v), set()).add(v)
+    return {k for k, v in layouts.items() if len(by_shape[drop_strides(v)]) > 1}
 
 
 _ENGINE = re.compile(r"Tensor<(?:rmem|smem|gmem) [^,<>]*, ")
@@ -339,6 +375,28 @@ def _decisive_notes(m: RawMessage, users_call: bool) -> list[str]:
 
 
 _PARAM_COUNT = re.compile(r'number of parameters of function template "(?P<decl>[^"]+)" does not match the call')
+
+
+def _signature(m: RawMessage, is_user, lines: SourceLines) -> dict | None:
+    """Where the parameter that rejects argument #k is declared, when that declaration is the user's: file,
+    line, col and end_col of the parameter, the function's name and k (the editor offers it as a fix target)."""
+    for note in m.note_places:
+        found = _ARG_MISMATCH.search(note.what)
+        if not found or not is_user(note.file):
+            continue
+        name, k = found["name"].split("::")[-1], int(found["n"])
+        source = lines(note.file)
+        for line in range(note.line, min(note.line + 3, len(source)) + 1):  # the name may follow a template line
+            at = re.search(rf"\b{re.escape(name)}\s*\(", source[line - 1].split("//")[0])
+            place = at and argument_position(source, line, at.start() + 1, k)
+            if place:
+                params = _parameters(note.echo, found["name"])
+                text = params[k - 1] if 0 < k <= len(params) else ""
+                p_line, p_col = place
+                length = len(text) if source[p_line - 1][p_col - 1:].startswith(text) and text else 1
+                return {"file": note.file, "line": p_line, "col": p_col, "end_col": p_col + length,
+                        "function": found["name"], "parameter": k}
+    return None
 
 
 def _parameter_counts(m: RawMessage) -> list[str]:

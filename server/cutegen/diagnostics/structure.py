@@ -4,7 +4,7 @@ nvcc reports a broken structure where parsing finally fails ("expected a ;" at t
 declaration" after a stray brace), often far below the edit that broke it. Code that models and people write is
 indented to its structure, so the first brace whose indentation disagrees with the brace it pairs with, a
 second `else` for one `if`, or a brace that closes nothing is the place to fix (clang's and rustc's "unclosed
-delimiter" help reads indentation the same way).
+delimiter" help reads indentation the same way). Which defect replaces which nvcc error: localise.py.
 """
 
 from __future__ import annotations
@@ -25,6 +25,12 @@ class Defect:
     kind: str  # "unclosed", "stray", "duplicate-else", "unclosed-paren", "unterminated-if", "stray-endif"
     message: str
     related: list[tuple[int, str]] = field(default_factory=list)  # (line, what is there)
+    # A brace defect changes where a block ends: the indentation of that block, and the line after which the
+    # change takes effect. An unclosed block swallows the lines after its last one (scope_line) indented at most
+    # scope_indent; an extra or misplaced `}` (at scope_line) ends a block early, leaving the lines after it
+    # indented deeper than scope_indent outside it. None for the other kinds.
+    scope_indent: int | None = None
+    scope_line: int | None = None
 
 
 @dataclass
@@ -84,17 +90,18 @@ def _unclosed(scan: _Scan, o: _Open, why: str, related=None) -> Defect:
     """An unclosed `{`, reported where the `}` belongs (by indentation, its block's last line) when that is a few
     lines on, else at the brace itself; a line pasted twice is named as such."""
     lines = scan.lines
-    if o.line < len(lines) and _code(lines[o.line]) == _code(lines[o.line - 1]):
+    if _repeated(lines, o.line):
         return Defect(o.line, o.col, "unclosed", "line repeated on the next line; the `{` it opens is never closed: "
-                      "delete one of the two", [(o.line + 1, "the same line again"), *(related or [])])
+                      "delete one of the two", [(o.line + 1, "the same line again"), *(related or [])], o.indent,
+                      _block_end(lines, o))
     end = _block_end(lines, o)
     related = list(related or [])
     if end - o.line > 3:
         return Defect(end, _indent(lines[end - 1]) + 1, "unclosed",
                       f"missing `}}` after this line: the {o.label} of line {o.line} is never closed",
-                      [(o.line, f"the {o.label}'s `{{` ({why})"), *related])
+                      [(o.line, f"the {o.label}'s `{{` ({why})"), *related], o.indent, end)
     return Defect(o.line, o.col, "unclosed", f"the `{{` of this {o.label} is never closed: by indentation, a `}}` "
-                  f"is missing after line {end}", [(end, f"the block ends here ({why})"), *related])
+                  f"is missing after line {end}", [(end, f"the block ends here ({why})"), *related], o.indent, end)
 
 
 def _block_end(lines: list[str], o: _Open) -> int:
@@ -252,10 +259,15 @@ def _close(scan: _Scan, n: int, i: int, c: str) -> None:
     if c == ")":
         scan.closed_label = scan.paren_label.pop() if scan.paren_label else ""
     if not scan.stack:
-        scan.defects.append(Defect(n, i + 1, "stray", f"this `{c}` closes nothing: an extra `{c}`?"))
+        scan.defects.append(Defect(n, i + 1, "stray", f"this `{c}` closes nothing: an extra `{c}`?",
+                                   scope_indent=-1 if c == "}" else None, scope_line=n if c == "}" else None))
         scan.prev = c
         return
     top = scan.stack[-1]
+    if top.char == "{" and c in ")]":
+        _close_over_braces(scan, n, c)
+        scan.prev = c
+        return
     if top.char != _PAIRS[c]:
         if c == "}" and top.char == "(":  # a '(' left open inside a block
             scan.defects.append(Defect(top.line, top.col, "unclosed-paren",
@@ -280,6 +292,29 @@ def _close(scan: _Scan, n: int, i: int, c: str) -> None:
         scan.boundary = True
 
 
+def _close_over_braces(scan: _Scan, n: int, c: str) -> None:
+    """A `)` or `]` while a `{` is open above its partner: those braces are the ones never closed (a pasted
+    `if (...) {` inside a macro argument or a lambda passed to a call), not the partner."""
+    at = next((k for k in range(len(scan.stack) - 1, -1, -1) if scan.stack[k].char == _PAIRS[c]), None)
+    if at is None:  # nothing for it to close: the `)` itself is extra; the braces may still close later
+        return
+    inside = scan.stack[at + 1:]
+    braces = [o for o in inside if o.char == "{"]
+    explained = any(d.kind == "unclosed" and d.line >= scan.stack[at].line for d in scan.defects)
+    if braces and not explained:
+        repeated = next((o for o in braces if _repeated(scan.lines, o.line)), None)
+        scan.defects.append(_unclosed(scan, repeated or braces[-1], f"the `{c}` at line {n} closes what is around it"))
+    del scan.stack[at:]
+    for o in inside:  # parentheses left open inside the braces lose their labels too
+        if o.char == "(" and scan.paren_label:
+            scan.paren_label.pop()
+
+
+def _repeated(lines: list[str], line: int) -> bool:
+    """Line `line` (1-based) holds code and the next line is the same code: a line pasted twice."""
+    return line < len(lines) and bool(_code(lines[line - 1])) and _code(lines[line]) == _code(lines[line - 1])
+
+
 def _check_indent(scan: _Scan, opener: _Open, n: int, indent: int) -> None:
     """A `}` first on its line pairs with `opener`; their indentations should agree."""
     if indent == opener.indent:
@@ -293,12 +328,14 @@ def _check_indent(scan: _Scan, opener: _Open, n: int, indent: int) -> None:
         scan.defects.append(Defect(
             header, indent + 1, "missing-open",
             f"missing `{{` at the end of this line: the `}}` at line {n}, indented for its block, closes the "
-            f"{opener.label} of line {opener.line} instead", [(n, "the `}` meant for this block")]))
+            f"{opener.label} of line {opener.line} instead", [(n, "the `}` meant for this block")], opener.indent,
+            header))
     elif indent > opener.indent and scan.last_popped is not None and scan.last_popped.indent == indent:
         scan.defects.append(Defect(
             n, indent + 1, "stray",
             f"extra `}}`: the block of line {scan.last_popped.line} is already closed at line {scan.last_popped_line}",
-            [(scan.last_popped_line, "the block is closed here"), (opener.line, f"the {opener.label} it closes")]))
+            [(scan.last_popped_line, "the block is closed here"), (opener.line, f"the {opener.label} it closes")],
+            opener.indent, n))
 
 
 def _braceless_header(lines: list[str], start: int, n: int, indent: int) -> int | None:
@@ -318,60 +355,6 @@ def _braceless_header(lines: list[str], start: int, n: int, indent: int) -> int 
 
 def _indent(line: str) -> int:
     return len(line.expandtabs(4)) - len(line.expandtabs(4).lstrip())
-
-
-# What EDG says where a broken structure finally stops the parse.
-_PARSE_ERROR = re.compile(
-    r'^(?:expected (?:a|an) |At end of source|this declaration has no storage class|identifier "[^"]+" is undefined'
-    r'|a function-definition is not allowed|unrecognized token|extra text after|function "[^"]+" has already been '
-    r'defined|"[^"]+" has already been declared|local function definitions|a return statement|this #\w+ directive'
-    r'|the #if for this directive|#endif without #if|#else without #if|missing closing'
-    r'|linkage specification is not allowed|a template declaration is not allowed|a namespace definition'
-    r'|A __global__ function or function template cannot be a member function)')
-
-
-def is_parse_error(text: str) -> bool:
-    return _PARSE_ERROR.match(text) is not None
-
-
-def localise(diagnostics: list, main_file: str, source: list[str]) -> list:
-    """When the first error in the user's file is a parse error and the file's structure is broken before it,
-    the structural defect becomes the first diagnostic (nvcc's parse errors its related places)."""
-    from cutegen.model import Diagnostic, Location, Severity
-
-    mine = [d for d in diagnostics if d.severity is Severity.ERROR and d.file == main_file]
-    if not mine or not is_parse_error(mine[0].root):
-        return diagnostics
-    at_end = any("at end of source" in d.root for d in mine)  # then the defect may lie anywhere
-    last = len(source) if at_end else max(d.line for d in mine)
-    defect = next((x for x in find_defects("\n".join(source)) if x.line <= last), None)
-    if defect is None:
-        return diagnostics
-    if defect.kind == "unclosed-paren" and mine[0].root == 'expected a ")"':
-        # nvcc is right where the `)` goes; the `(` it would close is the useful extra fact.
-        if defect.line != mine[0].line:
-            mine[0].related.append(Location(main_file, defect.line, defect.col, "the `(` that is never closed"))
-        return diagnostics
-    follow = [d for d in mine if is_parse_error(d.root) and (d.line >= defect.line or "at end of source" in d.root)]
-    text = source[defect.line - 1] if 0 < defect.line <= len(source) else ""
-    related = [Location(main_file, line, 1, what) for line, what in defect.related]
-    related += [Location(main_file, d.line, d.col, f"nvcc reports: {d.message}") for d in follow]
-    same = next((d for d in follow if d.line == defect.line), None)  # nvcc's words where it found the place too
-    message = f"{same.message}: {defect.message}" if same else defect.message
-    found = Diagnostic(file=main_file, line=defect.line, col=defect.col, end_col=max(defect.col + 1, len(text) + 1),
-                       severity=Severity.ERROR, message=message, code=f"structure-{defect.kind}",
-                       root=defect.message, related=related,
-                       explanation=_explain(defect, follow),
-                       data={"nvcc": [d.format() for d in follow]})
-    rest = [d for d in diagnostics if not any(d is f for f in follow)]
-    return [found, *rest]
-
-
-def _explain(defect: Defect, follow: list) -> str:
-    md = [f"**{defect.message}**",
-          "nvcc stops where the broken structure makes the parse fail, usually below the cause:"]
-    md += [f"- line {d.line}: {d.message}" for d in follow[:5]]
-    return "\n\n".join(md)
 
 
 def _code(line: str) -> str:

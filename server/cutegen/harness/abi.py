@@ -1,4 +1,9 @@
-"""Calls a kernel library's `cutegen_forward` through ctypes with DLPack-layout tensors (see include/cutegen/abi.h)."""
+"""Calls a kernel library's launcher through ctypes with DLPack-layout tensors (see include/cutegen/abi.h).
+
+Two versions of the entry point: v1 `cutegen_forward(inputs, n, outputs, n, stream)`, and v2
+`cutegen_forward_v2(init, n, inputs, n, outputs, n, stream)`, which also receives the problem's
+get_init_inputs() values (LeakyReLU's negative_slope, ELU's alpha): a kernel for `Model(0.2)` must see the 0.2.
+A library exporting v2 is called through it; v1 stays supported for kernels whose problem takes none."""
 
 from __future__ import annotations
 
@@ -31,26 +36,32 @@ _DTYPES = {
 }
 
 
+_TENSORS = [ctypes.POINTER(DLTensor), ctypes.c_int]
+
+
 class KernelLibrary:
-    """A built kernel library; `__call__` launches on the current torch stream and returns the error code."""
+    """A built kernel library; `__call__` launches on the given torch stream and returns the error code."""
 
     def __init__(self, path: str):
         self.path = path
         self._lib = ctypes.CDLL(path, mode=ctypes.RTLD_LOCAL)
-        try:
-            self._fn = self._lib.cutegen_forward
-        except AttributeError:
-            raise LookupError(
-                f"{path} exports no `cutegen_forward`: define it with CUTEGEN_EXPORT (see the README's kernel ABI)"
-            ) from None
+        self.abi_version, self._fn = _entry_point(self._lib, path)
         self._fn.restype = ctypes.c_int
-        self._fn.argtypes = [ctypes.POINTER(DLTensor), ctypes.c_int, ctypes.POINTER(DLTensor), ctypes.c_int, ctypes.c_void_p]
+        self._fn.argtypes = _TENSORS * self.abi_version + [ctypes.POINTER(DLTensor), ctypes.c_int, ctypes.c_void_p]
+        self._init: tuple = ((DLTensor * 1)(), 0, [])
+
+    def bind_init(self, values: list) -> None:
+        """The problem's get_init_inputs(), passed to every v2 call (a v1 library cannot take them)."""
+        tensors = init_arguments(values)
+        keep: list = [tensors]
+        self._init = ((DLTensor * max(1, len(tensors)))(*[_dl(t, keep) for t in tensors]), len(tensors), keep)
 
     def __call__(self, inputs: list[torch.Tensor], outputs: list[torch.Tensor], stream: torch.cuda.Stream) -> int:
         keep: list = []  # the shape/stride arrays must outlive the call
         ins = (DLTensor * max(1, len(inputs)))(*[_dl(t, keep) for t in inputs])
         outs = (DLTensor * max(1, len(outputs)))(*[_dl(t, keep) for t in outputs])
-        return self._fn(ins, len(inputs), outs, len(outputs), ctypes.c_void_p(stream.cuda_stream))
+        init = self._init[:2] if self.abi_version == 2 else ()
+        return self._fn(*init, ins, len(inputs), outs, len(outputs), ctypes.c_void_p(stream.cuda_stream))
 
     timed_call = __call__  # what timing measures: the launcher writes straight into the outputs
 
@@ -69,6 +80,39 @@ def kernel_arguments(inputs: list) -> list[torch.Tensor]:
 
 _SCALAR_DTYPES = {bool: torch.bool, int: torch.int64, float: torch.float64}
 SCALARS = tuple(_SCALAR_DTYPES)
+
+
+def _entry_point(lib, path: str):
+    for version, name in ((2, "cutegen_forward_v2"), (1, "cutegen_forward")):
+        try:
+            return version, getattr(lib, name)
+        except AttributeError:
+            continue
+    raise LookupError(f"{path} exports no `cutegen_forward` (nor `cutegen_forward_v2`): define it with CUTEGEN_EXPORT "
+                      "(see the README's kernel ABI)")
+
+
+class InitValueError(TypeError):
+    """A get_init_inputs() value the ABI cannot pass; the message names it."""
+
+
+def init_arguments(values: list) -> list[torch.Tensor]:
+    """What a v2 launcher is handed for get_init_inputs(): a number as its exact 0-d host tensor (as for inputs),
+    a flat tuple/list of numbers as a 1-d host tensor (int64 if all are ints, else float64: kernel sizes, strides),
+    a tensor as it is. Anything else (a string, None, a nested list) cannot be passed and is named."""
+    out = []
+    for i, v in enumerate(values):
+        if isinstance(v, torch.Tensor):
+            out.append(v.contiguous())
+        elif isinstance(v, SCALARS):
+            out.append(torch.tensor(v, dtype=_SCALAR_DTYPES[type(v)], device="cpu"))
+        elif isinstance(v, (tuple, list)) and all(isinstance(x, SCALARS) for x in v):
+            floats = any(isinstance(x, float) for x in v)
+            out.append(torch.tensor(list(v), dtype=torch.float64 if floats else torch.int64, device="cpu"))
+        else:
+            raise InitValueError(f"get_init_inputs()[{i}] is a {type(v).__name__} ({v!r:.40}): the kernel ABI passes "
+                                 "numbers, flat tuples of numbers and tensors")
+    return out
 
 
 def _dl(t: torch.Tensor, keep: list) -> DLTensor:

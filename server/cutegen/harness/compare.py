@@ -1,18 +1,47 @@
 """Output comparison and a mismatch report a person can act on.
 
-Works on any device; it never materializes the list of bad indices (outputs can hold 1.6 G elements):
-patterns are recognized with reductions over the mismatch mask.
+Works on any device and in bounded memory: the outputs are compared in chunks of CHUNK elements (in float64,
+so a fp32 error is measured exactly), never as whole-tensor temporaries; a problem can hold 3.2 G elements per
+tensor. Only a failing output builds its mask of wrong elements (one byte per element), which the patterns are
+recognized from with reductions; the list of bad indices is never materialized.
+
+The error of an output is measured in units of the tolerance: max over elements of
+|out - truth| / (atol + rtol·|truth|). At most 1 means every element is within tolerance (harness/truth.py
+says which truth and which rule).
 """
 
 from __future__ import annotations
+
+import math
+from dataclasses import dataclass
 
 import torch
 
 from cutegen.harness.verdicts import Mismatch
 
+CHUNK = 1 << 24  # elements compared at once: ~0.7 GB of float64 temporaries
 
-def compare(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float) -> Mismatch | None:
+
+@dataclass
+class Measure:
+    """One output against its truth: elements beyond tolerance and the worst error in tolerance units."""
+
+    bad: int
+    worst: float
+
+
+def compare(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float, *, chunk: int = CHUNK) -> Mismatch | None:
     """None when `out` matches `ref` within atol + rtol·|ref| everywhere (NaN never matches)."""
+    wrong_kind = kind_mismatch(out, ref)
+    if wrong_kind is not None:
+        return wrong_kind
+    if measure(out, ref, atol, rtol, chunk=chunk).bad == 0:
+        return None
+    return report(out, ref, atol, rtol, chunk=chunk)
+
+
+def kind_mismatch(out, ref: torch.Tensor) -> Mismatch | None:
+    """Type, shape, dtype or device wrong: no element-wise comparison makes sense."""
     if not isinstance(out, torch.Tensor):
         return Mismatch(f"output is a {type(out).__name__}, expected a tensor", "type")
     if out.shape != ref.shape:
@@ -21,29 +50,96 @@ def compare(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float) -> M
         return Mismatch(f"dtype {out.dtype} but the reference has {ref.dtype}", "dtype")
     if out.device != ref.device:
         return Mismatch(f"output on {out.device}, the reference on {ref.device}", "device")
-    o, r = out.double() if out.numel() < (1 << 26) else out.float(), ref.to(out.double().dtype if out.numel() < (1 << 26) else torch.float32)
+    return None
+
+
+def measure(out: torch.Tensor, truth: torch.Tensor, atol: float, rtol: float, *, chunk: int = CHUNK) -> Measure:
+    """The worst error, chunk by chunk, with one host sync; the count of elements beyond tolerance only when
+    there are some (a second pass: the failing path)."""
+    pieces = list(chunks(out, truth, chunk))
+    if not pieces:
+        return Measure(0, 0.0)
+    worsts = torch.stack([_fast_ratio(o, r, atol, rtol).amax() for o, r in pieces]).tolist()
+    for i, w in enumerate(worsts):
+        if math.isnan(w):  # NaN, an inf on both sides, a zero tolerance: the careful element-wise rule
+            worsts[i] = float(_judge(*pieces[i], atol, rtol)[1].max())
+    worst = max(worsts)
+    if worst <= 1.0:
+        return Measure(0, worst)
+    bad = int(torch.stack([(~_judge(o, r, atol, rtol)[0]).sum() for o, r in pieces]).sum())
+    return Measure(bad, worst)
+
+
+def worst_error(out: torch.Tensor, truth: torch.Tensor, atol: float, rtol: float, *, chunk: int = CHUNK) -> float:
+    return measure(out, truth, atol, rtol, chunk=chunk).worst
+
+
+def chunks(a: torch.Tensor, b: torch.Tensor, chunk: int):
+    """Pairs of flat, equally placed pieces of two same-shape tensors. A non-contiguous one (a transposed view
+    returned by a reference) is made contiguous first: the one full-size copy a comparison can cost."""
+    fa, fb = _flat(a), _flat(b)
+    for start in range(0, fa.numel(), chunk):
+        yield fa[start:start + chunk], fb[start:start + chunk]
+
+
+def _flat(t: torch.Tensor) -> torch.Tensor:
+    return (t if t.is_contiguous() else t.contiguous()).reshape(-1)
+
+
+def _fast_ratio(o: torch.Tensor, r: torch.Tensor, atol: float, rtol: float) -> torch.Tensor:
+    """|o - r| / (atol + rtol·|r|) in as few passes as eager allows, in float32 for float32 outputs (the error of
+    the error is 2^-24 relative: immaterial next to a tolerance); NaN where the careful rule must decide."""
+    if not o.is_floating_point():
+        return torch.where(o == r, 0.0, math.inf).to(torch.float32)
+    wide = torch.float64 if o.dtype is torch.float64 else torch.float32
+    o, r = o.to(wide), r.to(wide)
+    return torch.sub(o, r).abs_().div_(r.abs().mul_(rtol).add_(atol))
+
+
+def _judge(o: torch.Tensor, r: torch.Tensor, atol: float, rtol: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per element: within tolerance (bool), and the error in tolerance units (0 where equal, inf for NaN)."""
+    if not (o.is_floating_point() or o.is_complex()):
+        ok = o == r  # integers and bools: exact
+        return ok, torch.where(ok, 0.0, math.inf).to(torch.float64)
+    o, r = o.double(), r.double()
     diff = (o - r).abs()
-    ok = diff <= atol + rtol * r.abs()
-    ok &= torch.isfinite(o) | (o == r)  # inf must match inf exactly; NaN never matches
-    bad_mask = ~ok
-    bad = int(bad_mask.sum())
-    if bad == 0:
-        return None
-    return _report(o, r, diff, bad_mask, bad)
+    tol = atol + rtol * r.abs()
+    exact = o == r  # inf matches inf of the same sign exactly; NaN never equals anything
+    ok = exact | ((diff <= tol) & torch.isfinite(o))
+    ratio = torch.where(exact, 0.0, diff / tol)
+    return ok, torch.nan_to_num(ratio, nan=math.inf)
 
 
-def _report(o, r, diff, bad_mask, bad) -> Mismatch:
-    n = bad_mask.numel()
-    flat = bad_mask.reshape(-1)
-    first = int(torch.argmax(flat.to(torch.uint8)))
-    idx = list(torch.unravel_index(torch.tensor(first), bad_mask.shape)) if bad_mask.dim() else []
-    idx = [int(i) for i in idx]
-    finite = torch.where(bad_mask & torch.isfinite(diff), diff, torch.zeros_like(diff))
-    max_abs = float(finite.max())
-    max_rel = float((finite / r.abs().clamp_min(1e-12)).max())
-    nan_bad = int((bad_mask & torch.isnan(o)).sum())
-    pattern, where = classify(bad_mask, bad, first, nan_bad)
-    exp_v, got_v = float(r.reshape(-1)[first]), float(o.reshape(-1)[first])
+def report(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float, *, chunk: int = CHUNK) -> Mismatch:
+    """The full report of a failing output: where the wrong elements are, how wrong, and their pattern."""
+    mask = torch.empty(out.shape, dtype=torch.bool, device=out.device)
+    flat_mask = mask.reshape(-1)
+    max_abs = max_rel = 0.0
+    nan_bad, first = 0, None
+    for i, (o, r) in enumerate(chunks(out, ref, chunk)):
+        ok, _ = _judge(o, r, atol, rtol)
+        bad = ~ok
+        flat_mask[i * chunk:i * chunk + bad.numel()] = bad
+        if not bool(bad.any()):
+            continue
+        if first is None:
+            first = i * chunk + int(torch.argmax(bad.to(torch.uint8)))
+        o64, r64 = o.double(), r.double()
+        diff = torch.where(bad & torch.isfinite(o64 - r64), (o64 - r64).abs(), torch.zeros_like(o64))
+        max_abs = max(max_abs, float(diff.max()))
+        max_rel = max(max_rel, float((diff / r64.abs().clamp_min(1e-12)).max()))
+        nan_bad += int((bad & torch.isnan(o64)).sum())
+    bad_count = int(mask.sum())
+    if bad_count == 0 or first is None:  # measure() said otherwise: nothing to report (should not happen)
+        return Mismatch("no element is wrong on a second look", "scattered")
+    return _message(out, ref, mask, bad_count, first, max_abs, max_rel, nan_bad)
+
+
+def _message(out, ref, mask, bad, first, max_abs, max_rel, nan_bad) -> Mismatch:
+    n = mask.numel()
+    idx = [int(i) for i in torch.unravel_index(torch.tensor(first), mask.shape)] if mask.dim() else []
+    pattern, where = classify(mask, bad, first, nan_bad)
+    exp_v, got_v = float(ref[tuple(idx)]), float(out[tuple(idx)])  # indexing: no copy of a strided reference
     message = (f"{bad:,} of {n:,} elements wrong ({bad / n:.2%}), {where}; max abs error {max_abs:.3g}, "
                f"max rel error {max_rel:.3g}; first at {tuple(idx)}: expected {exp_v:.6g}, got {got_v:.6g}")
     if nan_bad:

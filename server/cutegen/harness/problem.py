@@ -65,10 +65,16 @@ class Problem:
         both; any other order judges a correct candidate wrong."""
         import torch
 
-        torch.manual_seed(seed)  # seeds the CPU and every CUDA generator
-        init_inputs = list(self.module.get_init_inputs())
+        init_inputs = self.init_values(seed)
         torch.manual_seed(seed)
         return cls(*init_inputs)
+
+    def init_values(self, seed: int = 0) -> list:
+        """get_init_inputs() as the model is built with them (drawn from the same seeded state)."""
+        import torch
+
+        torch.manual_seed(seed)  # seeds the CPU and every CUDA generator
+        return list(self.module.get_init_inputs())
 
     def make_inputs(self) -> list:
         return list(self.module.get_inputs())

@@ -11,6 +11,7 @@ from cutegen import records
 from cutegen.build import Builder, Tier
 from cutegen.harness.problem import find_problem
 from cutegen.harness.worker import Worker
+from cutegen.model import Diagnostic
 from cutegen.toolchain import local_gpu_arch
 
 
@@ -47,7 +48,8 @@ def verify_kernel(kernel: Path, builder: Builder, worker: Worker, *, problem: st
         return finish("not-run", "built, not run: no NVIDIA GPU on this machine")
     stage("bench" if timing else "test")
     reply = worker.call({"problem": str(problem_path), "library": build.artifact, "trials": trials, "seed": seed,
-                         "timing": timing, "baselines": list(baselines)}, timeout=builder.settings.test_timeout)
+                         "timing": timing, "baselines": list(baselines), "reference": builder.settings.reference_mode},
+                        timeout=builder.settings.test_timeout)
     verdict, message = reply.pop("verdict"), reply.pop("message")
     return finish(verdict, message, **reply)
 
@@ -62,10 +64,32 @@ def _verify_modelnew(kernel, problem_path, builder, worker, trials, seed, timing
         return finish("not-run", "not run: ModelNew files build and run only on a machine with an NVIDIA GPU")
     stage("build + test (load_inline)")
     reply = worker.call({"problem": str(problem_path), "modelnew": str(kernel), "trials": trials, "seed": seed,
-                         "timing": timing, "baselines": list(baselines)},
+                         "timing": timing, "baselines": list(baselines), "reference": builder.settings.reference_mode},
                         timeout=builder.settings.build_timeout + builder.settings.test_timeout)
     verdict, message = reply.pop("verdict"), reply.pop("message")
+    if verdict == "build-failed":
+        stage("check (why load_inline failed)")
+        message, reply["build"] = _checked_build_failure(kernel, builder, reply.get("build") or {}, message)
     return finish(verdict, message, **reply)
+
+
+def _checked_build_failure(kernel: Path, builder: Builder, build: dict, message: str) -> tuple[str, dict]:
+    """A ModelNew that load_inline cannot build, told as `cutegen check` tells it: the check tier compiles the same
+    cuda_sources with torch's flags (often a cache hit: the editor checked the file on save) and its condensed
+    diagnostics come first. The worker's reading of load_inline's own text (the same condenser) adds what the
+    check does not see (cpp_sources, an include path load_inline lacks, the link, the import); where the check
+    compiles cleanly it is all there is."""
+    check = builder.run(Tier.CHECK, kernel)
+    errors = [d.to_json() for d in check.errors if d.code not in ("timeout", "nvcc-failed")]
+    if not errors or check.cancelled:
+        return message, build
+    worker = build.get("diagnostics", [])
+    seen = {(d["line"], d["root"]) for d in errors}
+    errors += [d for d in worker if (d.get("line"), d.get("root")) not in seen]
+    first = Diagnostic.from_json(errors[0])
+    return (f"load_inline failed: {first.format()}",
+            {**build, "diagnostics": errors, "worker_diagnostics": worker,
+             "check": {"seconds": check.seconds, "cached": check.cached}})
 
 
 def _environment(builder: Builder) -> dict:

@@ -17,9 +17,15 @@ class Verdict(str, Enum):
     MISMATCH = "mismatch"
     CONSTANT_OUTPUT = "constant-output"
     INPUTS_MUTATED = "inputs-mutated"
-    OTHER_STREAM = "other-stream"
+    # stream order, judged as a PyTorch program calls (calls.py): the direction is in the name
+    INPUTS_NOT_AWAITED = "inputs-not-awaited"  # read its inputs before the caller's stream had written them
+    RESULT_NOT_READY = "result-not-ready"  # still writing its outputs when the caller's stream read them
+    OTHER_STREAM = "other-stream"  # both: its work is unordered with the caller's stream either way
     CACHED_RESULTS = "cached-results"
     OUTPUT_ALIASES_INPUT = "output-aliases-input"
+    # what a ModelNew returns must be a plain tensor whose memory holds the values (modelnew.py)
+    LAZY_OUTPUT = "lazy-output"  # a torch.Tensor subclass, or a tensor without real storage
+    EXPANDED_OUTPUT = "expanded-output"  # a stride-0 / expanded or overlapping view: elements share memory
     LAUNCH_ERROR = "launch-error"
     CUDA_ERROR = "cuda-error"
     TIMEOUT = "timeout"
@@ -83,6 +89,17 @@ class Mismatch:
     def from_json(cls, d: dict) -> "Mismatch":
         known = {k: d[k] for k in cls.__dataclass_fields__ if k in d}
         return cls(**known)
+
+
+class Failed(Exception):
+    """A failed check, raised where it is seen: `verdict` names it, `message` says what was seen."""
+
+    def __init__(self, verdict: Verdict, message: str, **details):
+        super().__init__(message)
+        self.verdict, self.message, self.details = Verdict(verdict), message, details
+
+    def to_json(self) -> dict:
+        return {"verdict": self.verdict.value, "message": self.message, **self.details}
 
 
 def parse(name: object) -> Verdict | None:

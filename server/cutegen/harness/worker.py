@@ -35,11 +35,9 @@ class Worker:
         except (EOFError, OSError):
             if self._proc is not None:
                 self._proc.join(5)  # reap it, so the exit code is known
-            code = self._proc.exitcode if self._proc else None
+            code, proc = (self._proc.exitcode if self._proc else None), self._proc
             self.stop()
-            where = " in the sandbox" if self.jail else ""
-            return {"verdict": "crashed", "message": f"the worker process died{where} during the run: a host-side "
-                    f"crash in the kernel library or the problem ({_died(code, self.jail is not None)})"}
+            return _died(code, self.jail is not None, proc)
         if reply.pop("poisoned", False):
             self.stop()  # a CUDA error leaves the context unusable: the next run gets a fresh process
         return reply
@@ -80,16 +78,24 @@ def _serve(conn) -> None:
         conn.send(_handle(request))
 
 
-def _died(code: int | None, jailed: bool) -> str:
-    """How the worker ended, for the verdict: a signal by name, and which jail limit it means."""
+def _died(code: int | None, jailed: bool, proc=None) -> dict:
+    """The verdict for a worker that ended mid-run: out-of-memory when the jail's memory cgroup killed it (the
+    message names the cap), else crashed, with the signal by name and which jail limit it means."""
+    over_cap = getattr(proc, "ended_by_memory_cap", lambda: None)()
+    if over_cap:
+        return {"verdict": "out-of-memory", "message": over_cap}
     sig = -code if code is not None and code < 0 else None
     if jailed and code is not None and code > 128:
         sig = code - 128  # bwrap exits with 128+n when its child is killed by signal n
     if sig is None or sig not in signal.valid_signals():
-        return f"exit code {code}"
-    limit = {signal.SIGXCPU: "; it used up its CPU-time limit", signal.SIGXFSZ: "; it wrote a file over the size "
-             "limit", signal.SIGKILL: "; it was killed (a resource limit or the timeout)"}.get(sig, "") if jailed else ""
-    return f"killed by {signal.Signals(sig).name}{limit}"
+        how = f"exit code {code}"
+    else:
+        limit = {signal.SIGXCPU: "; it used up its CPU-time limit", signal.SIGXFSZ: "; it wrote a file over the size "
+                 "limit", signal.SIGKILL: "; it was killed (a resource limit or the timeout)"}.get(sig, "") if jailed else ""
+        how = f"killed by {signal.Signals(sig).name}{limit}"
+    where = " in the sandbox" if jailed else ""
+    return {"verdict": "crashed", "message": f"the worker process died{where} during the run: a host-side crash in "
+            f"the kernel library or the problem ({how})"}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -124,7 +130,8 @@ def _handle(request: dict) -> dict:
         else:
             lib = KernelLibrary(request["library"])
         return judge(problem, lib, trials=request.get("trials", 5), seed=request.get("seed", 0),
-                      timing=request.get("timing", False), baselines=request.get("baselines", []))
+                     timing=request.get("timing", False), baselines=request.get("baselines", []),
+                     reference=request.get("reference", "fp64"))
     except Failed as f:
         return f.to_json()
     except BuildFailed as b:
@@ -138,6 +145,10 @@ def _handle(request: dict) -> dict:
     except Exception as e:  # CUDA errors (illegal address, ...) surface here, asynchronously
         text = str(e).splitlines()[0] if str(e) else type(e).__name__
         cuda = "CUDA error" in text or "cuda" in type(e).__name__.lower() or isinstance(e, torch.AcceleratorError if hasattr(torch, "AcceleratorError") else ())
+        if cuda and "out of memory" in text:  # a cudaMalloc the card refused, raised as a plain CUDA error (a
+            # candidate that leaks device memory call after call): the context stays usable, but start afresh
+            return {"verdict": "out-of-memory", "poisoned": True, "message": f"the GPU ran out of memory: {text} "
+                    "(the kernel library allocates device memory it does not free, or asks for more than the card has)"}
         return {"verdict": "cuda-error" if cuda else "error", "message": text, "poisoned": cuda,
                 "traceback": traceback.format_exc(limit=6)}
 

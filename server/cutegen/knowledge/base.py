@@ -61,6 +61,7 @@ class KnowledgeBase:
             for a in s.advice:
                 if a not in ids:
                     out.append(f"signals.yaml: {name!r} advises unknown entry {a!r}")
+        out += self._stall_problems()
         for w in WORKLOADS:
             if not self.menu(w):
                 out.append(f"no optimization menu for workload {w!r}")
@@ -136,6 +137,29 @@ class KnowledgeBase:
 
     def idioms(self, workload: str | None = None) -> list[Entry]:
         return [e for e in self.entries if e.kind == "idiom" and (workload is None or e.workload == workload)]
+
+    def _stall_problems(self) -> list[str]:
+        from cutegen.profiler.stalls import MEANINGS
+
+        out, seen = [], {}
+        for name, s in self.signals.items():
+            for reason, advice in s.stalls.items():
+                if reason not in MEANINGS:
+                    out.append(f"signals.yaml: {name!r} advises on {reason!r}, not a profiler stall reason")
+                if not advice:
+                    out.append(f"signals.yaml: {name!r} has no advice for stall {reason!r}")
+                if reason in seen:
+                    out.append(f"signals.yaml: stall {reason!r} is advised by both {seen[reason]!r} and {name!r}")
+                seen[reason] = name
+        out += [f"signals.yaml: stall reason {r!r} has no advice" for r in MEANINGS if r not in seen]
+        return out
+
+    def advice_for_stall(self, reason: str) -> tuple[str, str] | None:
+        """(the signal it belongs to, the advice) for a hot line's stall reason, or None."""
+        for name, s in self.signals.items():
+            if reason in s.stalls:
+                return name, s.stalls[reason]
+        return None
 
     def advice_for_signal(self, name: str) -> list[Entry]:
         """Catalog and menu entries for one profiler signal, best first."""

@@ -53,6 +53,7 @@ class Signal:
     name: str
     meaning: str
     advice: list[str] = field(default_factory=list)  # entry ids, best first
+    stalls: dict[str, str] = field(default_factory=dict)  # stall reason (profiler/stalls.py) → advice for a hot line
 
 
 @dataclass
@@ -141,7 +142,11 @@ def _load_signals(path: Path) -> dict[str, Signal]:
     out = {}
     for name, spec in raw.items():
         spec = spec or {}
-        out[name] = Signal(name, str(spec.get("meaning", "")).strip(), _strings(spec.get("advice"), path.name, name))
+        stalls = spec.get("stalls") or {}
+        if not isinstance(stalls, dict):
+            raise KnowledgeError(f"{path.name}: '{name}.stalls' must map stall reasons to advice")
+        out[name] = Signal(name, str(spec.get("meaning", "")).strip(), _strings(spec.get("advice"), path.name, name),
+                           {str(r): str(a).strip() for r, a in stalls.items()})
     return out
 
 

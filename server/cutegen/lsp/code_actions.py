@@ -8,16 +8,22 @@
   diagnostic (VS Code shows its Markdown rendered; the hover carries it too).
 - Without an LLM, in clients that can open a settings page (VS Code, code-server): "configure an LLM
   for verified fixes", which opens the `cutegen.llm*` settings.
+
+An argument that does not match a parameter of a function declared in the user's own file can be fixed at either
+end: the same actions are offered on that parameter (the diagnostic's `signature` data) as on the call.
 """
 
 from __future__ import annotations
 
 from lsprotocol import types
 
+from pathlib import Path
+
 from cutegen.lsp import layouts
 from cutegen.lsp.command_ids import Command
-from cutegen.lsp.convert import contains
-from cutegen.model import Severity
+from cutegen.lsp.convert import contains, lsp_range
+from cutegen.lsp.documents import path_of
+from cutegen.model import Diagnostic, Severity
 
 APPLY = Command.APPLY_PATCH.value
 DIAGNOSE = Command.DIAGNOSE.value
@@ -30,13 +36,22 @@ def _overlaps(r: types.Range, want: types.Range) -> bool:
     return contains(r, want.start) or contains(r, want.end) or contains(want, r.start)
 
 
-def _verified_fix(ls, uri: str, lsp: types.Diagnostic) -> types.CodeAction | None:
+def signature_range(d: Diagnostic, uri: str) -> types.Range | None:
+    """The range of the parameter an argument mismatch is against, when it is declared in this document."""
+    sig = d.data.get("signature")
+    here = path_of(uri)
+    if not sig or here is None or Path(sig["file"]).resolve() != here:
+        return None
+    return lsp_range(sig["line"], sig["col"], sig.get("end_col"))
+
+
+def _verified_fix(ls, uri: str, lsp: types.Diagnostic, where: str = "") -> types.CodeAction | None:
     stored = ls.agent.patches.verified_for(uri, lsp.data)
     if stored is None:
         return None
     p = stored.proposal
     return types.CodeAction(
-        title=f"CuTeGen: apply verified fix ({p.short})",
+        title=f"CuTeGen: apply verified fix ({p.short}){where}",
         kind=types.CodeActionKind.QuickFix,
         diagnostics=[lsp],
         is_preferred=True,
@@ -54,9 +69,9 @@ def _has_diagnosis(d) -> bool:
         return False
 
 
-def _explain(uri: str, lsp: types.Diagnostic) -> types.CodeAction:
+def _explain(uri: str, lsp: types.Diagnostic, where: str = "") -> types.CodeAction:
     return types.CodeAction(
-        title="CuTeGen: explain this error (knowledge base)",
+        title=f"CuTeGen: explain this error{where} (knowledge base)",
         kind=types.CodeActionKind.QuickFix,
         diagnostics=[lsp],
         command=types.Command(title="Show the knowledge base's diagnosis", command=DIAGNOSE,
@@ -88,14 +103,20 @@ def _configure_llm(lsp_diagnostics: list[types.Diagnostic]) -> types.CodeAction:
 def actions(ls, uri: str, want: types.Range) -> list[types.CodeAction]:
     fixes, explains, errors = [], [], []
     for lsp, d in ls.published.at(uri):
-        if d.severity is not Severity.ERROR or not _overlaps(lsp.range, want):
+        if d.severity is not Severity.ERROR:
+            continue
+        if _overlaps(lsp.range, want):
+            where = ""
+        elif (sig := signature_range(d, uri)) is not None and _overlaps(sig, want):
+            where = f" for the call at line {d.line}, whose argument this parameter rejects"
+        else:
             continue
         errors.append(lsp)
-        fix = _verified_fix(ls, uri, lsp)
+        fix = _verified_fix(ls, uri, lsp, where)
         if fix is not None:
             fixes.append(fix)
         elif _has_diagnosis(d):
-            explains.append(_explain(uri, lsp))
+            explains.append(_explain(uri, lsp, where))
     out = fixes + explains
     if errors and not fixes and not llm_configured(ls) and opens_settings(ls):
         out.append(_configure_llm(errors))

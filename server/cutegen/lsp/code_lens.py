@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from cutegen.lsp import kernels, layouts, runs
+from cutegen.lsp import kernels, layouts, profile_lens, runs
 from cutegen.lsp.command_ids import Command
 from cutegen.lsp.documents import is_checked, path_of
 
-ACTIONS = (("Test", Command.TEST.value), ("Profile", Command.PROFILE.value), ("Optimize", Command.OPTIMIZE.value))
+ACTIONS = (("Test", Command.TEST.value), ("Profile", Command.PROFILE.value), ("Profile Lines", Command.PROFILE_LINES.value),
+           ("Optimize", Command.OPTIMIZE.value))
 
 
 def lenses(ls, uri: str, text: str) -> list[types.CodeLens]:
@@ -37,7 +38,7 @@ def _run_lenses(ls, a: kernels.Anchor, uri: str, path) -> list[types.CodeLens]:
         if kind in ("test", "bench"):
             out.append(_lens(a, f"{kind}: {record.summary()}", Command.TEST.value, [uri]))
     out += [_lens(a, title, command, [uri]) for title, command in ACTIONS]
-    return out
+    return out + profile_lens.code_lenses(ls, a, uri, path)
 
 
 def _lens(a: kernels.Anchor, title: str, command: str, arguments: list) -> types.CodeLens:

@@ -18,6 +18,8 @@ class Command(str, Enum):
     RESTORE_BEST = "cutegen.server.restoreBest"
     GENERATE = "cutegen.server.generate"
     LAYOUT_PICTURE = "cutegen.server.layoutPicture"
+    PROFILE_LINES = "cutegen.server.profileLines"  # [{uri[, show]}]: per-line profile (show: the latest, no run) → {svg, lines}
+    SANITIZE = "cutegen.server.sanitize"
 
     def __str__(self) -> str:
         return self.value

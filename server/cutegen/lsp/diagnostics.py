@@ -1,5 +1,5 @@
-"""Diagnostics: check a file on open and save (and, with checkOnType, after typing stops), publish
-the condensed result tagged with the document version.
+"""Diagnostics: check a file on open and save with nvcc (the save tier), publish the condensed result tagged
+with the document version; with checkOnType, the type tier (`typing_tier.py`) reports errors while typing.
 
 One job per file: a newer request cancels the older one, both its task and its nvcc process (each
 job has its own Builder job key, so cancelling never hits a newer job). A result for a version the
@@ -22,6 +22,7 @@ from cutegen import records
 from cutegen.build import Builder, Tier
 from cutegen.lsp import convert
 from cutegen.lsp.documents import is_checked, path_of, unfit
+from cutegen.lsp.typing_tier import TypingTier
 from cutegen.model import CheckResult, Diagnostic, Severity
 from cutegen.toolchain import ToolchainError
 
@@ -36,6 +37,7 @@ class Job:
     builder: Builder | None = None
     task: asyncio.Task | None = None
     saved: bool = True  # checks the saved state (open/save), not text still being typed
+    text: str | None = None  # the editor's text it checks (None: the file on disk)
     unsaved: str = ""  # why its run record could not be written (a full disk): said once, after publishing
 
     def kill(self) -> None:
@@ -55,6 +57,7 @@ class Checker:
         # Called with (job, result) after a result is published (never for stale ones): the agent's
         # background fixes and auto-test hang here.
         self.listeners: list[Callable[[Job, CheckResult], None]] = []
+        self.typing = TypingTier(server, self)
 
     def schedule(self, uri: str, *, delay: float = 0.0, record: bool = True,
                  on_stage: Callable[[str], None] | None = None) -> asyncio.Task | None:
@@ -65,7 +68,7 @@ class Checker:
         doc = self.server.open_document(uri)
         self.cancel(uri)
         job = Job(uri, path, doc.version if doc else None, f"lsp:{path}:{next(self._ids)}", saved=record)
-        text = doc.source if doc else None
+        job.text = text = doc.source if doc else None
         job.task = asyncio.create_task(self._run(job, text, delay, record, on_stage))
         self.jobs[uri] = job
         return job.task
@@ -79,6 +82,7 @@ class Checker:
     def cancel_all(self) -> None:
         for uri in list(self.jobs):
             self.cancel(uri)
+        self.typing.cancel_all()
 
     async def _run(self, job: Job, text: str | None, delay: float, record: bool, on_stage) -> CheckResult | None:
         try:
@@ -141,6 +145,8 @@ class Checker:
         groups = convert.by_uri(result, job.uri)
         for uri in self.server.published.replace(job.uri, groups):
             self.send(uri, job.version if uri == job.uri else None)
+        if result.command:
+            self.typing.saved_result(job, job.text, result)
         self.server.refresh_code_lens()
         for listener in self.listeners:
             try:
@@ -151,6 +157,7 @@ class Checker:
     def clear(self, uri: str) -> None:
         """The file was closed: withdraw what its checks published (its own and in headers)."""
         self.cancel(uri)
+        self.typing.forget(uri)
         for affected in self.server.published.drop(uri):
             self.send(affected, None)
 
@@ -169,22 +176,26 @@ def _unfit(path: Path, reason: str) -> CheckResult:
 
 def register(server) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(ls, params: types.DidOpenTextDocumentParams):
+    async def did_open(ls, params: types.DidOpenTextDocumentParams):
         ls.checks.schedule(params.text_document.uri)
+        await ls.settings_loaded()
+        if ls.session.settings.check_on_type:  # the first errors before nvcc's, and the header set parsed early
+            ls.checks.typing.schedule(params.text_document.uri, delay=0)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls, params: types.DidSaveTextDocumentParams):
+        ls.checks.typing.cancel(params.text_document.uri)  # nvcc speaks for this text: the cores are its
         ls.checks.schedule(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     async def did_change(ls, params: types.DidChangeTextDocumentParams):
-        # Without checkOnType a running check of the saved text goes on (its run record is still
-        # worth having); its diagnostics are dropped as stale when it ends. The first edits may
-        # come before the settings: wait for them to know.
+        # A running check of the saved text goes on (its run record is still worth having); its
+        # diagnostics are dropped as stale when it ends. With checkOnType the type tier parses the
+        # unsaved text after the debounce. The first edits may come before the settings: wait for them.
         await ls.settings_loaded()
         settings = ls.session.settings
         if settings.check_on_type:
-            ls.checks.schedule(params.text_document.uri, delay=settings.debounce_ms / 1000, record=False)
+            ls.checks.typing.schedule(params.text_document.uri, delay=settings.debounce_ms / 1000)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls, params: types.DidCloseTextDocumentParams):

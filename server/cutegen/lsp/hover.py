@@ -1,4 +1,5 @@
-"""Hover: over a diagnostic, its explanation and related places; over a kernel name, its latest runs.
+"""Hover: over a diagnostic, its explanation and related places; over a kernel name, its latest runs; on a hot
+line of a line profile, its stall reasons (profile_lens.py).
 
 Both answer from memory or small JSON files: a hover never compiles.
 """
@@ -9,7 +10,7 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from cutegen.lsp import kernels, layouts, runs
+from cutegen.lsp import kernels, layouts, profile_lens, runs
 from cutegen.lsp.convert import contains
 from cutegen.lsp.documents import path_of, uri_of, word_at
 from cutegen.model import Diagnostic
@@ -115,5 +116,6 @@ def register(server) -> None:
         for anchor in kernels.anchors(doc.source):
             if anchor.name == word:
                 return _markdown(kernel_markdown(ls, path, anchor), None)
-        text = layouts.layout_hover(ls, uri, pos, doc.source)
+        texts = [profile_lens.hover_markdown(ls, uri, pos.line, doc.source), layouts.layout_hover(ls, uri, pos, doc.source)]
+        text = "\n\n---\n\n".join(t for t in texts if t)
         return _markdown(text, None) if text else None

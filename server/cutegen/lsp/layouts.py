@@ -218,8 +218,11 @@ def register(server) -> None:
         doc = ls.open_document(params.text_document.uri)
         if doc is None:
             return []
+        from cutegen.lsp import profile_lens  # the hot lines' marks share the one inlay-hint handler
+
         return inlay_hints(ls, params.text_document.uri, doc.source, ls.session.settings.layout_inlay_hints,
-                           params.range.start.line, params.range.end.line)
+                           params.range.start.line, params.range.end.line) + profile_lens.inlay_hints(
+            ls, params.text_document.uri, doc.source, params.range.start.line, params.range.end.line)
 
 
 async def picture_for(ls, args: dict) -> dict:

@@ -17,7 +17,9 @@ from pygls.exceptions import JsonRpcInvalidRequest, JsonRpcMethodNotFound
 from pygls.lsp.server import LanguageServer
 
 from cutegen import __version__
-from cutegen.lsp import arguments, code_actions, code_lens, commands, config, diagnostics, hover, layouts, requests
+from cutegen.lsp import (
+    arguments, code_actions, code_lens, commands, config, diagnostics, hover, layouts, profile_lens, requests,
+)
 from cutegen.lsp.agent import AgentService
 from cutegen.lsp.documents import path_of
 from cutegen.lsp.protocol import CuteGenProtocol
@@ -133,7 +135,7 @@ def _register_lifecycle(server: CuteGenServer) -> None:
 def create_server() -> CuteGenServer:
     server = CuteGenServer()
     _register_lifecycle(server)
-    for feature in (config, diagnostics, hover, code_lens, code_actions, commands, layouts):
+    for feature in (config, diagnostics, hover, code_lens, code_actions, commands, layouts, profile_lens):
         feature.register(server)
     return server
 

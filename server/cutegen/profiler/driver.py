@@ -22,6 +22,9 @@ def main() -> None:
     ap.add_argument("--reference", action="store_true", help="profile the PyTorch reference instead (a baseline)")
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--calls", type=int, default=1, help="calls inside the profiled range")
+    ap.add_argument("--no-reference", action="store_true",
+                    help="do not run the reference on the GPU (output shapes from the meta device): under the "
+                         "sanitizer only the kernel's own launches are checked")
     args = ap.parse_args()
     problem = load_problem(args.problem)
     torch.manual_seed(0)
@@ -29,14 +32,16 @@ def main() -> None:
         inputs = problem.make_inputs()
     model = problem.make_model().cuda().eval()
     with torch.no_grad():
-        ref = model(*inputs)
+        ref = _meta_outputs(problem) if args.no_reference and not args.reference else None
+        if ref is None:
+            ref = model(*inputs)
         if args.reference:
             call = lambda: model(*inputs)  # noqa: E731
         else:
             from cutegen.harness.abi import KernelLibrary, kernel_arguments
 
             lib = KernelLibrary(args.library)
-            outs = [torch.empty_like(r) for r in (ref if isinstance(ref, (tuple, list)) else [ref])]
+            outs = [torch.empty_like(r, device="cuda") for r in (ref if isinstance(ref, (tuple, list)) else [ref])]
             stream = torch.cuda.current_stream()
             kernel_inputs = kernel_arguments(inputs)
             call = lambda: lib(kernel_inputs, outs, stream)  # noqa: E731
@@ -52,6 +57,17 @@ def main() -> None:
             call()
         torch.cuda.synchronize()
         torch.cuda.nvtx.range_pop()
+
+
+def _meta_outputs(problem):
+    """The reference's outputs as meta tensors (shapes and dtypes, no GPU work), or None when the model cannot
+    run on the meta device."""
+    torch.manual_seed(0)
+    try:
+        with torch.device("meta"):
+            return problem.make_model()(*problem.make_inputs())
+    except Exception:
+        return None
 
 
 if __name__ == "__main__":

@@ -18,12 +18,17 @@ from cutegen.files import write_atomic
 from cutegen.harness.problem import find_problem, load_problem
 from cutegen.profiler.classify import summarize
 from cutegen.profiler.driver import RANGE
+from cutegen.profiler.lines import profile_lines
 from cutegen.profiler.ncu_csv import byte_count, parse_raw_csv, seconds
 from cutegen.state import StateDir
 from cutegen.toolchain import local_gpu_arch
 
 SECTIONS = ["SpeedOfLight", "LaunchStats", "Occupancy", "WarpStateStats", "MemoryWorkloadAnalysis",
             "ComputeWorkloadAnalysis", "SchedulerStats"]
+# The per-line profile rides in the same ncu run: per-PC warp-state samples, executed instructions and memory
+# sectors, with the kernel's source imported into the report (so the GUI shows it on any machine).
+LINE_SECTIONS = ["SourceCounters"]
+LINE_ARGS = ["--import-source", "yes"]
 METRICS = [
     "gpu__time_duration.sum", "dram__bytes_read.sum", "dram__bytes_write.sum",
     "sm__sass_thread_inst_executed_op_ffma_pred_on.sum", "sm__sass_thread_inst_executed_op_fadd_pred_on.sum",
@@ -47,8 +52,9 @@ def find_ncu(setting: str | None, cuda_root: str) -> str | None:
 
 def profile_kernel(kernel: Path, builder: Builder, worker=None, *, problem: str | Path | None = None,
                    state_dir: Path = Path(".cutegen"), reference: bool = False,
-                   on_stage: Callable[[str], None] | None = None, jail=None) -> dict:
-    """`jail` (a cutegen.sandbox.Jail): run ncu and the profiled program inside it (a model-written candidate)."""
+                   on_stage: Callable[[str], None] | None = None, jail=None, lines: bool = True) -> dict:
+    """`jail` (a cutegen.sandbox.Jail): run ncu and the profiled program inside it (a model-written candidate).
+    `lines`: also the per-line profile (profiler/lines.py), from the same ncu run."""
     kernel = Path(kernel).resolve()
     stage = on_stage or (lambda s: None)
     record: dict = {"kernel": str(kernel), "reference": reference}
@@ -63,7 +69,8 @@ def profile_kernel(kernel: Path, builder: Builder, worker=None, *, problem: str 
     if ncu is None and local_gpu_arch() is not None:  # without a GPU, that is the news (below), not ncu
         return finish("ncu-missing", "Nsight Compute (ncu) was not found: install it with the CUDA toolkit, put it on "
                                      f"PATH or set {builder.settings.name_of('ncu')}")
-    spills, serialized, target = 0, False, ["--reference"]
+    lines = lines and not reference  # the reference is PyTorch's code: it has no lines of the user's
+    spills, serialized, target, build = 0, False, ["--reference"], None
     if not reference:
         stage("build")
         build = builder.run(Tier.BUILD, kernel)
@@ -80,11 +87,12 @@ def profile_kernel(kernel: Path, builder: Builder, worker=None, *, problem: str 
     report = folder / ("reference.ncu-rep" if reference else "kernel.ncu-rep")
     stage("ncu")
     started = time.perf_counter()
-    if jail is not None:  # ncu, the problem and the library read-only; only the report folder writable
-        jail = jail.with_paths(readonly=[os.path.dirname(os.path.realpath(ncu)), problem_path, *target[1:]],
+    if jail is not None:  # ncu, the problem and the library (with its compiled source) read-only; only the report folder writable
+        jail = jail.with_paths(readonly=[os.path.dirname(os.path.realpath(ncu)), problem_path, *target[1:],
+                                         *([os.path.dirname(target[1])] if lines else [])],
                                writable=[folder])
     outcome = _run_ncu(ncu, report, problem_path, target, builder.settings.profile_timeout,
-                       builder.settings.name_of("profile_timeout"), jail)
+                       builder.settings.name_of("profile_timeout"), jail, lines)
     record["stage_seconds"] = {"ncu": round(time.perf_counter() - started, 2)}
     if outcome is not None:
         verdict, message = outcome
@@ -108,17 +116,28 @@ def profile_kernel(kernel: Path, builder: Builder, worker=None, *, problem: str 
     dtype = _output_dtype(loaded)
     gpu = hardware.present() or hardware.H200  # a card not in the table is read against the one measured here
     result = summarize(kernels, gpu=gpu, flops=loaded.flops(), dtype=dtype, spills=spills, wgmma_serialized=serialized)
+    if lines:
+        stage("lines")
+        started = time.perf_counter()
+        try:
+            record["lines"], problem = profile_lines(report, ncu, build.artifact, kernel, builder.toolchain,
+                                                     jail.command if jail is not None else None)
+        except Exception as e:  # the kernel-level profile stands without its lines
+            record["lines"], problem = None, f"the per-line profile failed ({type(e).__name__}: {e})"
+        record["stage_seconds"]["lines"] = round(time.perf_counter() - started, 2)
+        if problem:
+            record["lines_problem"] = problem
     return finish("profiled", result["summary"], report=str(report), classification=result,
                   signals=result.pop("signals"), ncu_rule=ncu_sol_rule(details), metrics=curated(kernels))
 
 
 def _run_ncu(ncu: str, report: Path, problem: Path, target: list[str], timeout: float,
-             timeout_name: str, jail=None) -> tuple[str, str] | None:
+             timeout_name: str, jail=None, lines: bool = False) -> tuple[str, str] | None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[2]),
                                                         os.environ.get("PYTHONPATH", "")])}
     wrap = jail.command if jail is not None else (lambda argv: argv)
     base = [ncu, "--clock-control", "none", "--nvtx", "--nvtx-include", f"{RANGE}/", "-f", "-o", str(report.with_suffix(""))]
-    sections = [a for s in SECTIONS for a in ("--section", s)]
+    sections = [a for s in SECTIONS + LINE_SECTIONS * lines for a in ("--section", s)] + LINE_ARGS * lines
     program = [sys.executable, "-m", "cutegen.profiler.driver", "--problem", str(problem), *target]
     for extra in (["--metrics", ",".join(METRICS)], []):  # retry with sections only if a metric is unknown
         try:

@@ -1,4 +1,4 @@
-"""The profiler's vocabulary: the signals `classify.py` raises and the verdicts of a profile run.
+"""The profiler's vocabulary: the signals `classify.py` raises and the verdicts of a profile and a sanitizer run.
 
 The profiler owns these names; the knowledge base's menu and recognizers import them.
 """
@@ -40,3 +40,22 @@ class ProfileVerdict(str, Enum):
         if self is ProfileVerdict.PROFILED:
             return "ok"
         return "info" if self in (ProfileVerdict.NOT_RUN, ProfileVerdict.NO_PROBLEM) else "error"
+
+
+class SanitizeVerdict(str, Enum):
+    """How `cutegen sanitize` ended (profiler/sanitizer.py)."""
+
+    CLEAN = "clean"
+    ERRORS = "sanitizer-errors"
+    SANITIZER_MISSING = "sanitizer-missing"
+    BUILD_FAILED = "build-failed"
+    NOT_RUN = "not-run"
+    NO_PROBLEM = "no-problem"
+    TIMEOUT = "sanitizer-timeout"
+    FAILED = "sanitizer-failed"
+
+    @property
+    def level(self) -> str:
+        if self is SanitizeVerdict.CLEAN:
+            return "ok"
+        return "info" if self in (SanitizeVerdict.NOT_RUN, SanitizeVerdict.NO_PROBLEM) else "error"

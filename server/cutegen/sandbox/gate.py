@@ -1,34 +1,57 @@
-"""The static gate: a candidate (model-written text) is refused before it is built when it adds a host-side
-use of a process, file, network, dynamic-loading or environment API, an include of such a header or of a
-path outside the project, or inline assembly outside device code. "Adds": compared with the file the
+"""The static gate: a candidate (model-written text) is refused before it is built when it adds host code that
+reaches out (a process, file, network, dynamic-loading or environment API; inline assembly; a static
+initializer or a symbol alias), an include of a header of such an API, of a path outside the project, of a
+header the user's own version does not include, or one a macro names. "Adds": compared with the file the
 candidate was derived from, so a kernel whose own launcher already reads a file can still be optimized.
-The user's own code is never gated; the sandbox still runs what passes.
+
+It judges what the code does, not how it is spelled: given the candidate as the real preprocessor wrote it
+(the host preprocessing step of the build, `sandbox/preprocess.py`), it scans the tokens that come from the candidate
+itself, after macro expansion, token pasting, line splices and `#if`; without it, the raw text's tokens.
+After the build, `sandbox.library` checks the same in the binary. The user's own code is never gated; the
+jail still runs what passes: the gate is a tripwire with line numbers, the jail is the boundary.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 from dataclasses import dataclass
 
-# (what it lets code do, names). Matched as calls or types, outside device-only functions.
+from cutegen.sandbox import cpp
+from cutegen.sandbox.cpp import Token
+
+# (what it lets code do, names). A use is a reference to the name (a call, its address, a type), outside
+# device-only functions.
 HOST_APIS = {
-    "process": ("system", "popen", "fork", "vfork", "execl", "execlp", "execle", "execv", "execvp", "execvpe",
-                "execve", "fexecve", "posix_spawn", "posix_spawnp", "clone", "kill", "syscall", "ptrace", "daemon"),
-    "file": ("fopen", "freopen", "fdopen", "open", "openat", "creat", "unlink", "unlinkat", "remove", "rename",
-             "mkdir", "rmdir", "chmod", "chown", "truncate", "symlink", "link", "opendir", "ifstream", "ofstream",
-             "fstream", "filebuf", "filesystem"),
-    "network": ("socket", "connect", "bind", "listen", "accept", "getaddrinfo", "gethostbyname", "inet_pton",
-                "inet_addr", "curl_easy_init"),
-    "dynamic loading": ("dlopen", "dlmopen", "dlsym", "dlvsym", "LoadLibrary", "LoadLibraryA"),
-    "environment": ("getenv", "secure_getenv", "setenv", "putenv", "unsetenv", "clearenv", "environ"),
+    "process": ("system", "__libc_system", "popen", "wordexp", "fork", "vfork", "execl", "execlp", "execle", "execv",
+                "execvp", "execvpe", "execve", "execveat", "fexecve", "posix_spawn", "posix_spawnp", "clone", "clone3",
+                "kill", "tgkill", "pidfd_open", "pidfd_send_signal", "syscall", "ptrace", "daemon", "prctl", "unshare",
+                "setns", "mount", "umount", "umount2", "chroot", "pivot_root", "personality"),
+    "file": ("fopen", "fopen64", "freopen", "fdopen", "open", "open64", "openat", "openat2", "creat", "unlink",
+             "unlinkat", "remove", "rename", "renameat", "mkdir", "rmdir", "chmod", "chown", "truncate", "symlink",
+             "link", "readlink", "access", "opendir", "scandir", "nftw", "mkfifo", "mknod", "tmpfile", "mkstemp",
+             "mkdtemp", "ifstream", "ofstream", "fstream", "filebuf", "filesystem"),
+    "network": ("socket", "socketpair", "connect", "bind", "listen", "accept", "accept4", "sendto", "recvfrom",
+                "getaddrinfo", "gethostbyname", "inet_pton", "inet_addr", "curl_easy_init"),
+    "dynamic loading": ("dlopen", "dlmopen", "dlsym", "dlvsym", "dlinfo", "__libc_dlopen_mode", "LoadLibrary",
+                        "LoadLibraryA"),
+    "environment": ("getenv", "secure_getenv", "setenv", "putenv", "unsetenv", "clearenv", "environ", "__environ",
+                    "_environ"),
 }
 HEADERS = {
-    "process": ("unistd.h", "spawn.h", "sys/wait.h", "sys/ptrace.h", "sys/syscall.h", "signal.h", "csignal"),
-    "file": ("fstream", "filesystem", "fcntl.h", "sys/stat.h", "dirent.h", "sys/mman.h"),
-    "network": ("sys/socket.h", "netinet/in.h", "arpa/inet.h", "netdb.h", "curl/curl.h"),
+    "process": ("unistd.h", "spawn.h", "sys/wait.h", "sys/ptrace.h", "sys/syscall.h", "sys/prctl.h", "sys/mount.h",
+                "signal.h", "csignal", "wordexp.h"),
+    "file": ("fstream", "filesystem", "fcntl.h", "sys/stat.h", "dirent.h", "sys/mman.h", "ftw.h"),
+    "network": ("sys/socket.h", "netinet/in.h", "arpa/inet.h", "netdb.h", "sys/un.h", "curl/curl.h"),
     "dynamic loading": ("dlfcn.h",),
 }
+# Attributes that run code at load time or bind a name to another symbol: `weakref("system")` calls system
+# under another name, a `section(".init_array")` pointer runs before any harness check.
+ATTRIBUTES = {"static initializer": ("constructor", "destructor", "init_priority", "section"),
+              "symbol alias": ("weakref", "alias", "ifunc", "symver")}
+PRAGMAS = ("weak", "redefine_extname")  # `#pragma redefine_extname f system` renames a call
+_INCLUDES = ("include", "include_next", "import", "embed")
 # Python candidates (KernelBench ModelNew files) run their module body on the host.
 PYTHON_APIS = {
     "process": ("subprocess", "os.system", "os.popen", "os.fork", "os.exec", "os.spawn", "pty", "multiprocessing"),
@@ -38,47 +61,65 @@ PYTHON_APIS = {
                         "marshal"),
     "environment": ("os.environ", "getenv", "os.putenv"),
 }
+_NAMES = {name: category for category, names in HOST_APIS.items() for name in names}
+_ORDER = {c: i for i, c in enumerate([*HOST_APIS, "inline assembly", *ATTRIBUTES, "include", "directive"])}
 _STD_ALGORITHMS = {"remove", "bind"}  # std::remove and std::bind are an algorithm and a binder, not file/socket calls
-_ASM = re.compile(r"\b(?:asm|__asm__|__asm)\b")
-_INCLUDE = re.compile(r"^[ \t]*#[ \t]*include[ \t]*([<\"])([^>\"\n]+)[>\"]", re.M)
-# A quoted include must name a header: `#include ".env"` would print the file's lines in compiler errors,
-# which go back to the model as feedback.
+_ASM = {"asm", "__asm__", "__asm"}
+_DECLARING = {"int", "long", "short", "unsigned", "signed", "char", "bool", "float", "double", "auto", "void",
+              "size_t", "int64_t", "int32_t", "uint32_t", "uint64_t"}  # `int link = 0;` names a variable
+_AGGREGATE = {"struct", "class", "union", "namespace", "enum"}
 _HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".cuh", ".cu", ".inl", ".ipp", ".tcc", ".inc")
-_HEAD_DEVICE = re.compile(r"\b(?:__global__|__device__)\b")
-_HEAD_HOST = re.compile(r"\b__host__\b")
 
 
 @dataclass(frozen=True)
 class Use:
-    category: str  # "process", "file", ..., "include", "inline assembly"
+    category: str  # "process", "file", ..., "include", "inline assembly", "static initializer", ...
     name: str
-    line: int  # 1-based, in the candidate
+    line: int  # 1-based, in the candidate; 0 when the code does not show it
 
     def describe(self) -> str:
+        where = f"line {self.line}: " if self.line else ""
         if self.category == "include":
-            return f"line {self.line}: #include {self.name}"
+            return f"{where}#include {self.name}"
         if self.category == "inline assembly":
-            return f"line {self.line}: inline assembly in host code"
-        return f"line {self.line}: {self.category} API `{self.name}`"
+            return f"{where}inline assembly in host code"
+        if self.category in ("static initializer", "symbol alias", "directive", "imported symbol",
+                             "system call instruction"):
+            return f"{where}{self.category} `{self.name}`"
+        return f"{where}{self.category} API `{self.name}`"
 
 
 @dataclass(frozen=True)
 class Refusal:
     uses: tuple[Use, ...]
+    when: str = "before building"
 
     @property
     def reason(self) -> str:
         listed = "; ".join(u.describe() for u in self.uses[:5])
         more = f" (and {len(self.uses) - 5} more)" if len(self.uses) > 5 else ""
-        return (f"refused before building: the candidate adds host code that model-written code may not run "
-                f"({listed}{more}). Candidates may change device code and launch configuration, not open files, "
-                "start processes, use the network, load libraries or read the environment.")
+        what = "the candidate adds host code" if self.when == "before building" else "the built library has host code"
+        return (f"refused {self.when}: {what} that model-written code may not run ({listed}{more}). Candidates "
+                "may change device code and launch configuration, not open files, start processes, use the "
+                "network, load libraries, read the environment or run code when the library is loaded; they may "
+                "include library headers and the headers your version includes, nothing else.")
 
 
-def review(candidate: str, original: str = "", *, python: bool = False) -> Refusal | None:
-    """None when the candidate adds no gated use; else the refusal, naming each new use and its line."""
-    new = _uses(candidate, python)
-    old = Counter((u.category, u.name) for u in _uses(original, python))
+@dataclass(frozen=True)
+class Source:
+    """A candidate (or its original) as the gate reads it: the raw text and, where it could be made, what the
+    real preprocessor made of it."""
+
+    text: str
+    preprocessed: cpp.Preprocessed | None = None
+
+
+def review(candidate: str | Source, original: str | Source = "", *, python: bool = False,
+           system_roots: tuple[str, ...] = (), allowed_headers: tuple[str, ...] = ()) -> Refusal | None:
+    """None when the candidate adds no gated use; else the refusal, naming each new use and its line.
+    `system_roots` and `allowed_headers`: where the files the preprocessor opened for the candidate may lie."""
+    new = uses(_source(candidate), python, system_roots, allowed_headers)
+    old = Counter((u.category, u.name) for u in uses(_source(original), python, system_roots, allowed_headers))
     added = []
     for use in new:
         key = (use.category, use.name)
@@ -89,50 +130,183 @@ def review(candidate: str, original: str = "", *, python: bool = False) -> Refus
     return Refusal(tuple(added)) if added else None
 
 
-def _uses(text: str, python: bool) -> list[Use]:
-    if not text:
+def uses(source: Source, python: bool = False, system_roots: tuple[str, ...] = (),
+         allowed_headers: tuple[str, ...] = ()) -> list[Use]:
+    if not source.text:
         return []
     if python:  # the module body, and the C++ sources in its strings (load_inline builds them)
-        cpp = re.sub(r"(?m)^\s*#(?!\s*include)[^\n]*", "", text)
-        return sorted(_python_uses(text) + _api_uses(cpp, device_spans(cpp)) + _include_uses(text) +
-                      _asm_uses(cpp, device_spans(cpp)), key=lambda u: u.line)
-    code = strip_comments_and_strings(text)
-    device = device_spans(code)
-    uses = [u for u in _api_uses(code, device)] + _include_uses(text) + _asm_uses(code, device)
-    return sorted(uses, key=lambda u: u.line)
+        cpp_text = re.sub(r"(?m)^\s*#(?!\s*include)[^\n]*", "", source.text)
+        found = _python_uses(source.text) + _token_uses(cpp.tokens(cpp.phase3(cpp_text)))
+        includes = [u for u in _directive_uses(source.text) if u.category == "include"]  # `# line` is a comment
+        return sorted(found + includes, key=_sort_key)
+    pre = source.preprocessed
+    toks = pre.tokens if pre is not None else cpp.tokens(cpp.phase3(source.text))
+    found = _token_uses(toks) + _directive_uses(source.text)
+    if pre is not None:
+        found += _pragma_uses(pre.pragmas) + _opened_uses(pre.includes, system_roots, allowed_headers)
+    return sorted(found, key=_sort_key)
 
 
-def _api_uses(code: str, device: list[tuple[int, int]]) -> list[Use]:
+def _source(s: str | Source) -> Source:
+    return s if isinstance(s, Source) else Source(s)
+
+
+def _sort_key(u: Use) -> tuple:
+    return (u.line, _ORDER.get(u.category, len(_ORDER)))
+
+
+# -- tokens --------------------------------------------------------------------------------------------
+
+def _token_uses(toks: list[Token]) -> list[Use]:
+    device = device_ranges(toks)
     out = []
-    for category, names in HOST_APIS.items():
-        # Unqualified, `::`- or `std::`-qualified; `cute::copy` or `x.open()` are other functions.
-        pattern = re.compile(r"(?<![\w.:])(::|std::)?(" + "|".join(map(re.escape, names)) + r")\b"
-                             r"(?=\s*[(<{]|\s*::|\s+\w|\s*;|\s*\))")
-        for m in pattern.finditer(code):
-            if _preceded_by_member_access(code, m.start()) or _inside(device, m.start()):
-                continue
-            if m.group(1) == "std::" and m.group(2) in _STD_ALGORITHMS:
-                continue
-            out.append(Use(category, m.group(2), _line(code, m.start())))
+    for i, t in enumerate(toks):
+        if _inside(device, i):
+            continue
+        if t.kind == "id" and t.text in _NAMES and _refers_to_api(toks, i):
+            out.append(Use(_NAMES[t.text], t.text, t.line))
+        elif t.kind == "id" and t.text in _ASM:
+            out.append(Use("inline assembly", "asm", t.line))
+        elif t.text in ("__attribute__", "[["):
+            out += _attribute_uses(toks, i)
     return out
 
 
-def _include_uses(text: str) -> list[Use]:
+def _refers_to_api(toks: list[Token], i: int) -> bool:
+    """`system`, `::system`, `std::system`; not `x.open`, `p->connect`, `cute::copy`, `std::remove(...)`, nor
+    a variable or function of that name being declared (`int link = 0;`)."""
+    before = toks[i - 1].text if i else ""
+    if before in (".", "->"):
+        return False
+    if before == "::":
+        qualifier = toks[i - 2] if i >= 2 else None
+        if qualifier is not None and qualifier.kind == "id":
+            return qualifier.text == "std" and toks[i].text not in _STD_ALGORITHMS
+        return True  # ::system
+    after = toks[i + 1].text if i + 1 < len(toks) else ""
+    return not (before in _DECLARING and after in ("=", ";", ",", "[", "{", "(", ")"))
+
+
+def _attribute_uses(toks: list[Token], i: int) -> list[Use]:
+    """`__attribute__((constructor))`, `[[gnu::weakref("system")]]`: the attribute names, each checked."""
+    names, depth, j = [], 0, i + 1
+    if toks[i].text == "[[":
+        while j < len(toks) and toks[j].text != "]]":
+            if toks[j].kind == "id" and (j + 1 >= len(toks) or toks[j + 1].text != "::") and depth == 0:
+                names.append(toks[j])
+            depth += toks[j].text == "("
+            depth -= toks[j].text == ")"
+            j += 1
+    else:
+        while j < len(toks):
+            depth += toks[j].text == "("
+            depth -= toks[j].text == ")"
+            if toks[j].kind == "id" and depth == 2:
+                names.append(toks[j])
+            j += 1
+            if depth == 0:
+                break
+    out = []
+    for t in names:
+        name = t.text.strip("_")
+        for category, refused in ATTRIBUTES.items():
+            if name in refused:
+                out.append(Use(category, name, t.line))
+    return out
+
+
+def device_ranges(toks: list[Token]) -> list[tuple[int, int]]:
+    """Token index spans of the bodies of device-only functions (`__global__`/`__device__` without `__host__`,
+    as written or as the preprocessor expands them: `__attribute__((device))`), lambdas included: code there
+    never runs on the host. Only attributes at the top level of a function's head count (not one inside a
+    default argument), and never for a struct, class or namespace."""
+    spans, stack, head_start = [], [], 0
+    for i, t in enumerate(toks):
+        if t.text == "{":
+            inherited = bool(stack) and stack[-1][1]
+            stack.append((i, inherited or _device_head(toks[head_start:i])))
+            head_start = i + 1
+        elif t.text == "}":
+            if stack:
+                start, device = stack.pop()
+                if device and not (stack and stack[-1][1]):
+                    spans.append((start, i))
+            head_start = i + 1
+        elif t.text == ";":
+            head_start = i + 1
+    return spans
+
+
+def _device_head(head: list[Token]) -> bool:
+    depth, where = 0, set()
+    for k, t in enumerate(head):
+        if t.text == "(":
+            depth += 1
+        elif t.text == ")":
+            depth -= 1
+        elif depth == 0 and t.kind == "id":
+            if t.text in _AGGREGATE:
+                return False
+            if t.text in ("__global__", "__device__", "__host__"):
+                where.add(t.text.strip("_"))
+            elif t.text == "__attribute__":
+                where.update(a.text for a in head[k + 1:k + 6] if a.text in ("global", "device", "host"))
+    return bool(where & {"global", "device"}) and "host" not in where
+
+
+def _inside(spans: list[tuple[int, int]], pos: int) -> bool:
+    return any(a < pos < b for a, b in spans)
+
+
+# -- directives, pragmas, opened files -----------------------------------------------------------------
+
+def _directive_uses(text: str) -> list[Use]:
     out = []
     gated = {h for hs in HEADERS.values() for h in hs}
-    for m in _INCLUDE.finditer(strip_comments_and_strings(text, keep_strings=True)):
-        name = m.group(2).strip()
-        outside = name.startswith("/") or ".." in name.split("/") or name.startswith("~")
-        not_a_header = m.group(1) == '"' and not name.lower().endswith(_HEADER_SUFFIXES)
-        if name in gated or outside or not_a_header:
-            out.append(Use("include", f"{m.group(1)}{name}{'>' if m.group(1) == '<' else chr(34)}", _line(text, m.start())))
+    for d in cpp.directives(text):
+        if d.name == "line":
+            out.append(Use("directive", "#line", d.line))  # it would hide where code comes from
+        elif d.name == "pragma" and d.rest.split()[:1] and d.rest.split()[0] in PRAGMAS:
+            out.append(Use("symbol alias", f"#pragma {d.rest.split()[0]}", d.line))
+        elif d.name in _INCLUDES:
+            out += _include_use(d, gated)
     return out
 
 
-def _asm_uses(code: str, device: list[tuple[int, int]]) -> list[Use]:
-    return [Use("inline assembly", "asm", _line(code, m.start())) for m in _ASM.finditer(code)
-            if not _inside(device, m.start())]
+def _include_use(d: cpp.Directive, gated: set[str]) -> list[Use]:
+    m = re.match(r'([<"])([^>"\n]+)[>"]', d.rest)
+    if m is None:  # a computed include: a macro names the file, the text cannot show which
+        return [Use("include", f"{d.rest or '(nothing)'} (computed: a macro names the file)", d.line)]
+    quote, name = m.group(1), m.group(2).strip()
+    shown = f"{quote}{name}{'>' if quote == '<' else chr(34)}"
+    outside = name.startswith(("/", "~")) or ".." in name.split("/")
+    not_a_header = quote == '"' and not name.lower().endswith(_HEADER_SUFFIXES)
+    if name in gated or outside or not_a_header or d.name != "include" or quote == '"':
+        # quoted: allowed only when the original includes it too (the review compares), so a new one is refused
+        return [Use("include", shown if d.name == "include" else f"{shown} (#{d.name})", d.line)]
+    return []
 
+
+def _pragma_uses(pragmas: list[tuple[str, int]]) -> list[Use]:
+    return [Use("symbol alias", f"#pragma {text.split()[0]}", line) for text, line in pragmas
+            if text.split()[:1] and text.split()[0] in PRAGMAS]
+
+
+def _opened_uses(opened: list[tuple[str, int]], roots: tuple[str, ...], allowed: tuple[str, ...]) -> list[Use]:
+    """Files the preprocessor opened for the candidate's own #include lines: each must be a library header
+    (under `roots`) or one of the user's headers its own version includes."""
+    out = []
+    ok_files = {os.path.realpath(a) for a in allowed}
+    ok_roots = tuple(os.path.realpath(r).rstrip("/") + "/" for r in roots)
+    for path, line in opened:
+        real = os.path.realpath(path)
+        if real in ok_files or real.startswith(ok_roots):
+            continue
+        out.append(Use("include", f"of {path} (neither a library header nor one of your version's headers)", line))
+    return out
+
+
+# -- Python ---------------------------------------------------------------------------------------------
 
 def _python_uses(text: str) -> list[Use]:
     code = re.sub(r"#[^\n]*", "", text)
@@ -141,65 +315,5 @@ def _python_uses(text: str) -> list[Use]:
         for name in names:
             pattern = re.escape(name) + (r"" if name.endswith("(") else r"\b")
             for m in re.finditer(r"(?<![\w.])" + pattern, code):
-                out.append(Use(category, name.rstrip("("), _line(code, m.start())))
-    return sorted(out, key=lambda u: u.line)
-
-
-def strip_comments_and_strings(text: str, *, keep_strings: bool = False) -> str:
-    """Comments (and string/char literals) blanked, newlines kept, so offsets and lines still match."""
-    out, i, n = [], 0, len(text)
-    while i < n:
-        c, nxt = text[i], text[i + 1] if i + 1 < n else ""
-        if c == "/" and nxt == "/":
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-        elif c == "/" and nxt == "*":
-            j = text.find("*/", i + 2)
-            j = n if j < 0 else j + 2
-        elif c in "\"'" and not keep_strings:
-            j = i + 1
-            while j < n and text[j] != c and text[j] != "\n":
-                j += 2 if text[j] == "\\" else 1
-            j = min(j + 1, n)
-        else:
-            out.append(c)
-            i += 1
-            continue
-        out.append(re.sub(r"[^\n]", " ", text[i:j]))
-        i = j
-    return "".join(out)
-
-
-def device_spans(code: str) -> list[tuple[int, int]]:
-    """Character spans of the bodies of device-only functions (`__global__`/`__device__` without `__host__`),
-    lambdas included: code there never runs on the host."""
-    spans, stack, head_start = [], [], 0
-    for i, c in enumerate(code):
-        if c == "{":
-            head = code[head_start:i]
-            inherited = bool(stack) and stack[-1][1]
-            device = inherited or (bool(_HEAD_DEVICE.search(head)) and not _HEAD_HOST.search(head))
-            stack.append((i, device))
-            head_start = i + 1
-        elif c == "}":
-            if stack:
-                start, device = stack.pop()
-                if device and not (stack and stack[-1][1]):
-                    spans.append((start, i))
-            head_start = i + 1
-        elif c == ";":
-            head_start = i + 1
-    return spans
-
-
-def _inside(spans: list[tuple[int, int]], pos: int) -> bool:
-    return any(a < pos < b for a, b in spans)
-
-
-def _preceded_by_member_access(code: str, pos: int) -> bool:
-    before = code[max(0, pos - 2):pos].rstrip()
-    return before.endswith(".") or before.endswith("->")
-
-
-def _line(text: str, pos: int) -> int:
-    return text.count("\n", 0, pos) + 1
+                out.append(Use(category, name.rstrip("("), code.count("\n", 0, m.start()) + 1))
+    return out

@@ -1,8 +1,11 @@
 """The bubblewrap command that runs model-written code: the system, the toolchain, CUTLASS, the Python
 environment and the candidate's own folders read-only; a private size-capped /tmp; no home directory;
-no network; its own PID, IPC, UTS and user namespaces; no capabilities; only the NVIDIA device nodes
-that exist; an environment built from an allow-list (so the LLM API key never reaches it); and the
-resource limits of `Limits`, applied inside by `cutegen.sandbox.limits` or the worker itself.
+no network; its own PID, IPC, UTS and user namespaces, the candidate as uid/gid 65534 even when the server
+is root, no further user namespaces; no capabilities; /proc/sys, /sys and the other host-wide /proc files
+read-only or masked (Docker's lists); a seccomp filter (`seccomp`); only the NVIDIA device nodes that exist;
+an environment built from an allow-list for the jailed program and an empty one for bwrap itself (`enter`),
+so the LLM API key never reaches a process the jail can see; a memory and process cap as a cgroup
+(`cgroup`) and the other limits of `Limits`, applied inside by `cutegen.sandbox.limits` or the worker.
 
 Nothing is bound from the user's home or the project except the paths a run names. Paths are bound
 at the same place inside, so records, diagnostics and `.so` paths mean the same in and out.
@@ -17,10 +20,11 @@ import re
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import cutegen
+from cutegen.sandbox import cgroup, seccomp
 
 SERVER_ROOT = Path(cutegen.__file__).resolve().parent.parent  # the directory that holds the cutegen package
 
@@ -36,18 +40,49 @@ ALLOWED_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "CUDA_VISIBLE_DEVICES
                "CUTLASS_PATH", "TORCH_CUDA_ARCH_LIST", "OMP_NUM_THREADS")
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH", re.I)
 TMP_BYTES = 2 << 30
+ENTER = str(Path(__file__).with_name("enter.py"))
+AUTO = object()  # Jail.command's default group: a fresh one, reaped once empty
+NOBODY = "65534"
+# Host-wide /proc files a jail must not write (Docker's read-only list) or read (its masked list). The jail's
+# uid is the server's outside it, so when the server is root, root-owned files there would accept writes.
+_PROC_READONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/bus", "/proc/fs", "/proc/irq")
+_MASKED_FILES = ("/proc/kcore", "/proc/keys", "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug",
+                 "/proc/latency_stats")
+_MASKED_DIRS = ("/proc/acpi", "/proc/scsi", "/proc/asound", "/sys/firmware", "/sys/devices/virtual/powercap")
+
+
+def _memory_total() -> int:
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 16 << 30
+
+
+DEFAULT_MEMORY = max(2 << 30, _memory_total() // 2)  # half the machine: the editor and the server keep the rest
 
 
 @dataclass(frozen=True)
 class Limits:
     cpu_seconds: int = 3600  # the jail's lifetime CPU time; a warm worker also gets a per-request budget
-    memory_bytes: int = 64 << 30  # RLIMIT_DATA (not RLIMIT_AS: CUDA reserves far more address space than it uses)
+    # The memory cap: a cgroup (host memory actually used, the RAM-backed /tmp included; CUDA's huge virtual
+    # reservations do not count) where one can be made, else RLIMIT_DATA (not RLIMIT_AS, for that reason).
+    memory_bytes: int = DEFAULT_MEMORY
     file_bytes: int = 1 << 30  # the largest file a run may write
     processes: int = 512  # threads count too (torch starts one per core)
 
-    def args(self) -> list[str]:
-        return ["--cpu", str(self.cpu_seconds), "--memory", str(self.memory_bytes), "--file-size",
-                str(self.file_bytes), "--processes", str(self.processes)]
+    def args(self, *, rlimit_memory: bool = True) -> list[str]:
+        """The inner limits; `rlimit_memory` False when a memory cgroup binds (then an allocation over the cap
+        is killed and named as such, rather than failing as an anonymous allocation error)."""
+        return ["--cpu", str(self.cpu_seconds), "--memory", str(self.memory_bytes if rlimit_memory else 0),
+                "--file-size", str(self.file_bytes), "--processes", str(self.processes)]
+
+    @property
+    def tmp_bytes(self) -> int:
+        return min(TMP_BYTES, self.memory_bytes)
 
 
 @dataclass(frozen=True)
@@ -66,16 +101,26 @@ class Jail:
     writable: tuple[str, ...] = ()
     limits: Limits = field(default_factory=Limits)
     forbidden_env: tuple[str, ...] = ("OPENAI_API_KEY",)  # the configured LLM key variable, whatever its name
+    # Folders of the user's a compile names with -I that the jail does NOT bind whole: only the files of them
+    # listed in `readonly` are visible (a candidate's compile sees the kernel's own headers, not a `.env`).
+    hidden: tuple[str, ...] = ()
 
-    def with_paths(self, readonly=(), writable=()) -> "Jail":
-        return Jail(self.bwrap, (*self.readonly, *map(str, readonly)), (*self.writable, *map(str, writable)),
-                    self.limits, self.forbidden_env)
+    def with_paths(self, readonly=(), writable=(), hidden=()) -> "Jail":
+        return replace(self, readonly=(*self.readonly, *map(str, readonly)), writable=(*self.writable, *map(str, writable)),
+                       hidden=(*self.hidden, *(os.path.realpath(h) for h in hidden)))
 
-    def command(self, program: list[str], *, limited: bool = True) -> list[str]:
+    def command(self, program: list[str], *, limited: bool = True, group=AUTO) -> list[str]:
         """The argv that runs `program` jailed; with `limited`, through the limits shim (for programs that are
-        not our own Python: nvcc, ncu)."""
-        inner = [sys.executable, "-m", "cutegen.sandbox.limits", *self.limits.args(), "--", *program] if limited else program
-        return [self.bwrap, *self._namespaces(), *self._filesystem(), *self._environment(), "--", *inner]
+        not our own Python: nvcc, ncu). `group`: the cgroup it runs in (made here, and reaped once empty, when
+        not given; None: no cgroup). Starts with the launcher (`enter.py`), which joins the group, hands bwrap
+        the seccomp program and execs it with an empty environment."""
+        if group is AUTO:
+            group = cgroup.make(self.limits.memory_bytes, self.limits.processes, reap=True)
+        inner = program if not limited else [sys.executable, "-m", "cutegen.sandbox.limits",
+                                             *self.limits.args(rlimit_memory=group is None), "--", *program]
+        joins = [a for procs in (group.procs_files() if group else []) for a in ("--join", procs)]
+        return [sys.executable, "-I", "-S", ENTER, *joins, "--seccomp", seccomp.program().hex(), "--", self.bwrap,
+                *self._namespaces(), *self._filesystem(), *self._environment(), "--", *inner]
 
     def compile_command(self, argv: list[str]) -> list[str]:
         """A compiler call (nvcc, ptxas) jailed: its toolkit, include folders and input read-only, only the folder
@@ -83,7 +128,7 @@ class Jail:
         readonly = [str(Path(os.path.realpath(argv[0])).parent.parent)]
         writable = []
         for i, arg in enumerate(argv[1:], 1):
-            if arg.startswith("-I") and len(arg) > 2:
+            if arg.startswith("-I") and len(arg) > 2 and os.path.realpath(arg[2:]) not in self.hidden:
                 readonly.append(os.path.realpath(arg[2:]))
             elif arg == "-o" and i + 1 < len(argv):
                 writable.append(os.path.dirname(os.path.abspath(argv[i + 1])))
@@ -99,11 +144,11 @@ class Jail:
         return env
 
     def _namespaces(self) -> list[str]:
-        # A user namespace where one can be made (always for a non-root user; root in a container may be refused
-        # one, and then still runs with every capability dropped).
-        return ["--unshare-user-try", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
-                "--unshare-cgroup-try", "--hostname", "cutegen-sandbox", "--die-with-parent", "--new-session",
-                "--cap-drop", "ALL"]
+        # A user namespace always (a root server's jail is otherwise host root), the candidate as nobody in it,
+        # and none nested (--disable-userns; the seccomp filter refuses unshare and setns too).
+        return ["--unshare-user", "--uid", NOBODY, "--gid", NOBODY, "--disable-userns", "--unshare-pid",
+                "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--hostname",
+                "cutegen-sandbox", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
 
     def _filesystem(self) -> list[str]:
         args: list[str] = []
@@ -112,10 +157,10 @@ class Jail:
         for name in _ETC:
             if os.path.lexists(f"/etc/{name}"):
                 args += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]
-        args += ["--proc", "/proc", "--dev", "/dev"]
+        args += ["--proc", "/proc", *_host_wide_files(), "--dev", "/dev"]
         for node in gpu_nodes():
             args += ["--dev-bind-try", node, node]
-        args += ["--size", str(TMP_BYTES), "--tmpfs", "/tmp"]
+        args += ["--size", str(self.limits.tmp_bytes), "--tmpfs", "/tmp"]
         for path in _unique([*python_paths(), str(SERVER_ROOT), *self.readonly]):
             args += ["--ro-bind-try", path, path]
         for path in _unique(self.writable):
@@ -127,6 +172,21 @@ class Jail:
         for k, v in self.environment().items():
             args += ["--setenv", k, v]
         return args
+
+
+def _host_wide_files() -> list[str]:
+    """Docker's read-only and masked paths, those this kernel has (bwrap cannot create files in /proc)."""
+    args: list[str] = []
+    for path in _PROC_READONLY:
+        if os.path.exists(path):
+            args += ["--ro-bind", path, path]
+    for path in _MASKED_FILES:
+        if os.path.isfile(path):
+            args += ["--ro-bind", "/dev/null", path]
+    for path in _MASKED_DIRS:
+        if os.path.isdir(path):
+            args += ["--tmpfs", path, "--remount-ro", path]
+    return args
 
 
 def gpu_nodes() -> list[str]:
@@ -155,11 +215,15 @@ def find_bwrap() -> str | None:
 
 
 def availability() -> Availability:
-    """Whether a jail can be made here, and why not: bwrap missing, or namespaces refused."""
+    """Whether a jail can be made here, and why not: bwrap missing, no seccomp filter, or namespaces refused."""
     bwrap = find_bwrap()
     if bwrap is None:
         return Availability(False, "bubblewrap (bwrap) is not installed: `apt-get install bubblewrap`, or set "
                                    "CUTEGEN_BWRAP to its path")
+    try:
+        seccomp.program()
+    except seccomp.Unavailable as e:
+        return Availability(False, f"no seccomp filter can be built: {e}", bwrap)
     return _probe(bwrap)
 
 
@@ -173,6 +237,10 @@ def _probe(bwrap: str) -> Availability:
         return Availability(False, f"bwrap could not start: {e}", bwrap)
     if proc.returncode != 0 or "jailed" not in proc.stdout:
         why = (proc.stderr.strip().splitlines() or [f"exit code {proc.returncode}"])[-1]
+        if "Unknown option" in why:
+            return Availability(False, f"{bwrap} is too old ({why}): the sandbox needs bubblewrap 0.8 or newer", bwrap)
+        if why.startswith("cutegen sandbox:"):  # the launcher's own message (a cgroup it could not join, ...)
+            return Availability(False, why, bwrap)
         return Availability(False, f"bwrap cannot make a sandbox here ({why}); user namespaces may be disabled",
                             bwrap)
     return Availability(True, "", bwrap)

@@ -3,8 +3,9 @@
     python -m cutegen.sandbox.limits --cpu S --memory B --file-size B --processes N -- PROGRAM ARGS...
 
 sets the limits and execs PROGRAM (nvcc, ncu). The sandboxed GPU worker applies them itself at start.
-The kernel exempts real root from the process-count limit (RLIMIT_NPROC); the PID namespace and the
-caller's wall-clock timeout, which kills the whole namespace, still bound a fork bomb there.
+`--memory 0` sets no RLIMIT_DATA: the jail's memory cgroup holds the cap (see cutegen.sandbox.cgroup).
+The kernel exempts real root from the process-count limit (RLIMIT_NPROC); the pids cgroup, the PID
+namespace and the caller's wall-clock timeout, which kills the whole namespace, still bound a fork bomb.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ _KINDS = {"cpu": resource.RLIMIT_CPU, "memory": resource.RLIMIT_DATA, "file_size
 def apply(*, cpu: int, memory: int, file_size: int, processes: int) -> None:
     """Lower each limit (never raise one above what the caller already had)."""
     for name, value in (("cpu", cpu), ("memory", memory), ("file_size", file_size), ("processes", processes)):
+        if name == "memory" and value <= 0:
+            continue
         kind = _KINDS[name]
         soft, hard = resource.getrlimit(kind)
         new = value if hard == resource.RLIM_INFINITY else min(value, hard)

@@ -54,18 +54,17 @@ class JailedProcess:
     def __init__(self, jail: Jail):
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
+        # The memory and process caps (root is exempt from RLIMIT_NPROC; RLIMIT_DATA misses shared memory and
+        # /tmp): a cgroup of its own, read after the worker dies (was it killed for memory?) and then removed.
+        self.cgroup = cgroup.make(jail.limits.memory_bytes, jail.limits.processes)
+        self.memory_cap = jail.limits.memory_bytes
+        self.oom_killed = False
         program = [sys.executable, "-m", "cutegen.harness.worker", "--read-fd", str(to_child_r), "--write-fd",
-                   str(from_child_w), *jail.limits.args()]
-        self.cgroup = cgroup.make(jail.limits.processes)  # root is exempt from RLIMIT_NPROC: count it here
-
-        def before_exec() -> None:
-            _die_with_parent()
-            cgroup.enter(self.cgroup)
-
+                   str(from_child_w), *jail.limits.args(rlimit_memory=self.cgroup is None)]
         log = _stderr_fd()
-        self._popen = subprocess.Popen(jail.command(program, limited=False), pass_fds=(to_child_r, from_child_w),
-                                       stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                       start_new_session=True, preexec_fn=before_exec)
+        self._popen = subprocess.Popen(jail.command(program, limited=False, group=self.cgroup),
+                                       pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL, stdout=log,
+                                       stderr=log, start_new_session=True, preexec_fn=_die_with_parent)
         os.close(to_child_r)
         os.close(from_child_w)
         self.conn = JsonConnection(Connection(from_child_r, writable=False), Connection(to_child_w, readable=False))
@@ -85,7 +84,16 @@ class JailedProcess:
             self._popen.wait(timeout)
         except subprocess.TimeoutExpired:
             return
-        cgroup.remove(self.cgroup)
+        if self.cgroup is not None:
+            self.oom_killed = self.oom_killed or self.cgroup.oom_kills() > 0
+            self.cgroup.remove()
+
+    def ended_by_memory_cap(self) -> str | None:
+        """After join: the verdict's message when the kernel killed the jail for exceeding its memory cap."""
+        if not self.oom_killed:
+            return None
+        return (f"the candidate exceeded the sandbox's memory cap of {self.memory_cap / 2**30:.1f} GiB of host "
+                "memory (its /tmp counts) and was killed")
 
     @property
     def exitcode(self) -> int | None:

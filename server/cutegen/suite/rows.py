@@ -4,6 +4,7 @@ plots need, nothing nested."""
 
 from __future__ import annotations
 
+from cutegen.harness import intervals
 from cutegen.records import RunRecord
 
 COMPILE_FAILURES = ("build-failed", "check-failed")
@@ -29,6 +30,7 @@ def from_record(name: str, record: RunRecord, profile: RunRecord | None = None) 
         "median_ms": record.timing.median_ms if record.timing else None,
         "eager_ms": _median(record, "eager"), "compile_ms": _median(record, "torch_compile"),
         "speedup_eager": record.speedup("eager"), "speedup_compile": record.speedup("torch_compile"),
+        **_interval(record, "eager", "speedup_eager"), **_interval(record, "torch_compile", "speedup_compile"),
         "roofline": share[0] if share else None, "roofline_of": share[1] if share else None,
         "mismatch": record.mismatch.pattern if record.mismatch else None,
         "gpu_name": (d.get("environment") or {}).get("gpu"),
@@ -36,7 +38,26 @@ def from_record(name: str, record: RunRecord, profile: RunRecord | None = None) 
         "gpu": d.get("gpu"), "retried": bool(d.get("retried")),
     }
     row.update(profile_fields(profile))
+    row.update(accuracy_fields(record))
     return row
+
+
+def _interval(record: RunRecord, baseline: str, key: str) -> dict:
+    """The speedup's 95 % interval (from the interleaved rounds) and whether it holds 1.0."""
+    interval = record.speedup_interval(baseline)
+    if interval is None:
+        return {f"{key}_low": None, f"{key}_high": None, f"{key}_within_noise": None}
+    low, high = interval
+    return {f"{key}_low": low, f"{key}_high": high, f"{key}_within_noise": intervals.within_noise(low, high)}
+
+
+def accuracy_fields(record: RunRecord) -> dict:
+    """The errors the verdict was judged on, in tolerance units: the kernel's, and the fp32 reference's own
+    against the fp64 truth (harness/truth.py)."""
+    a = record.accuracy
+    if a is None:
+        return {"truth": None, "kernel_error": None, "reference_error": None}
+    return {"truth": a.truth, "kernel_error": a.kernel_error, "reference_error": a.reference_error}
 
 
 def _median(record: RunRecord, baseline: str) -> float | None:

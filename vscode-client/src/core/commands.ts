@@ -31,12 +31,16 @@ export const SERVER = {
   generate: "cutegen.server.generate",
   restoreBest: "cutegen.server.restoreBest",
   layoutPicture: "cutegen.server.layoutPicture",
+  profileLines: "cutegen.server.profileLines",
+  sanitize: "cutegen.server.sanitize",
 } as const;
 
 export const UI_COMMANDS: UiCommand[] = [
   { id: "cutegen.optimize", title: "Optimize", server: SERVER.optimize, target: "kernel", palette: true },
   { id: "cutegen.runTests", title: "Run Tests", server: SERVER.test, target: "kernel", palette: true },
   { id: "cutegen.profile", title: "Profile", server: SERVER.profile, target: "kernel", palette: true },
+  { id: "cutegen.profileLines", title: "Profile Lines", server: SERVER.profileLines, target: "kernel", palette: true },
+  { id: "cutegen.sanitize", title: "Sanitize", server: SERVER.sanitize, target: "kernel", palette: true },
   { id: "cutegen.tune", title: "Tune", server: SERVER.tune, target: "kernel", palette: true },
   { id: "cutegen.generate", title: "Generate Kernel from Reference", server: SERVER.generate, target: "reference", palette: true },
   { id: "cutegen.restoreBest", title: "Restore Best Version", server: SERVER.restoreBest, target: "kernel", palette: true },

@@ -485,6 +485,65 @@ test("CuTeGen in a real VS Code: diagnostic, quick fix as a verified diff, Apply
     await screenshot(page, "layout-folded");
   });
 
+  // The profile lens on the softsign the H200 profiled: tests/support/lens_record.py writes the record a GPU run
+  // leaves (the captured report folded by the engine onto this workspace's file), so no GPU is needed here.
+  let lensSkip = layoutSkip;
+  if (!lensSkip) {
+    try {
+      log(`line profile record: ${run(PYTHON, [path.join(repo, "tests", "support", "lens_record.py"), kernel, workspace]).trim()}`);
+    } catch (e) {
+      lensSkip = `no line profile record could be made: ${e.message.slice(-300)}`;
+    }
+  }
+
+  await step("the profile lens marks the hot lines, hovers one and draws the picture", { skip: lensSkip }, async () => {
+    await palette(page, "Notifications: Clear All Notifications");
+    await palette(page, "View: Single Column Editor Layout"); // the layout picture beside the code goes
+    await palette(page, "CuTeGen: Check File"); // the check's end asks the editor for its marks again
+    const launcher = example.good.split("\n").findIndex((l) => l.includes("cutegen_forward(")) + 1;
+    await goToLine(page, launcher);  // the CodeLens sits on the entry point, the launcher
+    await page.locator(".codelens-decoration", { hasText: "hottest: line 33" }).first().waitFor({ timeout: 60_000 * SLOW });
+    await goToLine(page, 59);
+    await page.locator(".view-line", { hasText: "21 % · drain" }).first().waitFor({ timeout: 60_000 * SLOW });
+    await screenshot(page, "lens-hints");
+    await goToLine(page, 59, 5);
+    const hover = page.locator(".monaco-hover", { hasText: "CuTeGen profile · line 59" }).first();
+    await until(async () => {
+      await page.keyboard.press("Escape");
+      await page.keyboard.press("Control+K");
+      await page.keyboard.press("Control+I");
+      try {
+        await hover.waitFor({ state: "visible", timeout: 3000 });
+        return true;
+      } catch {
+        return false;
+      }
+    }, 60_000 * SLOW, "the hover of hot line 59", 1000);
+    const text = ((await hover.textContent()) ?? "").replace(/\s+/g, " ");
+    log(`lens hover: ${text.slice(0, 300)}`);
+    assert.match(text, /drain/);
+    await screenshot(page, "lens-hover");
+    await page.keyboard.press("Escape");
+    await goToLine(page, launcher);
+    await page.locator(".codelens-decoration a", { hasText: "hottest: line 33" }).first().click();
+    const shown = await until(async () => {
+      for (const frame of page.frames()) {
+        if (frame === page.mainFrame()) continue;
+        try {
+          const svg = frame.locator(".paper svg rect.stall");
+          if (await svg.count()) return { title: (await frame.locator("h1").first().textContent()) ?? "", bars: await svg.count() };
+        } catch {
+          // a frame that went away meanwhile
+        }
+      }
+      return false;
+    }, 60_000 * SLOW, "the hot-lines webview with its picture", 1000);
+    log(`lens picture: "${shown.title}" (${shown.bars} stall segments)`);
+    assert.match(shown.title, /hottest line 33/);
+    await sleep(500);
+    await screenshot(page, "lens-picture");
+  });
+
   await step("explain this error: the diagnosis beside the code, the status bar in plain words", {}, async () => {
     await palette(page, "Notifications: Clear All Notifications");
     await palette(page, "View: Close All Editor Groups");
@@ -528,7 +587,8 @@ test("CuTeGen in a real VS Code: diagnostic, quick fix as a verified diff, Apply
     await quickInput(page, "F1", ">CuTeGen:", rows.first(), false);
     await sleep(500);
     const labels = (await rows.allTextContents()).join("\n");
-    for (const name of ["Optimize", "Run Tests", "Profile", "Tune", "Generate Kernel from Reference", "Restore Best Version", "Show Layout", "Show Log"]) {
+    for (const name of ["Optimize", "Run Tests", "Profile", "Profile Lines", "Sanitize", "Tune", "Generate Kernel from Reference",
+                        "Restore Best Version", "Show Layout", "Show Log"]) {
       assert.ok(labels.includes(`CuTeGen: ${name}`), `palette is missing "CuTeGen: ${name}":\n${labels}`);
     }
     await screenshot(page, "palette");

@@ -1,0 +1,147 @@
+"""GPU: the flagship bf16 GEMM (and three candidates) against cuBLAS at 4096^3, timed four ways in one process,
+interleaved, five blocks each -- because the method moves cuBLAS's own figure by up to 16 %:
+
+  event         a 256 MB L2 flush, an event pair around ONE call, a sync (bench/gemm_rungs.py's method)
+  event+pad     the same with a 200 us GPU sleep after the flush, so host-side launch work cannot leak in
+  graph-flush   a CUDA graph of [flush, call] x 20 minus a graph of [flush] x 20, divided by 20
+  back-to-back  20 calls between one event pair, no flush (sustained load: the card's power limit shows)
+
+Each ratio is the median of the five per-block ratios, with their min..max. Written 2026-12-01 after a per-call
+run read cuBLAS at 648 TFLOP/s (so the flagship looked 1.06x faster) on one H200 and 696 on another.
+
+    python bench/gemm_timing_methods.py [--out gemm_timing.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT / "server"), str(ROOT / "bench")]
+
+import gemm_rungs  # noqa: E402
+
+CANDIDATES = ("coop_128x256_c2x1_sw8", "pingpong_128x128_c2x1_sw4", "coop_256x128_c1x2")
+M = N = K = 4096
+BLOCKS, ROUNDS, GRAPH_CALLS = 5, 15, 20
+METHODS = ("event", "event+pad", "graph-flush", "back-to-back")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args()
+    import torch
+
+    folder = Path("/tmp/cutegen-gemm-candidates")
+    folder.mkdir(exist_ok=True)
+    candidates = gemm_rungs.write_candidates(folder)
+    libraries, _ = gemm_rungs.build_all({"gemm_bf16": gemm_rungs.RUNGS["gemm_bf16"],
+                                         **{name: candidates[name] for name in CANDIDATES}})
+    torch.manual_seed(0)
+    a = torch.randn(M, K, dtype=torch.bfloat16, device="cuda")
+    b = torch.randn(K, N, dtype=torch.bfloat16, device="cuda")
+    preallocated = torch.empty(M, N, dtype=torch.bfloat16, device="cuda")
+    fns = {"cuBLAS": lambda: torch.matmul(a, b), "cuBLAS_out": lambda: torch.matmul(a, b, out=preallocated)}
+    for name, lib in libraries.items():
+        out = torch.empty(M, N, dtype=torch.bfloat16, device="cuda")
+        # the stream at call time: a graph capture runs the launcher on its capturing stream
+        fns[name] = lambda lib=lib, out=out: lib([a, b], [out], torch.cuda.current_stream())
+    timer = Timer(torch)
+    blocks = [timer.block(fns) for _ in range(BLOCKS)]
+    summary = summarize(blocks, list(fns))
+    if args.out:
+        args.out.write_text(json.dumps({"blocks": blocks, "summary": summary}, indent=1))
+
+
+class Timer:
+    def __init__(self, torch):
+        self.torch = torch
+        self.flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+
+    def _events(self):
+        return (self.torch.cuda.Event(enable_timing=True), self.torch.cuda.Event(enable_timing=True))
+
+    def per_call(self, fn, pad_us: float = 0.0) -> float:
+        self.flush.zero_()
+        if pad_us:
+            self.torch.cuda._sleep(int(pad_us * 1980))  # cycles at the H200's 1.98 GHz boost clock
+        start, end = self._events()
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end)
+
+    def graph(self, fn, flush: bool = True):
+        torch = self.torch
+        graph, side = torch.cuda.CUDAGraph(), torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            fn()  # warm on the capture stream (allocator pools, cuBLAS handles)
+            torch.cuda.synchronize()
+            with torch.cuda.graph(graph, stream=side):
+                for _ in range(GRAPH_CALLS):
+                    if flush:
+                        self.flush.zero_()
+                    fn()
+        return graph
+
+    def replay(self, graph) -> float:
+        start, end = self._events()
+        start.record()
+        graph.replay()
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end)
+
+    def back_to_back(self, fn) -> float:
+        start, end = self._events()
+        start.record()
+        for _ in range(GRAPH_CALLS):
+            fn()
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end) / GRAPH_CALLS
+
+    def block(self, fns: dict) -> dict:
+        """One block: every function by every method, round-robin; the medians, keyed "name|method"."""
+        if not hasattr(self, "_graphs"):
+            self._graphs = {name: self.graph(fn) for name, fn in fns.items()}
+            self._flush_only = self.graph(lambda: None)
+        times: dict[str, list[float]] = {}
+        for _ in range(ROUNDS):
+            for name, fn in fns.items():
+                times.setdefault(f"{name}|event", []).append(self.per_call(fn))
+                times.setdefault(f"{name}|event+pad", []).append(self.per_call(fn, pad_us=200))
+        for _ in range(5):
+            flush = self.replay(self._flush_only)
+            for name, graph in self._graphs.items():
+                times.setdefault(f"{name}|graph-flush", []).append((self.replay(graph) - flush) / GRAPH_CALLS)
+            for name, fn in fns.items():
+                times.setdefault(f"{name}|back-to-back", []).append(self.back_to_back(fn))
+        return {key: statistics.median(values) for key, values in times.items()}
+
+
+def summarize(blocks: list[dict], names: list[str]) -> dict:
+    summary = {}
+    flops = 2 * M * N * K
+    for method in METHODS:
+        base = [b[f"cuBLAS|{method}"] for b in blocks]
+        for name in names:
+            values = [b[f"{name}|{method}"] for b in blocks]
+            ratios = sorted(cublas / v for cublas, v in zip(base, values))
+            ms = statistics.median(values)
+            summary[f"{name}|{method}"] = {"ms": ms, "tflops": flops / ms / 1e9, "x_cublas": statistics.median(ratios),
+                                           "interval": [ratios[0], ratios[-1]]}
+            print(f"{method:<13} {name:<28} {ms:.4f} ms {flops / ms / 1e9:6.1f} TFLOP/s "
+                  f"{statistics.median(ratios):.3f}x [{ratios[0]:.3f},{ratios[-1]:.3f}]", flush=True)
+    return summary
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,91 @@
+"""GPU: the judge's own overhead -- a verify with the new checks (calls staged on a stream as a PyTorch program
+makes them, fp64 truth, fingerprints, chunked comparison, stream attribution on failure) ÷ today's (the judge
+before issue 24, frozen in bench/baseline_judge.py), both in this process on the same built kernel, interleaved
+and repeated; the ratio's 95 % interval from the paired rounds (harness/intervals.py). Target <= 1.15x.
+
+A verify here is judge(trials=5, timing=False) on a correct kernel: model and truth built, five trials, the verdict
+(the worker's process start and the build are the same for both and left out). Kernels: the softsign example
+(6.4 GB per tensor, memory-bound: the fp64 truth and the comparison dominate) and KernelBench L1 #12 (a diagonal
+matmul whose reference is a dense 4096^3 fp32 matmul: the fp64 truth is a DGEMM).
+
+    python bench/judge_overhead.py [--rounds 5] [--state DIR] --out judge_overhead.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "server"))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import baseline_judge  # noqa: E402
+from cutegen.build import Builder, Tier  # noqa: E402
+from cutegen.harness import intervals  # noqa: E402
+from cutegen.harness.abi import KernelLibrary  # noqa: E402
+from cutegen.harness.gpu_checks import judge  # noqa: E402
+from cutegen.harness.problem import find_problem, load_problem  # noqa: E402
+from cutegen.settings import Settings  # noqa: E402
+from cutegen.toolchain import discover  # noqa: E402
+
+KERNELS = [ROOT / "examples" / "softsign" / "softsign.cu",
+           ROOT / "examples" / "kernelbench" / "level1" / "12_Matmul_with_diagonal_matrices_.cu"]
+TARGET = 1.15
+
+
+def seconds(fn) -> float:
+    import torch
+
+    torch.cuda.synchronize()
+    t = time.perf_counter()
+    verdict = fn()["verdict"]
+    torch.cuda.synchronize()
+    assert verdict == "pass", verdict
+    return time.perf_counter() - t
+
+
+def measure(kernel: Path, builder: Builder, rounds: int) -> dict:
+    build = builder.run(Tier.BUILD, kernel)
+    assert build.ok, [d.format() for d in build.errors]
+    problem = load_problem(find_problem(kernel))
+    lib = KernelLibrary(build.artifact)
+    verify = {"new": lambda: judge(problem, lib, trials=5, seed=0, timing=False, baselines=[]),
+              "before": lambda: baseline_judge.judge(problem, lib, trials=5, seed=0, timing=False, baselines=[])}
+    for fn in verify.values():  # warm: CUDA context, cuBLAS handles, the allocator's pool
+        seconds(fn)
+    times: dict[str, list[float]] = {"new": [], "before": []}
+    for r in range(rounds):
+        for name in (("new", "before") if r % 2 == 0 else ("before", "new")):  # the order alternates
+            times[name].append(seconds(verify[name]))
+    median, low, high = intervals.ratio(times["new"], times["before"])
+    row = {"kernel": kernel.name, "new_s": statistics.median(times["new"]), "before_s": statistics.median(times["before"]),
+           "ratio": median, "ratio_low": low, "ratio_high": high, "rounds": rounds, "target": TARGET,
+           "meets_target": high <= TARGET, "new_times_s": times["new"], "before_times_s": times["before"]}
+    print(f"{kernel.name:<44} new {row['new_s']:.3f} s  before {row['before_s']:.3f} s  new/before {median:.3f}x "
+          f"[{low:.3f}-{high:.3f}]  target <= {TARGET}  {'ok' if row['meets_target'] else 'OVER'}", flush=True)
+    return row
+
+
+def main() -> None:
+    import torch
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=6)
+    ap.add_argument("--state", type=Path, default=Path("/tmp/cutegen-judge-state"), help="build cache folder")
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args()
+    settings = Settings(build_timeout=600)
+    builder = Builder(discover(settings), settings, args.state)
+    rows = [measure(k, builder, args.rounds) for k in KERNELS]
+    result = {"gpu": torch.cuda.get_device_name(), "rows": rows}
+    if args.out:
+        args.out.write_text(json.dumps(result, indent=1))
+
+
+if __name__ == "__main__":
+    main()

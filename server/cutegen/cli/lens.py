@@ -1,0 +1,115 @@
+"""`cutegen profile` (kernel-level figures, and with --lines the per-line profile of the same ncu run) and
+`cutegen sanitize` (compute-sanitizer's four tools, printed like compile errors): the profile lens in a terminal."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cutegen.cli import present
+from cutegen.cli.options import command, console, session, settings, toolchain_options
+from cutegen.records import LineProfile, RunRecord, SanitizerReport
+from cutegen.settings import Settings
+
+DEFAULTS = Settings()
+
+
+def add_parsers(sub) -> None:
+    prof = command(sub, "profile", "profile a kernel with Nsight Compute: metrics, bottleneck, signals, hot lines")
+    prof.add_argument("file", type=Path, help="the kernel")
+    prof.add_argument("--problem", help="the reference problem (default: the directive comment, then a sibling .py)")
+    prof.add_argument("--reference", action="store_true", help="profile the PyTorch reference instead (a baseline)")
+    prof.add_argument("--lines", action="store_true",
+                      help="also the per-line profile (same ncu run): the hottest source lines, their stall reasons")
+    prof.add_argument("--top", type=int, default=5, help="hot lines to print with --lines")
+    prof.add_argument("--ncu", help="path of Nsight Compute's ncu (default: PATH, then CUDA's bin/)")
+    prof.add_argument("--timeout", type=float, default=DEFAULTS.profile_timeout, help="seconds before ncu is stopped")
+    prof.add_argument("--json", action="store_true", help="print the run record as JSON (with --lines: its lines)")
+    toolchain_options(prof)
+    prof.set_defaults(run=_profile)
+
+    san = command(sub, "sanitize", "run compute-sanitizer (memcheck, racecheck, initcheck, synccheck) on one call "
+                                   "of a kernel and print its errors at their lines")
+    san.add_argument("file", type=Path, help="the kernel")
+    san.add_argument("--problem", help="the reference problem whose inputs the call gets")
+    san.add_argument("--tool", action="append", choices=["memcheck", "racecheck", "initcheck", "synccheck"],
+                     help="run only this tool (repeatable; default: all four)")
+    san.add_argument("--timeout", type=float, default=DEFAULTS.profile_timeout,
+                     help="seconds before one tool's run is stopped")
+    san.add_argument("--json", action="store_true", help="print the run record as JSON")
+    toolchain_options(san)
+    san.set_defaults(run=_sanitize)
+
+
+def _profile(args) -> int:
+    from cutegen.cli.run import run_action
+
+    err = console()
+    s = session(args, err, settings(args, problem=args.problem, ncu=args.ncu, profile_timeout=args.timeout), args.file)
+    if s is None:
+        return 2
+    record = run_action(args, s, err, "profiling", lambda path, stage: s.profile(
+        path, reference=args.reference, lines=args.lines, on_stage=stage))
+    if not args.json:
+        present.profile(record, err)
+        if args.lines and record.get("verdict") == "profiled":
+            lines_table(record, args.top, err)
+    return 0 if record["verdict"] == "profiled" else 1
+
+
+def lines_table(payload: dict, top: int, err) -> None:
+    """One block per hot line (readable at any terminal width): place, share, samples, the top stall reasons, the
+    code, the counters, Nsight's marker."""
+    r = RunRecord.from_payload("profile", payload.get("kernel", ""), payload)
+    if r.lines is None:
+        err.print(f"[yellow]no per-line profile:[/] {payload.get('lines_problem', 'not collected')}")
+        return
+    print(f"hot lines of {', '.join(r.lines.kernels) or 'the kernel'}:")
+    for h in r.lines.hottest(top):
+        stalls = ", ".join(f"{name} {count / h.samples * 100:.0f} %" for name, count in h.top_stalls(3)) if h.samples else ""
+        print(f"  {Path(h.file).name}:{h.line:<5} {h.share * 100:5.1f} %  {h.samples:>10,} samples  {stalls}")
+        print(f"      {h.text}")
+        counters = [f"{h.executed:,} warp instructions"]
+        counters += [f"{h.excess_sectors:,} excess L2 sectors"] if h.excess_sectors else []
+        counters += [f"{h.excess_wavefronts:,} excess shared wavefronts"] if h.excess_wavefronts else []
+        print(f"      {' · '.join(counters)}")
+        for m in h.markers[:1]:
+            print(f"      Nsight Compute: {m[:200]}")
+    print(coverage(r.lines))
+
+
+def coverage(lines: LineProfile) -> str:
+    how = ("inlined CuTe code charged to the user line that called it" if lines.attribution == "inlined-at"
+           else "Nsight's innermost place only: " + (lines.note or "no line table"))
+    return (f"{lines.user_share * 100:.1f} % of {lines.total_samples:,} samples on user lines ({how})")
+
+
+def _sanitize(args) -> int:
+    from cutegen.cli.run import run_action
+
+    err = console()
+    s = session(args, err, settings(args, problem=args.problem, profile_timeout=args.timeout), args.file)
+    if s is None:
+        return 2
+    tools = tuple(dict.fromkeys(args.tool)) if args.tool else None
+    record = run_action(args, s, err, "sanitizing", lambda path, stage: s.sanitize(path, tools=tools, on_stage=stage))
+    if not args.json:
+        sanitizer_errors(record, err)
+    verdict = record.get("verdict")
+    return 0 if verdict == "clean" else 1 if verdict == "sanitizer-errors" else 2
+
+
+def sanitizer_errors(payload: dict, err) -> None:
+    """Like compile errors: `file:line:1: error: memcheck: ...`, the evidence indented below, then the summary."""
+    from cutegen.model import Diagnostic
+
+    for d in (Diagnostic.from_json(x) for x in payload.get("diagnostics", [])):
+        print(d.format(relative_to=Path.cwd()))
+        for rel in d.related:
+            where = f"{Path(rel.file).name}:{rel.line}: " if (rel.file, rel.line) != (d.file, d.line) else ""
+            print(f"    {where}{rel.message}")
+    report = SanitizerReport.from_json(payload["sanitizer"]) if payload.get("sanitizer") else None
+    for text in (report.unplaced if report else [])[:5]:
+        print(f"  (no user line) {text}")
+    r = RunRecord.from_payload("sanitize", payload.get("kernel", ""), payload)
+    color = {"ok": "green", "info": "yellow"}.get(r.level, "red")
+    err.print(f"[{color}]{r.summary()}[/]" + ("" if r.passed else f": {r.message}") + f" · run record {payload.get('record')}")

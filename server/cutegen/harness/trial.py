@@ -1,0 +1,321 @@
+"""One correctness trial, called as a PyTorch program calls (calls.py), and what its failure is attributed to.
+
+A trial: fresh seeded inputs written into the SAME input buffers as every trial (a kernel caching results by
+pointer sees new values at an old address), the SAME output buffers poisoned, the call, then in order: a
+launch error, outputs still changing after the caller's stream read them, inputs written to, the truth
+(truth.py, computed only now), the outputs against it.
+
+A failure is attributed before it is named. The trial is re-run with the device synchronized around the call:
+if it then passes twice, the kernel computes right and its stream order is what failed, and the direction is
+found by re-running with each half of the protocol alone (inputs written on the stream just before the call
+but the result read only after a device synchronization: fails twice -> it did not wait for its inputs; its
+result changed after the caller's stream read it -> not ready when the call returned). Only when no stream
+fault shows is the failure the kernel's own: constant output, cached results (bit-identical to the previous
+trial's for new inputs), or a mismatch. A race that loses only sometimes is caught across trials: each one
+runs the whole protocol.
+"""
+
+from __future__ import annotations
+
+import time
+
+import torch
+
+from cutegen.harness import memory
+from cutegen.harness import truth as truths
+from cutegen.harness.abi import SCALARS
+from cutegen.harness.calls import fingerprints, poison
+from cutegen.harness.compare import CHUNK, kind_mismatch, measure, report
+from cutegen.harness.verdicts import Failed, Verdict
+
+RERUNS = 2  # each re-run that attributes a failure must agree twice: an in-kernel race is not a stream fault
+
+
+class Trials:
+    """The state a run's trials share: the buffers, the previous trial's output fingerprints, the errors seen."""
+
+    def __init__(self, problem, lib, caller, model, mode: str, *, chunk: int = CHUNK):
+        self.problem, self.lib, self.caller, self.model, self.mode, self.chunk = problem, lib, caller, model, mode, chunk
+        self.plan: memory.Plan | None = None  # the sizes, from the first trial (see _allocate)
+        self.truth: truths.Truth | None = None
+        self.buffers: list | None = None
+        self._first_refs: list[torch.Tensor] | None = None  # the first trial's fp32 reference (see _allocate)
+        self.outs: list[torch.Tensor] | None = None
+        self.prev: list[int] | None = None
+        self.kernel_error, self.reference_error = 0.0, None
+        self.tolerance: tuple[float, float] | None = None
+        self.count = 0
+
+    # -- a trial ----------------------------------------------------------------------------------
+
+    def run(self, seed: int) -> None:
+        fresh = self._fresh(seed)
+        self._allocate(fresh)
+        args = self._args(fresh)
+        late, final = self._call(args, fresh)
+        self._check_unchanged(fresh)
+        del fresh
+        expected = self.truth.evaluate(args, fp32=self._first_refs)
+        self._check_kinds(expected)
+        failure = self._judge(self.outs, expected, args, first=self.count == 0)
+        if failure is None and not late:
+            failure = self._constant_output(expected)
+        if late or failure is not None:
+            self._attribute(seed, late, failure, expected, args, final)
+        self.prev = final
+        self.count += 1
+        self._first_refs = None
+        _release(self.lib)
+
+    def _fresh(self, seed: int) -> list:
+        torch.manual_seed(seed)
+        device = self.caller.device
+        with torch.device(device):
+            values = self.problem.make_inputs()
+        bad = [type(x).__name__ for x in values if not isinstance(x, (torch.Tensor, *SCALARS))]
+        if bad:
+            raise Failed(Verdict.PROBLEM_ERROR, f"get_inputs() returned values the kernel ABI cannot pass "
+                                                f"({', '.join(bad)}): tensors and Python numbers only")
+        return [x.to(device).contiguous() if isinstance(x, torch.Tensor) else x for x in values]
+
+    def _allocate(self, fresh: list) -> None:
+        """On the first trial: the outputs' shapes from the reference on these inputs, the memory plan from the real
+        sizes (an early out-of-memory verdict when the judge's buffers cannot fit), the truth for this problem and
+        device, and the buffers every trial reuses. That fp32 result is kept for the first trial's own uses (the
+        fp32 reference's error, or the truth in kernelbench mode) rather than computed twice: it is in memory
+        during the first call only, and a candidate that found and copied it would fail the next trial. (A
+        meta-device run would size the problem without running it, but its first use costs seconds of imports
+        in every fresh worker.)"""
+        if self.outs is not None:
+            return
+        self._first_refs = truths.listed(self.model(*fresh))
+        specs = [(tuple(r.shape), r.dtype) for r in self._first_refs]
+        device, returned = self.caller.device, hasattr(self.lib, "returned")
+        self.plan = memory.Plan(memory.bytes_of(fresh), sum(_numel(s) * d.itemsize for s, d in specs), specs)
+        refused = memory.check_fits(self.plan, device, returned=returned, allocated=memory.bytes_of(fresh))
+        if refused:
+            raise Failed(Verdict.OUT_OF_MEMORY, refused, sizes={"input_bytes": self.plan.input_bytes,
+                                                                "output_bytes": self.plan.output_bytes})
+        self.truth = truths.Truth(self.model, self.mode, [d for _, d in specs],
+                                  memory.fp64_fits(self.plan, device, returned=returned,
+                                                   allocated=memory.bytes_of(fresh)))
+        self.buffers = [torch.empty_like(x) if isinstance(x, torch.Tensor) else x for x in fresh]
+        self.outs = [torch.empty(shape, dtype=dtype, device=device) for shape, dtype in specs]
+
+    def _args(self, fresh: list) -> list:
+        """The call's values: the input buffers for tensors, this trial's numbers as they are."""
+        return [b if isinstance(b, torch.Tensor) else f for b, f in zip(self.buffers, fresh)]
+
+    def _call(self, args: list, fresh: list | None = None) -> tuple[bool, list[int]]:
+        """One call under the protocol. With `fresh`, its values are written into the input buffers on the caller's
+        stream just before the call (staged); without, the buffers already hold them and the device is
+        synchronized before the call. Returns (late, final fingerprints): late = the outputs changed after the
+        caller's stream read them."""
+        caller, lib, outs = self.caller, self.lib, self.outs
+        for o in outs:
+            poison(o)
+        if fresh is not None:
+            for b in _tensors(self.buffers):
+                poison(b, inputs=True)
+        caller.sync()
+        if fresh is not None:
+            caller.stage(_tensors(self.buffers), _tensors(fresh))
+        prepare = getattr(lib, "arguments", None)
+        started = time.perf_counter()
+        code = lib(prepare(args) if prepare else args, outs, caller.stream)
+        caller.called(time.perf_counter() - started)
+        consumed = caller.consume(lambda: fingerprints(outs))
+        if code != 0:
+            raise Failed(Verdict.LAUNCH_ERROR, f"cutegen_forward returned {code} (a cudaError_t: {cuda_error_name(code)})")
+        caller.sync()
+        final = caller.value(fingerprints(_final_values(lib, outs)))
+        return caller.value(consumed) != final, final
+
+    def _check_unchanged(self, fresh: list) -> None:
+        for b, f in zip(_tensors(self.buffers), _tensors(fresh)):
+            if not same_bits(b, f):
+                raise Failed(Verdict.INPUTS_MUTATED, "the kernel wrote into its inputs (they must stay unchanged)")
+
+    def _check_kinds(self, expected: list[torch.Tensor]) -> None:
+        returned = _final_values(self.lib, self.outs)
+        for i, (r, t) in enumerate(zip(returned, expected)):
+            wrong = kind_mismatch(r, t)
+            if wrong is not None:
+                raise Failed(Verdict.MISMATCH, f"output {i}: {wrong.message}", mismatch=wrong.to_json())
+
+    # -- the rule ---------------------------------------------------------------------------------
+
+    def _judge(self, values, expected, args, *, first: bool, record: bool = True) -> dict | None:
+        """None when every output passes truth.passes; else what failed (output, errors). `record`: the errors
+        count for the run's accuracy (a re-run's do not)."""
+        refs_error = None
+        for i, (o, t) in enumerate(zip(values, expected)):
+            atol, rtol = self.problem.tolerance(str(t.dtype).removeprefix("torch."))
+            self.tolerance = self.tolerance or (atol, rtol)
+            error = measure(o, t, atol, rtol, chunk=self.chunk).worst
+            if refs_error is None and (first or error > 1.0):
+                refs_error = self._reference_errors(args, expected)
+            ref_error = refs_error[i] if refs_error else None
+            if record:
+                self._record(error, ref_error)
+            if not truths.passes(error, ref_error):
+                return {"output": i, "error": error, "reference_error": ref_error, "atol": atol, "rtol": rtol}
+        return None
+
+    def _reference_errors(self, args, expected) -> list[float] | None:
+        tolerances = [self.problem.tolerance(str(t.dtype).removeprefix("torch.")) for t in expected]
+        return truths.reference_error(self.truth, args, expected, tolerances, chunk=self.chunk, refs=self._first_refs)
+
+    def _record(self, error: float, ref_error: float | None) -> None:
+        self.kernel_error = max(self.kernel_error, error)
+        if ref_error is not None:
+            self.reference_error = max(self.reference_error or 0.0, ref_error)
+
+    # -- attribution --------------------------------------------------------------------------------
+
+    def _attribute(self, seed, late, failure, expected, args, final) -> None:
+        stream = self._stream_fault(seed, late, expected, args)
+        if stream is not None:
+            raise stream
+        self._kernel_fault(failure, expected, final, seed)
+
+    def _stream_fault(self, seed, late, expected, args) -> Failed | None:
+        synced_ok = True
+        for _ in range(RERUNS):  # the device synchronized before the call, the result judged after another sync
+            ok, lt = self._rerun(args, None, expected)
+            late, synced_ok = late or lt, synced_ok and ok
+            if not ok:
+                break
+        inputs_bad = False
+        if synced_ok:
+            fresh = self._fresh(seed)
+            if all(same_bits(b, f) for b, f in zip(_tensors(self.buffers), _tensors(fresh))):  # a repeatable trial
+                staged = [self._rerun(args, fresh, expected) for _ in range(RERUNS)]
+                late = late or any(lt for _, lt in staged)
+                inputs_bad = not any(ok for ok, _ in staged)
+        return _stream_verdict(inputs_bad, late, synced_ok)
+
+    def _rerun(self, args, fresh, expected) -> tuple[bool, bool]:
+        """(correct, late) of one more call: with `fresh`, staged as in a trial; without, the device synchronized
+        before it. Correct is judged on the final values (a ModelNew's returned tensors after synchronizing)."""
+        late, _ = self._call(args, fresh)
+        ok = self._judge(_final_values(self.lib, self.outs), expected, args, first=False, record=False) is None
+        _release(self.lib)
+        return ok, late
+
+    def _constant_output(self, expected) -> dict | None:
+        """A constant (often zero) output where the truth is not is a failure even within tolerance: zeros pass
+        a loose tolerance wherever the true values are small (a known reward hack)."""
+        for i, (out, t) in enumerate(zip(self.outs, expected)):
+            if out.numel() > 1 and t.numel() > 1 and _constant(out) and not _constant(t):
+                return {"output": i, "constant": True}
+        return None
+
+    def _kernel_fault(self, failure, expected, final, seed) -> None:
+        i = failure["output"]
+        out, t = self.outs[i], expected[i]
+        if failure.get("constant") or (out.numel() > 1 and t.numel() > 1 and _constant(out) and not _constant(t)):
+            first = float(out.reshape(-1)[0])
+            kind = "zero" if first == 0.0 else f"constant ({first:.6g})"
+            raise Failed(Verdict.CONSTANT_OUTPUT, f"output {i} is {kind} everywhere; the truth is not")
+        mismatch = report(out, t, failure["atol"], failure["rtol"], chunk=self.chunk)
+        if self.prev is not None and final == self.prev:
+            raise Failed(Verdict.CACHED_RESULTS, "new input values gave bit-identical outputs to the previous call: "
+                                                 "results are cached across calls instead of computed",
+                         mismatch=mismatch.to_json())
+        raise Failed(Verdict.MISMATCH, f"output {i}: {mismatch.message} (atol={failure['atol']:g}, "
+                                       f"rtol={failure['rtol']:g}, seed {seed}); {self.errors_text(failure)}",
+                     mismatch=mismatch.to_json())
+
+    def errors_text(self, failure: dict) -> str:
+        against = "the fp64 truth" if self.truth.kind == "fp64" else "the fp32 eager reference"
+        text = f"worst error {failure['error']:.3g}× the tolerance against {against}"
+        if failure["reference_error"] is not None:
+            text += f" (the fp32 eager reference's own: {failure['reference_error']:.3g}×)"
+        return text
+
+    # -- what the record keeps ----------------------------------------------------------------------
+
+    def accuracy(self) -> dict:
+        atol, rtol = self.tolerance or (0.0, 0.0)
+        return {"truth": self.truth.kind, "mode": self.mode, "atol": atol, "rtol": rtol, "kernel_error": self.kernel_error,
+                "reference_error": self.reference_error, "note": self.truth.note}
+
+
+def _stream_verdict(inputs_bad: bool, late: bool, synced_ok: bool) -> Failed | None:
+    if inputs_bad and late:
+        return Failed(Verdict.OTHER_STREAM, "its work is unordered with the caller's stream both ways: it read its "
+                                            "inputs before the caller's stream had written them, and its result was "
+                                            "not ready when the call returned (correct with the device synchronized "
+                                            "around the call)")
+    if inputs_bad:
+        return Failed(Verdict.INPUTS_NOT_AWAITED, "did not wait for its inputs: called as a PyTorch program calls it "
+                                                  "(inputs written on the caller's stream just before the call), it "
+                                                  "read them before they were written; with the device synchronized "
+                                                  "before the call it is correct")
+    if late:
+        what = "correct once the device is synchronized" if synced_ok else "and wrong even with the device synchronized"
+        return Failed(Verdict.RESULT_NOT_READY, "result not ready when the call returned: its outputs still changed "
+                                                f"after the caller's stream had read them ({what}); work on another "
+                                                "stream must be waited for by the caller's stream before returning")
+    return None
+
+
+def _final_values(lib, outs: list[torch.Tensor]) -> list[torch.Tensor]:
+    """What the kernel produced, once everything it started is done: a ModelNew's returned tensors, else the
+    output buffers it wrote."""
+    returned = getattr(lib, "returned", None)
+    return returned if returned is not None else outs
+
+
+def _release(lib) -> None:
+    release = getattr(lib, "release", None)
+    if release is not None:
+        release()
+
+
+def _numel(shape: tuple[int, ...]) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def _tensors(values: list) -> list[torch.Tensor]:
+    return [x for x in values if isinstance(x, torch.Tensor)]
+
+
+def _constant(t: torch.Tensor) -> bool:
+    """Every element equal (one pass; NaN makes it False: an unwritten output is a mismatch of NaN, not constant)."""
+    flat = t.reshape(-1)
+    if flat.is_floating_point():
+        low, high = torch.aminmax(flat)
+        return bool(low == high)
+    return bool(flat.min() == flat.max())
+
+
+_WORDS = {8: torch.int64, 4: torch.int32, 2: torch.int16, 1: torch.uint8}
+
+
+def same_bits(a: torch.Tensor, b: torch.Tensor, chunk: int = 1 << 26) -> bool:
+    """Bitwise equality (NaN poison equals itself here; torch.equal says NaN != NaN), one machine word per
+    element and in chunks, so the comparison's temporary stays small."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    wa, wb = _words(a), _words(b)
+    return all(torch.equal(wa[i:i + chunk], wb[i:i + chunk]) for i in range(0, wa.numel(), chunk))
+
+
+def _words(t: torch.Tensor) -> torch.Tensor:
+    flat = (t if t.is_contiguous() else t.contiguous()).reshape(-1)
+    return flat.view(_WORDS[t.element_size()]) if t.dtype is not torch.bool else flat.view(torch.uint8)
+
+
+def cuda_error_name(code: int) -> str:
+    try:
+        from cuda.bindings import runtime  # present with recent CUDA Python; optional
+        return runtime.cudaGetErrorName(code)[1].decode()
+    except Exception:
+        return {1: "cudaErrorInvalidValue", 2: "cudaErrorMemoryAllocation", 9: "cudaErrorInvalidConfiguration",
+                98: "cudaErrorInvalidDeviceFunction", 209: "cudaErrorNoKernelImageForDevice",
+                700: "cudaErrorIllegalAddress", 719: "cudaErrorLaunchFailure"}.get(code, "see cudaGetErrorName")

@@ -1,0 +1,331 @@
+"""The type tier: errors while typing, from clang's front end on the unsaved text, in a second or a few.
+
+Decision (issue 29, measured side by side on this repository's kernels: bench/type_tier.py, README "Build
+tiers"): libclang from the `libclang-ng` wheel, not NVRTC. NVRTC is nvcc's own EDG front end, but it compiles
+device code only: host functions are refused outright ("not allowed in JIT mode") unless
+`-default-device` makes them device functions, which hides every wrong-side call (a host function called
+from a kernel), cannot parse <torch/extension.h> or CUTLASS's host-side adapters (the Hopper GEMM gets
+false errors: `std::is_pointer_v`, `make_kernel_hardware_info`), and its front end alone took longer than
+clang's with a PCH. Clang in `--cuda-device-only` mode parses host and device code, instantiates every
+template (unlike clangd, which skips header function bodies), and reports wrong-side calls as nvcc does,
+except that it treats constexpr functions as __host__ __device__ (nvcc needs --expt-relaxed-constexpr for
+that): a constexpr host function called from device code is nvcc's to report.
+
+What clang needs for CUDA 13 (`typecheck/shims/`): an empty `curand_mtgp32_kernel.h` (clang's CUDA wrapper
+includes it; CUDA 13 dropped it), a prelude declaring `cudaConfigureCall` (clang's `<<<>>>` needs it; CUDA
+13 dropped it) and the cache-hint stores clang's headers lack, the toolkit's `include/cccl`,
+`__CUDACC_VER_MAJOR__/MINOR__` (else CUTLASS switches its sm90 code off) and
+`_CG_CLUSTER_INTRINSICS_AVAILABLE`. The tier reports errors only (`-w`): clang's warnings are not nvcc's.
+
+The header set a file starts with (its leading `#include` lines) is parsed once into a precompiled header
+under `.cutegen/typecheck/`, keyed like the build cache (toolchain, clang version, flags, the include lines,
+the user headers' contents) and shared by every file that starts with the same includes. Each parse runs in
+a child process (`clang_parse.py`) that a newer parse of the same file kills.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from cutegen.typecheck import clang_parse
+from cutegen.build.cache import cache_key
+from cutegen.build.includes import user_headers
+from cutegen.diagnostics import condense
+from cutegen.diagnostics.clang_log import raw_log, to_raw_messages
+from cutegen.model import CheckResult, Diagnostic, Severity
+from cutegen.settings import Settings
+from cutegen.state import StateDir
+from cutegen.toolchain import ABI_INCLUDE, TORCH_NVCC_FLAGS, Toolchain, includes_torch, torch_include_dirs
+
+TIER = "type"
+SOURCE = "cutegen (typing)"  # how editors label these diagnostics: not yet nvcc's word
+SHIMS = Path(__file__).parent / "shims"
+PRELUDE = SHIMS / "cutegen_clang_prelude.h"
+KEEP_PCH = 8  # precompiled header sets kept per state dir (a CuTe one is ~45 MB, a torch one more)
+
+# The leading lines a PCH may cover: blank lines, comments, #include and #pragma once.
+_INCLUDE = re.compile(r'^\s*#\s*include\s*(?P<name><[^>]+>|"[^"]+")\s*(?://.*|/\*.*\*/\s*)?$')
+_GUARDED = re.compile(r"^\s*#\s*(?:pragma\s+once|ifndef\s+\w+\s*\n\s*#\s*define)", re.M)
+# Flags that mean the same to clang as to nvcc; other nvcc flags (-Xptxas, -lineinfo, ...) do not concern a parse.
+_PASSED = re.compile(r"^(?:-[DUI].+|-std=.+|-isystem.*)$")
+
+
+class TypeTierUnavailable(RuntimeError):
+    """libclang is not installed or does not start; the message says how to get it."""
+
+
+@dataclass
+class _Job:
+    proc: subprocess.Popen | None = None
+    cancelled: bool = False
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class TypeChecker:
+    def __init__(self, toolchain: Toolchain, settings: Settings, state_dir: Path):
+        self.toolchain = toolchain
+        self.settings = settings
+        self.state = StateDir(state_dir)
+        self._jobs: dict[str, _Job] = {}
+        self._lock = threading.Lock()
+        self._pch_locks: dict[str, threading.Lock] = {}
+        self._failed_pch: set[str] = set()  # header sets with errors of their own: parsed with the file instead
+        self._system = tuple(os.path.realpath(s) + os.sep for s in (
+            toolchain.cutlass_include, str(ABI_INCLUDE), toolchain.cuda_root, str(SHIMS), "/usr/include",
+            "/usr/lib", "/usr/local/include", *torch_include_dirs(), _clang_root()))
+
+    def run(self, path: str | Path, text: str | None = None, *, job: str | None = None) -> CheckResult:
+        """Parse `path` (or its unsaved `text`); a newer run with the same `job` kills this one's parser."""
+        path = Path(path).resolve()
+        source = text if text is not None else path.read_text(errors="replace")
+        args = self.arguments(path, source)
+        started = time.perf_counter()
+        key, handle = job or str(path), _Job()
+        self._register(key, handle)  # from here on, a newer run or a cancel stops this one
+        try:
+            pch, built = self._ready_pch(self._pch(path, source, args))
+            answer = self._child({"file": str(path), "text": source, "args": args, "pch": pch}, handle)
+            if built and answer.get("pch") == "used":
+                answer["pch"] = "built"  # by this run, in a process of its own
+        finally:
+            with self._lock:
+                if self._jobs.get(key) is handle:
+                    del self._jobs[key]
+        seconds = time.perf_counter() - started
+        if handle.cancelled:
+            return _result(path, [], "", args, seconds, cancelled=True)
+        if "failure" in answer:  # not a fact about the code: a warning, never an error the user must fix
+            message = f"the type tier could not parse this file: {answer['failure']} (the nvcc check on save still runs)"
+            return _result(path, [_file_level(path, message)], answer["failure"], args, seconds)
+        diagnostics = self._diagnose(answer["diagnostics"], path, source)
+        return _result(path, diagnostics, raw_log(answer["diagnostics"]), args, seconds, pch=answer.get("pch", ""))
+
+    def cancel(self, job: str) -> None:
+        with self._lock:
+            handle = self._jobs.get(job)
+        if handle is not None:
+            _stop(handle)
+
+    # -- what clang is told ------------------------------------------------------------------------
+
+    def arguments(self, path: Path, source: str) -> list[str]:
+        tc, s = self.toolchain, self.settings
+        major, minor = (tc.nvcc_version.split(".") + ["0", "0"])[:2]
+        args = ["-x", "cuda", "--cuda-device-only", f"--cuda-gpu-arch={tc.arch}", f"--cuda-path={tc.cuda_root}",
+                "-nocudalib", "-std=c++17", "-w", f"-D__CUDACC_VER_MAJOR__={major}", f"-D__CUDACC_VER_MINOR__={minor}",
+                "-D_CG_CLUSTER_INTRINSICS_AVAILABLE", f"-I{tc.cutlass_include}", f"-I{ABI_INCLUDE}", f"-I{path.parent}"]
+        args += [f"-I{d}" for d in s.include_dirs]
+        flags = list(s.extra_flags)
+        if includes_torch(source):  # as torch.utils.cpp_extension compiles it (the check tier does the same)
+            args += [f for d in torch_include_dirs() for f in ("-isystem", d)]
+            flags += TORCH_NVCC_FLAGS
+        args += ["-isystem", os.path.join(tc.cuda_root, "include", "cccl"), "-isystem", str(SHIMS),
+                 "-include", str(PRELUDE)]
+        # Not -fno-cuda-host-device-constexpr (nvcc's rule without --expt-relaxed-constexpr): clang then refuses
+        # constexpr host functions even in constant expressions and system headers (std::move in CUTLASS's
+        # device_kernel, cute's `_c` literals), where nvcc allows them or only warns: false errors on the Hopper
+        # GEMM, and it caught neither constexpr case of the corpus.
+        return args + [f for f in flags if _PASSED.match(f)]
+
+    def _pch(self, path: Path, source: str, args: list[str]) -> dict | None:
+        """The precompiled header for the file's leading includes, or None when it starts with code."""
+        lines = leading_includes(source, path.parent, [Path(d) for d in self.settings.include_dirs])
+        if not lines:
+            return None
+        header = "\n".join(lines) + "\n"
+        quoted = [Path(x) for x in re.findall(r'"([^"]+)"', header)]
+        deps = quoted + user_headers(header, path.parent, [Path(d) for d in self.settings.include_dirs])
+        # Without the file's own folder: files of every folder share the set (user headers are taken by their
+        # absolute paths). Only a folder holding a header named like a library's would see another file.
+        shared = [a for a in args if a != f"-I{path.parent}"]
+        key = cache_key(tier="type-pch", fingerprint=self.toolchain.fingerprint + clang_version(),
+                        command_flags=shared, text=header, headers=[*deps, ABI_INCLUDE / "cutegen" / "abi.h", PRELUDE])
+        target = self.state.type_cache / f"{key}.pch"
+        if not target.is_file():
+            _prune(self.state.type_cache, KEEP_PCH - 1)
+        return {"path": str(target), "header": header, "args": shared}
+
+    def _ready_pch(self, pch: dict | None) -> tuple[dict | None, bool]:
+        """Build a missing PCH in a process of its own, one build per key at a time: a newer edit kills the
+        parse, never the header set's build (else a user who types on would never get one). Returns the PCH to
+        use (None: parse without one) and whether this call built it."""
+        if pch is None or pch["path"] in self._failed_pch:
+            return None, False
+        with self._lock:
+            lock = self._pch_locks.setdefault(pch["path"], threading.Lock())
+        with lock:
+            if Path(pch["path"]).is_file():
+                return pch, False
+            answer = self._child({"pch_only": True, "pch": pch}, _Job())
+            if answer.get("pch") != "built":  # the headers themselves do not parse: their errors are the file's
+                self._failed_pch.add(pch["path"])
+                return None, False
+        return pch, True
+
+    # -- the parser process -----------------------------------------------------------------------
+
+    def _register(self, key: str, job: _Job) -> None:
+        with self._lock:
+            old, self._jobs[key] = self._jobs.get(key), job
+        if old is not None:
+            _stop(old)
+
+    def _child(self, request: dict, job: _Job) -> dict:
+        with job.lock:
+            if job.cancelled:
+                return {}
+            # Run by path, not `-m`: the child needs no cutegen import, only libclang (fast to start).
+            job.proc = subprocess.Popen([sys.executable, clang_parse.__file__], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        try:
+            out, err = job.proc.communicate(json.dumps(request).encode(), timeout=self.settings.check_timeout)
+        except subprocess.TimeoutExpired:
+            _kill(job.proc)
+            job.proc.communicate()
+            return {"failure": f"no answer within {self.settings.check_timeout:g} s (setting "
+                               f"{self.settings.name_of('check_timeout')})"}
+        if job.cancelled:
+            return {}
+        try:
+            return json.loads(out)
+        except ValueError:
+            tail = err.decode(errors="replace").strip().splitlines()[-3:]
+            return {"failure": "the parser process died: " + (" ".join(tail) or f"exit {job.proc.returncode}")}
+
+    def _diagnose(self, found: list[dict], path: Path, source: str) -> list[Diagnostic]:
+        lines = _Lines(path, source)
+        diagnostics = condense(to_raw_messages(found, lines), str(path), self._is_user, lines)
+        for d in diagnostics:
+            d.source = SOURCE
+        return [d for d in diagnostics if d.severity is Severity.ERROR]
+
+    def _is_user(self, file: str) -> bool:
+        return not os.path.realpath(file).startswith(self._system)
+
+
+def leading_includes(source: str, directory: Path, include_dirs: list[Path]) -> list[str]:
+    """The file's first `#include` lines (comments and blank lines between them skipped), up to the first
+    line of anything else. A user header (quoted) is taken by its absolute path, and only if it has an include
+    guard: the file includes it again after the PCH did, which must be a no-op."""
+    out: list[str] = []
+    in_comment = False
+    for line in source.splitlines():
+        stripped = line.strip()
+        if in_comment or stripped.startswith("/*"):
+            in_comment = "*/" not in stripped
+            if in_comment or stripped.endswith("*/"):
+                continue
+            break  # code after a comment on the same line
+        if not stripped or stripped.startswith("//"):
+            continue
+        m = _INCLUDE.match(line)
+        if not m:
+            break
+        name = m["name"]
+        if name.startswith('"'):
+            found = _guarded(name[1:-1], [directory, *include_dirs])
+            if found is None:
+                break
+            name = f'"{found}"'
+        out.append(f"#include {name}")
+    return out
+
+
+def _guarded(name: str, dirs: list[Path]) -> Path | None:
+    for d in dirs:
+        p = (d / name).resolve()
+        if p.is_file():
+            try:
+                head = p.read_text(errors="replace")[:4000]
+            except OSError:
+                return None
+            return p if _GUARDED.search(head) else None
+    return None
+
+
+@lru_cache(maxsize=1)
+def clang_version() -> str:
+    """The installed libclang wheel's version, without loading the library (part of the PCH key)."""
+    from importlib import metadata
+
+    for name in ("libclang-ng", "libclang"):
+        try:
+            return f"{name}-{metadata.version(name)}"
+        except metadata.PackageNotFoundError:
+            continue
+    raise TypeTierUnavailable("the type tier needs libclang: pip install libclang-ng (it is a dependency of cutegen)")
+
+
+@lru_cache(maxsize=1)
+def _clang_root() -> str:
+    import importlib.util
+
+    spec = importlib.util.find_spec("clang")
+    return str(Path(spec.origin).parent) if spec and spec.origin else "/nonexistent-clang"
+
+
+def _prune(folder: Path, keep: int) -> None:
+    """Keep the `keep` most recently used PCH files (a file reads its PCH on every parse: atime/mtime)."""
+    try:
+        pchs = sorted(folder.glob("*.pch"), key=lambda p: p.stat().st_mtime, reverse=True)
+    except OSError:
+        return
+    for old in pchs[keep:]:
+        for p in (old, old.with_suffix(".cuh")):
+            p.unlink(missing_ok=True)
+
+
+def _stop(job: _Job) -> None:
+    with job.lock:
+        job.cancelled = True
+        if job.proc is not None:
+            _kill(job.proc)
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+class _Lines:
+    """Source lines by file; the main file's from the unsaved text."""
+
+    def __init__(self, main: Path, text: str):
+        self._files = {str(main): text.splitlines()}
+
+    def __call__(self, file: str) -> list[str]:
+        if file not in self._files:
+            try:
+                self._files[file] = Path(file).read_text(errors="replace").splitlines()
+            except OSError:
+                self._files[file] = []
+        return self._files[file]
+
+
+FAILED = "type-tier-failed"  # the parse did not finish (timeout, libclang refusing): said once, as a warning
+
+
+def _file_level(path: Path, message: str) -> Diagnostic:
+    return Diagnostic(file=str(path), line=1, col=1, end_col=2, severity=Severity.WARNING, message=message,
+                      code=FAILED, source=SOURCE, root=message)
+
+
+def _result(path: Path, diagnostics: list[Diagnostic], log: str, args: list[str], seconds: float, *,
+            cancelled: bool = False, pch: str = "") -> CheckResult:
+    ok = not cancelled and not any(d.severity is Severity.ERROR or d.code == FAILED for d in diagnostics)
+    command = ["libclang", *args, str(path)] + ([f"(pch: {pch})"] if pch else [])
+    return CheckResult(file=str(path), tier=TIER, ok=ok, diagnostics=diagnostics, resources=[], raw_log=log,
+                       command=command, seconds=seconds, cancelled=cancelled)

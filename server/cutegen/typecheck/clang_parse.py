@@ -1,0 +1,157 @@
+"""The type tier's parser process: clang (libclang, from the `libclang-ng` wheel) on unsaved text.
+
+Runs as `python .../typecheck/clang_parse.py` with one JSON request on stdin and answers one JSON object on
+stdout, so that the server can kill a parse it no longer needs (libclang has no way to stop a parse in the
+middle, and a Hopper GEMM takes half a minute). The only module that imports `clang.cindex`.
+
+Request: {"file", "text", "args", "pch": {"path", "header", "args"} | null}. With "pch", the header set is
+parsed once into a precompiled header at "path" (written atomically: a killed build leaves nothing) and the
+file is parsed with `-include-pch`; a PCH that clang refuses (a header changed since) is rebuilt once.
+{"pch_only": true, "pch": ...} builds the header set alone.
+Answer: {"diagnostics": [...], "pch": "built" | "used" | "none" | "failed", "seconds": float}.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+_SEVERITY = {0: "ignored", 1: "note", 2: "warning", 3: "error", 4: "fatal"}
+_OPTIONS_FOR_PCH = 0x2 | 0x10  # CXTranslationUnit_Incomplete | ForSerialization: what `c-index-test -write-pch` uses
+_STALE_PCH = ("has been modified since the", "malformed or corrupted", "was compiled for", "AST file",
+              "precompiled header", "PCH file")
+
+
+def _cindex():
+    from clang import cindex
+
+    # The wheel adds its own libc++ headers unless told otherwise; nvcc builds against the host's libstdc++,
+    # and so must this parse (else <cmath> disagrees with glibc's <math.h>).
+    cindex.Config.libcxx_dir = None
+    return cindex
+
+
+def diagnostic_json(ci, d) -> dict:
+    file, line, col = _file_location(ci, d.location)
+    return {
+        "severity": _SEVERITY.get(d.severity, "error"),
+        "text": d.spelling,
+        "file": file,
+        "line": line or None,
+        "col": col or None,
+        "option": d.option or "",
+        "category": d.category_name or "",
+        "fixits": _fixits(ci, d),
+        "children": [diagnostic_json(ci, c) for c in d.children],
+    }
+
+
+def _fixits(ci, d) -> list[dict]:
+    """Insertions clang proposes (`;` after a struct): where the code must change, often above the error."""
+    out = []
+    for i in range(len(d.fixits)):
+        try:
+            fix = d.fixits[i]
+        except IndexError:  # a removal: no text to insert
+            continue
+        file, line, col = _file_location(ci, fix.range.start)
+        out.append({"file": file, "line": line, "col": col, "text": fix.value})
+    return out
+
+
+def _file_location(ci, location) -> tuple[str | None, int, int]:
+    """Where the text is written: inside a macro argument, the argument's own line (an error in the lambda
+    given to AT_DISPATCH_FLOATING_TYPES is on its line, not the macro's first). The bindings expose only the
+    expansion location, hence the direct call."""
+    import ctypes
+
+    lib = ci.conf.lib
+    get = lib.clang_getFileLocation
+    uint = ctypes.POINTER(ctypes.c_uint)
+    get.argtypes = [ci.SourceLocation, ctypes.POINTER(ci.c_object_p), uint, uint, uint]
+    get.restype = None
+    handle, line, col, offset = ci.c_object_p(), ctypes.c_uint(), ctypes.c_uint(), ctypes.c_uint()
+    get(location, ctypes.byref(handle), ctypes.byref(line), ctypes.byref(col), ctypes.byref(offset))
+    name = ci.File(handle).name if handle else None
+    return (str(name) if name else None), line.value, col.value
+
+
+def _errors(tu) -> list:
+    return [d for d in tu.diagnostics if d.severity >= 3]
+
+
+def build_pch(ci, index, pch: dict) -> bool:
+    """Parse the header set into `pch["path"]`; False if it has errors (then no PCH: they are the file's)."""
+    target = Path(pch["path"])
+    target.parent.mkdir(parents=True, exist_ok=True)
+    header = target.with_suffix(".cuh")
+    header.write_text(pch["header"])
+    tu = index.parse(str(header), pch["args"], options=_OPTIONS_FOR_PCH)
+    if _errors(tu):
+        return False
+    tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    tu.save(str(tmp))
+    tmp.replace(target)  # atomic: a parse in another process never reads half a PCH
+    return True
+
+
+def parse(request: dict) -> dict:
+    ci = _cindex()
+    index = ci.Index.create()
+    started = time.perf_counter()
+    pch, state = request.get("pch"), "none"
+    if request.get("pch_only"):  # the header set alone (checker.py builds it apart from any parse)
+        return {"pch": "built" if build_pch(ci, index, pch) else "failed", "seconds": time.perf_counter() - started}
+    if pch:
+        state = "used" if Path(pch["path"]).is_file() else ("built" if build_pch(ci, index, pch) else "failed")
+    for attempt in range(2):
+        args = list(request["args"]) + (["-include-pch", pch["path"]] if state in ("used", "built") else [])
+        try:
+            tu = index.parse(request["file"], args, unsaved_files=[(request["file"], request["text"])], options=0)
+        except ci.TranslationUnitLoadError:
+            if state != "used" or attempt:
+                raise
+            tu = None  # libclang refuses a PCH whose inputs changed without a word: rebuild it once
+        if state == "used" and attempt == 0 and (tu is None or _stale(tu)):
+            state = "built" if build_pch(ci, index, pch) else "failed"
+            continue
+        break
+    return {"diagnostics": [diagnostic_json(ci, d) for d in tu.diagnostics], "pch": state,
+            "seconds": time.perf_counter() - started}
+
+
+def _stale(tu) -> bool:
+    """clang refuses a PCH whose inputs changed (a fatal error naming it): rebuild it, never report it."""
+    return any(d.severity == 4 and any(s in d.spelling for s in _STALE_PCH) for d in tu.diagnostics)
+
+
+def _exit_with_parent() -> None:
+    """A parse can run for half a minute: when the server dies (a crash, a kill), its parser goes with it."""
+    import threading
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(0.5)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def main() -> None:
+    _exit_with_parent()
+    request = json.loads(sys.stdin.read())
+    try:
+        answer = parse(request)
+    except Exception as e:  # libclang missing or refusing the arguments: the server reports it in words
+        answer = {"failure": f"{type(e).__name__}: {e}"}
+    sys.stdout.write(json.dumps(answer))
+
+
+if __name__ == "__main__":
+    main()

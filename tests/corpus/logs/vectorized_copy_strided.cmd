@@ -1,0 +1,1 @@
+nvcc -std=c++17 -gencode arch=compute_90a,code=sm_90a -lineinfo -I$CUTLASS_INCLUDE -Iserver/cutegen/include -Itests/corpus/model_errors -ptx tests/corpus/model_errors/vectorized_copy_strided.cu -o /tmp/cutegen-record.ptx
