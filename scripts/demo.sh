@@ -68,21 +68,35 @@ reference), `cutegen bench` (timing vs eager and torch.compile), `cutegen profil
 MSG
 }
 
+# The settings of the e2e test's workbench (scripts/lib/vscode-settings.json: VS Code's own AI, its Chat panel and
+# its quick fixes, tips and updates off) plus cutegen.python, in User/ and Machine/ (code-server is a remote setup:
+# the machine-scoped cutegen.python counts only in Machine/).
+editor_settings() {  # editor_settings USER_DATA_DIR
+  "$PYTHON" - "$1" "$PYTHON" <<'PY'
+import json, pathlib, sys
+folder, python = pathlib.Path(sys.argv[1]), sys.argv[2]
+settings = {**json.loads(pathlib.Path("scripts/lib/vscode-settings.json").read_text()), "cutegen.python": python}
+for scope in ("User", "Machine"):
+    (folder / scope).mkdir(parents=True, exist_ok=True)
+    (folder / scope / "settings.json").write_text(json.dumps(settings, indent=2) + "\n")
+PY
+}
+
 editor() {
-  source scripts/lib/vscode-tools.sh  # say, die, install_node, package_vsix, install_code_server
+  source scripts/lib/vscode-tools.sh  # say, die, install_node, package_vsix, vsix_current, install_code_server
   install_node
-  package_vsix
+  if vsix_current; then
+    say "reusing vscode-client/cutegen.vsix (nothing it is built from changed; bash scripts/test-vscode.sh tests it)"
+  else
+    package_vsix --no-unit  # the demo shows the extension; test-vscode.sh runs its tests
+  fi
   install_code_server
   local ws=$DEMO/workspace user=$DEMO/code-server/user exts=$DEMO/code-server/extensions
   local port=${CUTEGEN_DEMO_PORT:-8080}
-  mkdir -p "$ws/.cutegen" "$user/User" "$user/Machine" "$exts"
+  mkdir -p "$ws/.cutegen" "$exts"
   cp examples/softsign/softsign.cu examples/softsign/softsign.py "$ws/"
   cp tests/corpus/errors/copy_rank_mismatch.cu "$ws/broken_copy.cu"
-  # code-server is a remote setup: the machine-scoped cutegen.python counts only in Machine/.
-  for scope in User Machine; do
-    printf '{\n  "cutegen.python": "%s",\n  "telemetry.telemetryLevel": "off",\n  "workbench.startupEditor": "none"\n}\n' \
-      "$PYTHON" > "$user/$scope/settings.json"
-  done
+  editor_settings "$user" || die "cannot write the editor's settings under $user"
   "$CODE_SERVER" --user-data-dir "$user" --extensions-dir "$exts" --install-extension vscode-client/cutegen.vsix --force \
     >/dev/null || die "the extension did not install into code-server"
   echo

@@ -6,7 +6,7 @@
 # agent 1, sandbox 3 (estimated after issue 25; sandbox-nobody 1), modelnew 3, suite 4, records 2.5 minutes;
 # examples with the verify-latency run about 5.5. Estimated, not yet measured: providers 1.5, diagmodel 2
 # (one ModelNew that load_inline cannot build, through `cutegen test`'s path), lens 4 (its bench 2.5, its
-# tests 1.5), loop 2.5 (three saves through the language server's background loop, issue 32).
+# tests 1.5), edges 2, loop 2.5 (three saves through the language server's background loop, issue 32).
 #   device run, carry [".whl"]:  bash scripts/gpu-check.sh harness adapters   (or any part below, or all)
 #   kernelbench is not in `all`: it is issue 15's measurement (near a whole call; it resumes when cut); nor is
 #   judge-signed (the Level-1 matmuls on signed inputs, issue 24: 16 GEMM builds).
@@ -34,6 +34,7 @@ ALL=(
   suite records
   judge
   lens
+  edges
   loop
 )
 [ "${parts[0]}" = all ] && parts=("${ALL[@]}")
@@ -111,6 +112,10 @@ print(availability(), '| memory cgroup:', cgroup.memory_binds(), '| seccomp name
     lens) run lens.log python3 bench/profile_lines.py --out "$OUT/lens.json" --reps 1
           run lens-tests.log python3 -m pytest -q -s -m gpu tests/profiler/test_lens_gpu.py tests/agent/test_gpu_hot_lines.py \
             -p no:cacheprovider --durations=10 ;;
+    # Issue 27 on a GPU: a full disk under `cutegen test` and `fix --apply` (a real filled tmpfs: root), profile
+    # without ncu on a GPU, CUTLASS names in resource lines (cpp_demangle, carried in .whl/agent), ~2 minutes.
+    edges) run edges.log python3 -m pytest -q tests/engine/test_full_disk.py tests/engine/test_cli_edges.py \
+             tests/engine/test_resource_names.py -p no:cacheprovider --durations=10 ;;
     # Issue 32: three saves in a row through the real language server (pytest-lsp), the real worker and ncu: the
     # second save kills the first's profile, the third's figures are the CodeLens's; the time from each save to each
     # figure as a table (log) and $OUT/background_loop.json.

@@ -3,7 +3,9 @@
 #
 #   source scripts/lib/vscode-tools.sh   (from the repository root; defines the functions below)
 #   install_node           Node 24 from the npm registry (code-server 4.139 needs it); puts it on PATH
-#   package_vsix [--unit]  vscode-client: npm ci, the unit tests, then vscode-client/cutegen.vsix
+#   package_vsix [--unit|--no-unit]  vscode-client: npm ci, the unit tests, then vscode-client/cutegen.vsix
+#                          (--unit: stop after the tests; --no-unit: package without running them)
+#   vsix_current           whether vscode-client/cutegen.vsix is newer than every file it is built from
 #   install_code_server    code-server from npm (native build: minutes on 2 cores); sets $CODE_SERVER
 #   apt_install PKG...     Debian packages, only those missing
 #
@@ -49,17 +51,25 @@ install_node() {
   say "node $(node --version), npm $(npm --version)"
 }
 
-package_vsix() {  # package_vsix [--unit]: with --unit, stop after the unit tests
+package_vsix() {  # package_vsix [--unit|--no-unit]: --unit stops after the unit tests, --no-unit skips them
   (
     cd "$REPO/vscode-client"
     npm ci --no-audit --no-fund --loglevel=error >/dev/null
-    say "unit tests"
-    npm run -s test:unit
+    if [ "${1:-}" != "--no-unit" ]; then
+      say "unit tests"
+      npm run -s test:unit
+    fi
     [ "${1:-}" = "--unit" ] && exit 0
     npm run -s package >/dev/null
     [ -f cutegen.vsix ] || die "vsce did not produce cutegen.vsix"
     say "packaged $(du -h cutegen.vsix | cut -f1) cutegen.vsix"
   )
+}
+
+vsix_current() {  # the packaged extension exists and nothing it is built from changed since
+  local vsix=$REPO/vscode-client/cutegen.vsix client=$REPO/vscode-client
+  [ -f "$vsix" ] && [ -z "$(find "$client/src" "$client/package.json" "$client/package-lock.json" \
+    "$client/esbuild.mjs" "$client/tsconfig.json" -newer "$vsix" -print -quit 2>/dev/null)" ]
 }
 
 install_code_server() {

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 from dataclasses import asdict, dataclass, field
 from enum import Enum
 from pathlib import Path
 
+from cutegen.files import write_atomic
 from cutegen.hardware import H200
 from cutegen.harness import intervals
 from cutegen.harness.verdicts import Mismatch, Verdict
@@ -443,11 +443,8 @@ def write(state_dir: StateDir | Path, kind: str, file: str, payload: dict | RunR
     folder.mkdir(parents=True, exist_ok=True)
     text = json.dumps(record.to_json(), indent=1, default=str)
     path = folder / f"{stamp()}-{record.kind}.json"
-    path.write_text(text)
-    latest_path = state.latest_record(file, record.kind)
-    tmp = latest_path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(text)
-    tmp.replace(latest_path)
+    write_atomic(path, text)
+    write_atomic(state.latest_record(file, record.kind), text)
     record.path = str(path)
     return path
 
@@ -463,7 +460,10 @@ def finisher(state_dir: StateDir | Path, kind: str, file: str, record: dict):
         record.update(verdict=str(getattr(verdict, "value", verdict)), message=message,
                       seconds=time.perf_counter() - started, **extra)
         typed = RunRecord.from_payload(kind, file, record)
-        record["record"] = str(write(state_dir, kind, file, typed))
+        try:
+            record["record"] = str(write(state_dir, kind, file, typed))
+        except OSError as e:  # a full disk: the verdict stands; the caller says it was not saved (files.py)
+            record["record"], record["record_error"] = None, str(e)
         record.update(summary=typed.summary(), level=typed.level, **typed.legacy_figures())
         return record
 

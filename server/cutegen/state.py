@@ -78,6 +78,11 @@ class StateDir:
         """The type tier's precompiled header sets: `typecheck/<key>.pch` (typecheck/checker.py)."""
         return self.path / "typecheck"
 
+    @property
+    def type_results(self) -> Path:
+        """What clang said of each parsed text: `typecheck/results/<key>.json` (typecheck/checker.py)."""
+        return self.type_cache / "results"
+
     def runs(self, file: str | Path) -> Path:
         """Run records of one source file: `runs/<stem>-<hash>/`."""
         return self.path / "runs" / file_key(file)

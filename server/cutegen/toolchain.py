@@ -203,7 +203,18 @@ def torch_include_dirs() -> tuple[str, ...]:
         return ()
     include = Path(list(spec.submodule_search_locations)[0]) / "include"
     dirs = [include, include / "torch" / "csrc" / "api" / "include", Path(sysconfig.get_paths()["include"])]
+    if include.is_dir() and not (include / CPU_TORCH_GAP).is_file():
+        dirs.append(CPU_TORCH_SHIM)  # searched last: a CUDA build's own copy always wins
     return tuple(str(d) for d in dirs if d.is_dir())
+
+
+# Decision: a CPU-only torch (the project's own .venv, CI) lacks the one header its CUDA builds generate at build
+# time, `c10/cuda/impl/cuda_cmake_macros.h` (two lines: `#pragma once` and one #define), so a ModelNew that
+# includes <c10/cuda/CUDAStream.h> could not be checked there. The package ships that generated file and adds its
+# folder after torch's own; the rest of c10/cuda is plain headers in every wheel. Running a ModelNew still needs a
+# CUDA build of torch, on the GPU machine.
+CPU_TORCH_GAP = Path("c10") / "cuda" / "impl" / "cuda_cmake_macros.h"
+CPU_TORCH_SHIM = Path(__file__).resolve().parent / "include" / "cpu-torch"
 
 
 # torch.utils.cpp_extension's own nvcc flags (COMMON_NVCC_FLAGS), so a check sees what load_inline compiles.

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 BROKEN = ROOT / "tests" / "corpus" / "errors" / "dynamic_owning_tensor.cu"
 
@@ -119,6 +121,7 @@ def test_optimize_says_an_unreachable_endpoint_before_building(tmp_path):
     assert not (tmp_path / ".cutegen" / "cache").exists()  # nothing was built
 
 
+@pytest.mark.gpu  # without a GPU, profile says so first (test_cli_edges.py)
 def test_profile_names_its_ncu_flag(tmp_path):
     p = cutegen("profile", "--ncu", str(tmp_path / "no-ncu"), "--state-dir", str(tmp_path / ".cutegen"),
                 str(ROOT / "examples" / "softsign" / "softsign.cu"), cwd=tmp_path)

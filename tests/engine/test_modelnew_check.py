@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from cutegen.build import Tier
@@ -84,3 +86,25 @@ def test_a_python_syntax_error_is_reported_at_its_line(builder, tmp_path):
     py.write_text("import torch\nclass ModelNew(torch.nn.Module:\n    pass\n")
     (d,) = builder.run(Tier.CHECK, py).errors
     assert d.line == 2 and d.code == "python-syntax" and "load_inline sources cannot be read" in d.message
+
+
+def test_a_cpu_only_torch_gets_the_one_generated_header_it_lacks():
+    from cutegen.toolchain import CPU_TORCH_GAP, CPU_TORCH_SHIM, torch_include_dirs
+
+    dirs = torch_include_dirs()
+    if not dirs:
+        pytest.skip("torch is not installed")
+    own = dirs[0]
+    if (Path(own) / CPU_TORCH_GAP).is_file():  # a CUDA build: its own generated header, no shim
+        assert str(CPU_TORCH_SHIM) not in dirs
+    else:
+        assert dirs[-1] == str(CPU_TORCH_SHIM)  # after torch's own folders
+    assert "#define C10_CUDA_BUILD_SHARED_LIBS" in (CPU_TORCH_SHIM / CPU_TORCH_GAP).read_text()
+
+
+@pytest.mark.slow
+def test_the_bundled_modelnew_example_checks_clean(builder):
+    """The README's ModelNew example in the project's own CPU .venv (PyTorch's headers: 40-110 s on 2 cores)."""
+    result = builder.run(Tier.CHECK, SOFTSIGN)
+    assert result.ok, [d.message for d in result.diagnostics]
+    assert [k.name for k in result.resources] == ["softsign_kernel"]

@@ -76,4 +76,4 @@ def test_a_file_with_errors_still_shows_what_the_compiler_could_name(state, tmp_
     assert layout(state, f"{broken}:10") == 0
     captured = capsys.readouterr()
     assert "[kTile=64] layout: (_64,_4):(_4,_1)" in captured.out
-    assert "note: the file has errors (first: line 13" in captured.err
+    assert "note: the file has errors (first at line 13" in captured.err

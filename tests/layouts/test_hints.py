@@ -72,7 +72,7 @@ def test_code_action_and_code_lens_open_the_picture(ls):
     assert action.title == "CuTeGen: show layout of s" and action.command.command == SHOW_COMMAND
     assert action.command.arguments == [{"uri": ls.uri, "line": 11, "character": 9}]
     (lens,) = layout_code_lenses(ls, ls.uri, ls.text)
-    assert lens.range.start.line == 6 and lens.command.title == "Layouts: 4 CuTe objects"
+    assert lens.range.start.line == 5 and lens.command.title == "Layouts: 4 CuTe objects"  # above `template <int kTile>`
 
 
 def test_hover_while_a_new_version_is_computing(ls):

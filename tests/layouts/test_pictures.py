@@ -3,6 +3,7 @@ against CuTe on the host in test_exact.py)."""
 
 from __future__ import annotations
 
+import html
 import re
 
 import pytest
@@ -65,3 +66,37 @@ def test_byte_swizzles_of_sm90_layouts_become_element_swizzles():
     assert [composed(i) for i in every] == [pointer(i) for i in every] == [element(i) for i in every]
     with pytest.raises(NotDrawable, match="unknown element size"):
         evaluate("Sw<3,4,3> (_8,_64):(_64,_1)")
+
+
+def _size_of(svg: str) -> tuple[int, int]:
+    m = re.search(r'<svg[^>]* width="(\d+)" height="(\d+)"', svg)
+    return int(m[1]), int(m[2])
+
+
+def _offsets(svg: str) -> list[int]:
+    """Every offset the picture shows: in a cell, or in its tooltip where cells are too small for text."""
+    shown = [int(v) for v in _labels(svg) if v.isdigit()]
+    return shown + [int(v) for v in re.findall(r"<title>[^<]*→ (\d+)</title>", svg)]
+
+
+@pytest.mark.parametrize("layout, elements", [("_8192:_1", 8192), ("(_8,_1024):(_1,_8)", 8192),
+                                              ("(_64,_256):(_256,_1)", 16384), ("_100:_2", 100)])
+def test_long_modes_fold_into_rows_so_the_picture_stays_readable(layout, elements):
+    svg = grid_svg("tile", layout)
+    width, height = _size_of(svg)
+    assert width <= 1600 and height <= 1600, (width, height)  # was 4400 x 82 for the 8192-element strip
+    assert elements < 4096 or 0.25 <= width / height <= 4, (width, height)  # a large one comes out near square
+    assert sorted(_offsets(svg)) == sorted({evaluate(layout)(i) for i in range(elements)})  # nothing left out
+
+
+def test_a_short_layout_keeps_its_one_row_and_its_labels():
+    svg = grid_svg("t", "_16:_1")
+    assert _size_of(svg)[1] < 120 and _labels(svg)[:16] != [] and "<title>0" not in svg
+
+
+def test_a_partition_picture_says_which_thread_it_shows():
+    fact = LayoutFact("tAgA", 20, 10, "Tensor", "gmem float ((_4,_1),_4,_1):((_1,_0),_64,_0)")
+    svg = html.unescape(picture(fact, "nvcc", "/nowhere", None, declared="  Tensor tAgA = thr_copy.partition_S(gA);"))
+    assert "thread 0's partition; every thread's has this layout" in svg
+    plain = picture(fact, "nvcc", "/nowhere", None, declared="  Tensor tAgA = make_tensor(p, layout);")
+    assert "thread" not in plain

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from lsprotocol import types
-from pygls.exceptions import JsonRpcRequestCancelled
+from pygls.exceptions import JsonRpcInvalidParams, JsonRpcRequestCancelled
 
 from lsp_helpers import errors, needs_nvcc, open_file, publications, until
 from lsp_kernels import BROKEN_LINE, KERNEL_LINE, broken
@@ -118,11 +118,16 @@ async def test_cancel_request_stops_nvcc(client, workspace):
 
 @pytest.mark.parametrize("command, says", [
     ("cutegen.server.diagnose", "no such file"), ("cutegen.server.fix", "agent is not configured"),
-    ("cutegen.server.optimize", "no such file"), ("cutegen.server.applyPatch", "needs [{id, uri, version}]")])
+    ("cutegen.server.optimize", "no such file")])
 async def test_agent_commands_reply_plainly(client, workspace, command, says):
     # No LLM endpoint and no such file: each agent command answers plainly (tests/agent covers them working).
     reply = await client.workspace_execute_command_async(_execute(command, (workspace / "k.cu").as_uri()))
     assert reply["ok"] is False and says in reply["message"]
+
+
+async def test_apply_patch_without_an_id_is_invalid_params(client, workspace):
+    with pytest.raises(JsonRpcInvalidParams, match=r"cutegen.server.applyPatch: arguments\[0\].id: missing"):
+        await client.workspace_execute_command_async(_execute("cutegen.server.applyPatch", (workspace / "k.cu").as_uri()))
 
 
 def _importable(module: str) -> bool:
@@ -142,8 +147,8 @@ async def test_profile_command_replies_plainly(client, workspace):
 
 
 async def test_command_without_argument(client):
-    reply = await client.workspace_execute_command_async(_execute("cutegen.server.check"))
-    assert reply["ok"] is False and "needs a file URI" in reply["message"]
+    with pytest.raises(JsonRpcInvalidParams, match="cutegen.server.check: arguments: missing"):
+        await client.workspace_execute_command_async(_execute("cutegen.server.check"))
 
 
 @needs_nvcc

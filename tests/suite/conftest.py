@@ -20,6 +20,7 @@ HERE = Path(__file__).resolve().parent
 LEVEL1 = HERE / "level1"
 HOST_KERNELS = HERE / "host_kernels"
 SLOW_KERNELS = HERE / "slow_kernels"
+GATED_KERNELS = HERE / "gated_kernels"  # a job that runs until the test lets it finish (the Ctrl-C test)
 RECORDS = HERE / "records"
 HANDLER = "tests.suite.host_judge:handle"
 

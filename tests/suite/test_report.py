@@ -76,3 +76,17 @@ def test_two_runs_side_by_side(tmp_path):
 def test_report_of_a_folder_without_results_says_so(tmp_path, capsys):
     assert main(["suite", "report", str(tmp_path)]) == 2
     assert "holds no results.jsonl" in capsys.readouterr().err
+
+
+def test_a_run_without_a_gpu_says_not_run_instead_of_zeros(tmp_path):
+    store = ResultStore(tmp_path / "cpu")
+    for name in ("19_ReLU", "21_Sigmoid", "22_Tanh"):
+        store.append(rows.placeholder(name, f"{name}.py", "not-run", "no NVIDIA GPU on this machine: built, not run"))
+    store.append(rows.placeholder("31_ELU", "31_ELU.py", "build-failed", "the kernel does not build"))
+    md_path, page_path = report.write([tmp_path / "cpu"])
+    md, page = md_path.read_text(), page_path.read_text()
+    assert "| eager | not run | not run | not run | not run | – |" in md, md
+    assert "| torch.compile | not run | not run | not run | not run | – |" in md
+    assert "| correct | not run (3 of 4 problems: no GPU) |" in md
+    assert "0%" not in md.split("## Problems")[0].replace("compile failures | 1/4 (25%)", "")
+    assert "fast_p.png" not in md and page.count("data:image/png") == 0  # no empty plot

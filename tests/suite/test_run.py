@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -16,7 +17,7 @@ from cutegen.suite.gpus import LocalBackend
 from cutegen import records
 from cutegen.suite.runner import run_suite
 from cutegen.suite.store import load
-from tests.suite.conftest import EXPECTED, HANDLER, LEVEL1, ROOT, SLOW_KERNELS
+from tests.suite.conftest import EXPECTED, GATED_KERNELS, HANDLER, LEVEL1, ROOT, SLOW_KERNELS
 
 
 def test_every_outcome_is_a_verdict_and_the_run_goes_on(make_config):
@@ -67,27 +68,49 @@ def test_a_worker_killed_mid_job_is_replaced_and_the_job_retried(make_config):
     assert killed and row["verdict"] == "pass" and row["retried"] is True
 
 
+def _waiting_at(gate) -> list[int]:
+    """Processes still started with this gate in their environment (a worker the suite left behind)."""
+    mark = f"CUTEGEN_TEST_GATE={gate}".encode()
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            if entry.isdigit() and mark in open(f"/proc/{entry}/environ", "rb").read().split(b"\0"):
+                found.append(int(entry))
+        except OSError:
+            pass
+    return found
+
+
 def test_ctrl_c_leaves_whole_lines_and_the_rerun_finishes(tmp_path, shared_state):
-    out = tmp_path / "out"
+    """Deterministic: 30_Softsign's job (the second) tells the test it started (a FIFO) and then blocks until the
+    test opens its gate, so the interrupt always lands in the middle of a job (no timing, no retries)."""
+    out, gate, started = tmp_path / "out", tmp_path / "gate", tmp_path / "started"
+    os.mkfifo(started)
+    listener = os.open(started, os.O_RDONLY | os.O_NONBLOCK)  # the kernel writes here only while someone listens
     cmd = [sys.executable, "-m", "cutegen", "suite", "run", str(LEVEL1 / "30_Softsign.py"),
-           str(LEVEL1 / "22_Tanh.py"), "--kernels", str(SLOW_KERNELS), "--out", str(out), "--gpus", "0",
-           "--handler", HANDLER, "--no-progress", "--compile-workers", "2", "--timeout", "20",
-           "--state-dir", str(shared_state), "--jobs", "1"]  # one problem at a time: with both builds cached
-    # (earlier tests), two jobs in flight start and finish together, and the interrupt would find nothing running
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "server"), str(ROOT)])}
+           str(LEVEL1 / "22_Tanh.py"), "--kernels", str(GATED_KERNELS), "--out", str(out), "--gpus", "0",
+           "--handler", HANDLER, "--no-progress", "--compile-workers", "2", "--timeout", "600",
+           "--state-dir", str(shared_state), "--jobs", "1"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "server"), str(ROOT)]),
+           "CUTEGEN_TEST_GATE": str(gate), "CUTEGEN_TEST_STARTED": str(started)}
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 120
-    while time.time() < deadline and not load(out):
-        time.sleep(0.2)  # wait for the first problem to be written, then interrupt the second mid-job
+    try:
+        ready, _, _ = select.select([listener], [], [], 300)  # until 30_Softsign's job is running
+        assert ready and os.read(listener, 1) == b"1", "30_Softsign's job never started"
+    finally:
+        os.close(listener)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     first = load(out)
-    assert len(first) == 1 and "rerun the same command to resume" in err
+    assert [r["name"] for r in first] == ["22_Tanh"] and "rerun the same command to resume" in err
     assert all(json.loads(line) for line in (out / "results.jsonl").read_text().splitlines())
-    rerun = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=180)
+    assert not _waiting_at(gate), "the interrupted job's worker outlived the suite"
+    gate.touch()  # the rerun's job may finish
+    rerun = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     assert rerun.returncode == 0, rerun.stderr
     rows = load(out)
     assert sorted(r["name"] for r in rows) == ["22_Tanh", "30_Softsign"]
+    assert {r["name"]: r["verdict"] for r in rows} == {"22_Tanh": "pass", "30_Softsign": "pass"}
     assert len((out / "results.jsonl").read_text().splitlines()) == 2  # the first one was not redone
     assert "1 done before" in rerun.stderr and (out / "report.html").is_file()

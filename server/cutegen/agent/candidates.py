@@ -30,6 +30,7 @@ from pathlib import Path
 from cutegen.build import Builder, Tier
 from cutegen.build.includes import user_headers
 from cutegen.cancel import Cancelled  # also what verify_kernel raises for a stopped build
+from cutegen.files import write_atomic
 from cutegen.harness.problem import find_problem
 from cutegen.model import CheckResult, Diagnostic
 from cutegen.sandbox import gate, library, preprocess
@@ -258,7 +259,7 @@ class Verifier:
         kernel's own headers (its directory is on the include path; the jail shows only those headers of it)."""
         path = self._shadow_path(kernel, text)
         if not path.exists() or path.read_text(errors="replace") != text:
-            path.write_text(text)
+            write_atomic(path, text)
         if not isinstance(self.builder, Builder):
             return path, self.builder  # a stand-in builder (tests) serves the shadow too
         s = self.builder.settings
@@ -327,7 +328,7 @@ class Verifier:
             raise Cancelled
         self.on_stage("gate")
         source = self._shadow_path(kernel, text)
-        source.write_text(text)
+        write_atomic(source, text)
         flags = self.builder._flags(Tier.BUILD, kernel, includes_torch(text))  # the build's own flags
         done = preprocess.host_view([self.builder.toolchain.nvcc, *flags], source, self.build_jail(kernel, original),
                                     timeout=self.builder.settings.check_timeout)

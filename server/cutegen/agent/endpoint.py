@@ -16,13 +16,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+from cutegen.files import write_atomic
 from cutegen.settings import Settings
 from cutegen.state import StateDir
 
@@ -195,10 +195,7 @@ class Endpoint:
             with _lock:
                 endpoints = self._read()
                 endpoints[self.key] = asdict(self.lessons)
-                fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".llm-endpoints-")
-                with os.fdopen(fd, "w") as f:
-                    json.dump({"schema": SCHEMA_VERSION, "endpoints": endpoints}, f, indent=1)
-                os.replace(tmp, self.path)
+                write_atomic(self.path, json.dumps({"schema": SCHEMA_VERSION, "endpoints": endpoints}, indent=1))
         except OSError:
             pass  # not writable: the lesson still holds for this session
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 from pathlib import Path
 
 from cutegen.agent.transcript import kernel_folder
+from cutegen.files import write_atomic
 
 
 def text_id(text: str) -> str:
@@ -42,13 +42,11 @@ class History:
         for text, figures in versions:
             vid = text_id(text)
             (self.folder / "versions").mkdir(parents=True, exist_ok=True)
-            (self.folder / "versions" / f"{vid}.cu").write_text(text)
+            write_atomic(self.folder / "versions" / f"{vid}.cu", text)
             data["versions"][vid] = {**figures, "id": vid, "time": time.time()}
         data["steps"].append({**step, "time": time.time()})
         data["best"] = self._best(data["versions"])
-        tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data, indent=1))
-        tmp.replace(self.path)
+        write_atomic(self.path, json.dumps(data, indent=1))
         return data
 
     @staticmethod

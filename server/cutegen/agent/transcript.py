@@ -11,6 +11,7 @@ import json
 import time
 from pathlib import Path
 
+from cutegen.files import write_atomic
 from cutegen.sandbox import redact
 from cutegen.state import StateDir
 
@@ -58,7 +59,7 @@ class Transcript:
 
     def _write(self, path: Path, payload: dict) -> None:
         record = {"schema": SCHEMA_VERSION, "time": time.time(), **payload}
-        path.write_text(json.dumps(self._scrub(record), indent=1, default=str))
+        write_atomic(path, json.dumps(self._scrub(record), indent=1, default=str))
 
     def _scrub(self, value):
         if isinstance(value, str):

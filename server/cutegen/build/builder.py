@@ -11,6 +11,7 @@ import os
 import re
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 from dataclasses import asdict, dataclass, field
@@ -31,6 +32,7 @@ from cutegen.diagnostics.ptx import cp_async_local_diagnostics, trap_diagnostics
 from cutegen.diagnostics.resources import (
     demangle, kernel_instantiation, kernel_line, parse_ptxas_verbose, resource_diagnostics, short_kernel_name,
 )
+from cutegen.files import write_atomic
 from cutegen.harness.problem import find_problem
 from cutegen.model import CheckResult, Diagnostic, KernelResources, Severity
 from cutegen.settings import Settings
@@ -119,18 +121,19 @@ class Builder:
         if hit is not None:
             return self._result(tier, path, source, _Outcome(**hit), cached=True)
 
-        entry = self.cache.entry(key)
-        entry.mkdir(parents=True, exist_ok=True)
-        copy = entry / (path.name if path.suffix != ".py" else path.stem + ".cu")
-        copy.write_text(compiled)
+        copy, cacheable = _source_copy(self.cache.entry(key), path.name if path.suffix != ".py" else path.stem + ".cu",
+                                       compiled)
         job_key = job or self.job_key(tier, path)
         handle = self._start_job(job_key)
         try:
             outcome = self._compile(tier, path, copy, flags, handle, on_stage, torch)
         finally:
             self._end_job(job_key, handle)
-        if not outcome.cancelled and not outcome.timed_out:
-            self.cache.put(key, asdict(outcome))
+        if cacheable and not outcome.cancelled and not outcome.timed_out:
+            try:
+                self.cache.put(key, asdict(outcome))
+            except OSError:
+                pass  # a full disk: the result is right, only not cached (the caller's record says why)
         return self._result(tier, path, source, outcome, cached=False)
 
     @staticmethod
@@ -198,6 +201,9 @@ class Builder:
         elif o.returncode != 0 and not o.cancelled and not any(d.severity is Severity.ERROR for d in diagnostics):
             tail = "\n".join(o.log.strip().splitlines()[-3:]) or f"exit code {o.returncode}"
             diagnostics.insert(0, _file_level(path, f"nvcc failed: {tail}", "nvcc-failed"))
+        if not source.strip():  # it compiles, and says nothing: "ok" alone would read as a checked kernel
+            diagnostics.append(Diagnostic(file=str(path), line=1, col=1, end_col=2, severity=Severity.WARNING,
+                                          message=f"{path.name} is empty: there is no kernel to check", code="empty-file"))
         if o.returncode == 0 and path.suffix != ".py":
             problem = find_problem(path, self.settings.problem)
             warning = missing_launcher(path, source, problem) if problem else None
@@ -286,6 +292,16 @@ class Builder:
             _kill(job.proc)
             out, _ = job.proc.communicate()
             return _Step(-1, out.decode(errors="replace"), timed_out=True)
+
+
+def _source_copy(entry: Path, name: str, text: str) -> tuple[Path, bool]:
+    """The text nvcc compiles, in its cache entry; where `.cutegen/` cannot take it (a full disk, read-only), in a
+    private folder instead, and nothing is cached (returns the copy and whether it is in the cache)."""
+    try:
+        entry.mkdir(parents=True, exist_ok=True)
+        return write_atomic(entry / name, text), True
+    except OSError:
+        return write_atomic(Path(tempfile.mkdtemp(prefix="cutegen-build-")) / name, text), False
 
 
 def _cancel(job: _Job) -> None:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 from pathlib import Path
+
+from cutegen.files import write_atomic
 
 
 
@@ -48,9 +49,7 @@ class BuildCache:
     def put(self, key: str, outcome: dict) -> None:
         entry = self.entry(key)
         entry.mkdir(parents=True, exist_ok=True)
-        tmp = entry / f"outcome.json.{os.getpid()}"
-        tmp.write_text(json.dumps(outcome))
-        tmp.replace(entry / "outcome.json")  # atomic: a concurrent reader never sees half a file
+        write_atomic(entry / "outcome.json", json.dumps(outcome))  # a concurrent reader never sees half a file
 
     def clear(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)

@@ -9,8 +9,10 @@ failures); `present.py` how records print.
 from __future__ import annotations
 
 import argparse
+import sys
 
 from cutegen import __version__
+from cutegen.files import WriteError
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,4 +31,8 @@ def main(argv: list[str] | None = None) -> int:
     layout.add_parser(sub)
     run.add_lsp_parser(sub)
     args = parser.parse_args(argv)
-    return args.run(args)
+    try:
+        return args.run(args)
+    except WriteError as e:  # a full disk wherever it struck: one line, no traceback; nothing was half-written
+        print(f"cutegen {args.command}: error: {e}", file=sys.stderr)
+        return 1

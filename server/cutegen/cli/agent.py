@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 from cutegen.cli.options import command, console, session, settings, toolchain_options
+from cutegen.files import write_atomic
 from cutegen.settings import CHOICES, Settings
 
 DEFAULTS = Settings()
@@ -157,7 +158,11 @@ def _report(args, outcome, err) -> int:
         if current != proposal.base_text:
             err.print(f"[red]not applied:[/] {target} changed since the patch was verified")
             return 1
-        target.write_text(proposal.new_text)
+        try:
+            write_atomic(target, proposal.new_text)
+        except OSError as e:  # a full disk: the file is as it was (files.py)
+            err.print("[red]not applied:[/] " + str(e).replace("[", r"\["))
+            return 1
         err.print(f"applied to {target}")
     return 0 if outcome.ok else 1
 
@@ -221,7 +226,7 @@ def _generate(args, agent):
         return Outcome(False, f"{args.output} exists: generate writes new files only")
     outcome = agent.generate(args.problem, args.output)
     if outcome.proposal is not None:
-        args.output.write_text(outcome.proposal.new_text)  # a new file: nothing of the user's is overwritten
+        write_atomic(args.output, outcome.proposal.new_text, new=True)  # a new file: nothing of the user's is overwritten
         outcome.message += f" · written to {args.output}"
     return outcome
 

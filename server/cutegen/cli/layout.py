@@ -13,6 +13,8 @@ import re
 import sys
 from pathlib import Path
 
+from cutegen.files import write_atomic
+
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     from cutegen.cli.options import command, toolchain_options
@@ -33,6 +35,17 @@ def parse_place(place: str) -> tuple[Path, int, int | None]:
     return Path(m[1]), int(m[2]), int(m[3]) if m[3] else None
 
 
+def _past_the_end(path: Path, line: int) -> str | None:
+    """Why LINE is not a line of the file (0, or past its end), or None."""
+    try:
+        count = len(path.read_text(errors="replace").splitlines())
+    except OSError as e:
+        return f"{path}: {e.strerror}"
+    if 1 <= line <= count:
+        return None
+    return f"{path} has {count} line{'s' if count != 1 else ''}: there is no line {line} (lines count from 1)"
+
+
 def run(args) -> int:
     from cutegen.cli.options import file_problem, settings
     from cutegen.layouts.pictures import NotDrawable, picture
@@ -45,7 +58,7 @@ def run(args) -> int:
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    why = file_problem(path)
+    why = file_problem(path) or _past_the_end(path, line)
     if why:
         print(f"error: {why}", file=sys.stderr)
         return 2
@@ -73,10 +86,11 @@ def run(args) -> int:
         return 1
     if args.svg:
         try:
-            svg = picture(facts[0], toolchain.nvcc, toolchain.cutlass_include, Path(state) / "layouts" / "pictures")
+            svg = picture(facts[0], toolchain.nvcc, toolchain.cutlass_include, Path(state) / "layouts" / "pictures",
+                          declared=path.read_text(errors="replace").splitlines()[facts[0].line - 1])
         except NotDrawable as e:
             print(f"error: no picture of {facts[0].name}: {e}", file=sys.stderr)
             return 1
-        args.svg.write_text(svg)
+        write_atomic(args.svg, svg)
         print(f"wrote {args.svg}", file=sys.stderr)
     return 0

@@ -10,23 +10,39 @@ from cutegen.profiler.sanitizer import suggestion
 from cutegen.records import BASELINE_LABELS, RunRecord
 
 
-def check(result: CheckResult, record: Path, verbose: bool, err) -> None:
+def shown_path(path: str | Path) -> str:
+    """A path as the user would type it here: relative to the current folder when under it, else absolute (from
+    `/`, relative paths would lose their leading slash)."""
+    here = Path.cwd()
+    if not path:
+        return "(none)"
+    try:
+        return str(Path(path).resolve().relative_to(here)) if here != Path(here.anchor) else str(path)
+    except ValueError:
+        return str(path)
+
+
+def check(result: CheckResult, record: Path | OSError, verbose: bool, err) -> None:
     shown = [d for d in result.diagnostics if d.severity is not Severity.INFO or verbose]
+    here = Path.cwd()
     for d in shown:
-        print(d.format(relative_to=Path.cwd()))
+        print(d.format(relative_to=here if here != Path(here.anchor) else None))
         if verbose and d.explanation:
             print("    " + d.explanation.replace("\n\n", "\n    "))
     for k in result.resources:
         err.print(f"[dim]resources: {k.summary()}[/]")
     state = "cached" if result.cached else f"{result.seconds:.1f} s"
     verdict = "[green]ok[/]" if result.ok else f"[red]{len(result.errors)} error(s)[/]"
-    err.print(f"{verdict} · {result.tier} tier · {state} · raw log in {record}")
+    if isinstance(record, OSError):  # one line: the diagnostics above are complete
+        err.print(f"{verdict} · {result.tier} tier · {state} · the run record was not saved: " + _plain(str(record)))
+    else:
+        err.print(f"{verdict} · {result.tier} tier · {state} · raw log in {_plain(shown_path(record))}")
 
 
 def verdict(payload: dict, err) -> None:
     """A finished test or bench: the summary line, the message, then the figures in full."""
     r = RunRecord.from_payload(payload.get("kind", "test"), payload.get("kernel", ""), payload)
-    print(f"{payload['kernel']}: {r.summary()}")
+    print(f"{shown_path(payload['kernel'])}: {r.summary()}")
     print(f"  {r.message}")
     if r.timing is not None:
         t, tp = r.timing, r.throughput
@@ -48,7 +64,9 @@ def verdict(payload: dict, err) -> None:
     if hint := suggestion(r.verdict, r.message):
         print(f"  next: {hint}")
     color = {"ok": "green", "info": "yellow"}.get(r.level, "red")
-    err.print(f"[{color}]{r.verdict}[/] · run record {payload.get('record')}")
+    where = (f"run record {_plain(shown_path(payload['record']))}" if payload.get("record") else
+             "the run record was not saved: " + _plain(str(payload.get("record_error", "(no record)"))))
+    err.print(f"[{color}]{r.verdict}[/] · {where}")
 
 
 def profile(payload: dict, err) -> None:
@@ -56,7 +74,7 @@ def profile(payload: dict, err) -> None:
     from rich.table import Table
 
     r = RunRecord.from_payload("profile", payload.get("kernel", ""), payload)
-    print(f"{payload['kernel']}: {r.summary()}")
+    print(f"{shown_path(payload['kernel'])}: {r.summary()}")
     if r.verdict != "profiled":
         print(f"  {r.message}")
         return
@@ -74,6 +92,11 @@ def profile(payload: dict, err) -> None:
     for s in payload["signals"]:
         out.print(f"  • [bold]{s['name']}[/]: {s['evidence']}")
     err.print(f"report (opens in Nsight Compute): {payload['report']}")
+
+
+def _plain(text: str) -> str:
+    """Text printed through rich as it is (a path with [brackets] is not markup)."""
+    return text.replace("[", r"\[")
 
 
 def _time(ns) -> str:

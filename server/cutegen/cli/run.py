@@ -67,9 +67,13 @@ def _check(args) -> int:
     else:
         with err.status(f"compiling {args.file.name} ({builder.toolchain.arch}, nvcc {builder.toolchain.nvcc_version})") as status:
             result = builder.run(Tier(args.tier), path, on_stage=lambda st: status.update(f"{st}: {args.file.name}"))
-    record = records.write(s.state_dir(path), args.tier, result.file, {"result": result.to_json()})
+    try:
+        record = records.write(s.state_dir(path), args.tier, result.file, {"result": result.to_json()})
+    except OSError as e:  # a full disk under .cutegen/: the diagnostics are still nvcc's, print them
+        record = e
     if args.json:
-        print(json.dumps({**result.to_json(), "record": str(record)}, indent=1))
+        print(json.dumps({**result.to_json(), "record": None if isinstance(record, OSError) else str(record),
+                          **({"record_error": str(record)} if isinstance(record, OSError) else {})}, indent=1))
     else:
         present.check(result, record, args.verbose, err)
     return 0 if result.ok else 1

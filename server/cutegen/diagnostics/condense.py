@@ -479,6 +479,8 @@ def _explanation(root, comment, a: _Anchored, members, api, bindings) -> str:
         md.append(f"{verb} at `{_short_path(a.msg.file)}:{a.msg.line}`.")
     others = [x.msg for x in members if x is not a]
     if others:
-        md.append(f"{len(others)} more error(s) on this line follow from the same cause:")
-        md += [f"- {fit(cute_notation(o.text), 200)}" for o in others[:5]]
+        shown = others[:5]
+        md.append(f"{len(others)} more error(s) on this line follow from the same cause"
+                  + (":" if len(shown) == len(others) else f" (the first {len(shown)}; all of them in the raw log):"))
+        md += [f"- {fit(cute_notation(o.text), 200)}" for o in shown]
     return "\n\n".join(md)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 
-from cutegen.diagnostics.cute_types import compact_type, cute_notation
+from cutegen.diagnostics.cute_types import compact_type, cute_notation, parse_type, to_cute
 from cutegen.diagnostics.text import fit
 from cutegen.model import Diagnostic, KernelResources, Severity
 
@@ -40,33 +41,120 @@ def parse_ptxas_verbose(log: str) -> list[KernelResources]:
 
 
 def demangle(names: list[str], cufilt: str | None) -> dict[str, str]:
-    """Mangled → readable, through cu++filt (ships with nvcc) or c++filt; names stay mangled without them."""
-    if not names or not cufilt:
-        return {n: n for n in names}
+    """Mangled → readable: the `cpp_demangle` package (LLVM's rules; GNU c++filt gives up on CUTLASS's
+    device_kernel names), else cu++filt / c++filt, then llvm-cxxfilt for what is still mangled; a name no tool
+    reads stays mangled."""
+    out = {n: n for n in names}
     try:
-        out = subprocess.run([cufilt], input="\n".join(names), capture_output=True, text=True, timeout=20).stdout
-        readable = out.splitlines()
+        import cpp_demangle
+    except ImportError:
+        cpp_demangle = None
+    for n in names if cpp_demangle else ():
+        try:
+            out[n] = cpp_demangle.demangle(n)
+        except Exception:  # its own error types differ between versions: any failure leaves the name to the tools
+            pass
+    for tool in (cufilt, shutil.which("llvm-cxxfilt")):
+        left = [n for n in names if out[n] == n]
+        if left and tool:
+            out.update(_filtered(left, tool))
+    return out
+
+
+def _filtered(names: list[str], tool: str) -> dict[str, str]:
+    try:
+        readable = subprocess.run([tool], input="\n".join(names), capture_output=True, text=True, timeout=20).stdout
     except (OSError, subprocess.TimeoutExpired):
-        return {n: n for n in names}
-    return {n: (r or n) for n, r in zip(names, readable)}
+        return {}
+    return {n: r for n, r in zip(names, readable.splitlines()) if r and not r.startswith("_Z")}
 
 
 def short_kernel_name(readable: str) -> str:
     """'void ns::softsign_kernel<128>(const float *, float *, int)' → 'softsign_kernel'."""
-    head = readable.split("(", 1)[0]
-    head = re.sub(r"<.*>$", "", head).strip()
-    return head.split()[-1].split("::")[-1] if head else readable
+    head = _name_with_arguments(readable)
+    return _strip_namespace(_without_arguments(head)) or readable
 
 
 def kernel_instantiation(readable: str, limit: int = 120) -> str:
-    """'void ns::k<float, 512>(const float *, int)' → 'k<float, 512>': the name with its template arguments
-    (in CuTe notation, shortened between arguments, never inside one)."""
-    head = _before_parameters(readable)
-    name = short_kernel_name(readable)
-    at = head.find(name + "<")
-    if at < 0:
-        return name
-    return fit(compact_type(cute_notation(head[at:].strip())), limit)
+    """'void ns::k<float, 512>(const float *, int)' → 'k<float, 512>': the name with its template arguments, as a
+    person reads them: CuTe notation, no namespaces, no defaulted `void` arguments, and when that is still too
+    long, the outer levels first with deeper ones folded into `<…>` (a CUTLASS kernel's 4,900 characters →
+    `device_kernel<GemmUniversal<(int,int,int,int), CollectiveMma<…>, CollectiveEpilogue<…>, PersistentScheduler>>`)."""
+    head = _name_with_arguments(readable)
+    if "<" not in head:
+        return short_kernel_name(readable)
+    return _Folded(_node(parse_type(head))).fit(limit)
+
+
+def _name_with_arguments(readable: str) -> str:
+    """'void ns::k<float, 2>(int)' → 'ns::k<float, 2>': the return type and the parameters dropped."""
+    head = _before_parameters(readable).strip()
+    depth, start = 0, 0
+    for i, c in enumerate(head):
+        depth += {"<": 1, ">": -1}.get(c, 0)
+        if c == " " and depth == 0:
+            start = i + 1
+    return head[start:]
+
+
+def _without_arguments(name: str) -> str:
+    at = name.find("<")
+    return name[:at] if at >= 0 else name
+
+
+_CAST = re.compile(r"^\((?:[\w:]+)\)\s*")  # '(cute::SM90::GMMA::Major)0' → '0'
+_CUTE_LEAVES = {"tuple", "Shape", "Stride", "Step", "Coord", "Tile", "Layout", "ComposedLayout", "Swizzle", "C", "Int",
+                "constant", "Underscore", "Tensor"}
+
+
+def _strip_namespace(name: str) -> str:
+    name = _CAST.sub("", name.strip())
+    return name.rsplit("::", 1)[-1] if "::" in name and not name.startswith("(") else name
+
+
+def _node(t) -> "_Part":
+    """A parsed type as labels and arguments: CuTe's own types are one leaf in its notation."""
+    bare = _strip_namespace(t.name)
+    if not t.args or bare in _CUTE_LEAVES:
+        return _Part(compact_type(to_cute(t)) if t.args else bare, [])
+    return _Part(bare, [_node(a) for a in t.args if _strip_namespace(a.name) != "void" or a.args])
+
+
+class _Part:
+    def __init__(self, label: str, args: list["_Part"]) -> None:
+        self.label, self.args, self.shown = label, args, 0  # shown: how many arguments are spelled out
+
+
+class _Folded:
+    """Spell out arguments breadth-first, each level left to right, as long as the whole still fits."""
+
+    def __init__(self, root: _Part) -> None:
+        self.root = root
+
+    def text(self, part: _Part | None = None) -> str:
+        part = part or self.root
+        if not part.args:
+            return part.label
+        if not part.shown:
+            return f"{part.label}<…>"
+        inner = ", ".join(self.text(a) for a in part.args[:part.shown])
+        return f"{part.label}<{inner}{', …' if part.shown < len(part.args) else ''}>"
+
+    def fit(self, limit: int) -> str:
+        level = [self.root]
+        while level:
+            deeper = []
+            for part in level:
+                for shown in range(len(part.args), 0, -1):
+                    part.shown = shown
+                    if len(self.text()) <= limit:
+                        break
+                else:
+                    part.shown = 0
+                deeper += part.args[:part.shown]
+            level = [p for p in deeper if p.args]
+        text = self.text()
+        return text if len(text) <= limit else fit(text, limit)
 
 
 def _before_parameters(readable: str) -> str:

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import hashlib
 import html
+import math
 import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from cutegen.files import write_atomic
 from cutegen.layouts.probe import LayoutFact
 
 MAX_ROWS, MAX_COLS = 64, 128
@@ -190,17 +192,109 @@ def _axes(rows: int, cols: int, top: int) -> list[str]:
 # -- pictures ----------------------------------------------------------------------------------------
 
 
-def grid_svg(title: str, layout: str, element_bits: int | None = None) -> str:
+FOLD_AT = 32  # a grid wider than this many columns is folded into bands
+PICTURE_PX = 1400  # the longer side a folded picture aims at
+MAX_CELLS = 128 * 128  # beyond this, the first bands only (the title says which part)
+LABEL_PX = 24  # cells smaller than this carry their offset as a tooltip instead of text
+
+
+@dataclass
+class _Fold:
+    """How a rows x cols grid is laid out: bands of `width` columns stacked under each other (a rank-1 layout is
+    one row, so its bands are rows of `width` consecutive indices)."""
+
+    rows: int
+    cols: int
+    width: int
+    bands: int
+    cell: int
+
+    @classmethod
+    def of(cls, rows: int, cols: int) -> "_Fold":
+        width = cols
+        if cols > FOLD_AT:  # about as many display rows as columns: the picture comes out near square
+            width = max(FOLD_AT, min(128, 1 << round(math.log2(math.sqrt(rows * cols)))))
+            width = min(width, cols)
+        bands = -(-cols // width)
+        bands = min(bands, max(1, MAX_CELLS // (rows * width)))
+        tall = max(rows * bands, width)
+        cell = CELL if tall * CELL <= PICTURE_PX or width == cols and tall <= MAX_ROWS else max(8, PICTURE_PX // tall)
+        return cls(rows, cols, width, bands, cell)
+
+    @property
+    def folded(self) -> bool:
+        return self.width < self.cols
+
+    def places(self):
+        """(display row, display column, m, n) of every cell shown."""
+        for band in range(self.bands):
+            for m in range(self.rows):
+                for c in range(self.width):
+                    n = band * self.width + c
+                    if n < self.cols:
+                        yield band * self.rows + m, c, m, n
+
+
+def grid_svg(title: str, layout: str, element_bits: int | None = None, subtitle: str = "") -> str:
+    """The offsets grid; `subtitle`: a second line under the title (what the picture is of)."""
     ev = evaluate(layout, element_bits)
-    rows, cols, note = _window(ev)
-    top = 40
+    if ev.rows > MAX_ROWS and ev.cols == 1:  # a tall single column reads as a sequence, like a rank-1 layout
+        ev = Evaluated(ev.shapes, ev.strides, 1, ev.swizzle, ev.base)
+    fold = _Fold.of(min(ev.rows, MAX_ROWS), ev.cols)
+    top, left, size = (56 if subtitle else 40), 56, fold.cell
     top_offset = max(ev(i) for i in range(ev.size))
-    body = _axes(rows, cols, top)
-    for m in range(rows):
-        for n in range(cols):
-            off = ev.at(m, n)
-            body.append(_cell(40 + n * CELL, top + m * CELL, _hsl(off, top_offset), str(off)))
-    return _svg(48 + cols * CELL, top + rows * CELL + 8, body, f"{title}: {layout}{note}")
+    body = _fold_axes(fold, top, left)
+    if subtitle:
+        body.append(f'<text x="4" y="30" fill="#333">{html.escape(subtitle)}</text>')
+    labelled = size >= LABEL_PX
+    for y, x, m, n in fold.places():
+        off = ev.at(m, n)
+        body.append(_sized_cell(left + x * size, top + y * size, size, _hsl(off, top_offset),
+                                str(off) if labelled else "", f"({m},{n}) → {off}" if not labelled else ""))
+    shown = fold.bands * fold.width if fold.bands * fold.width < ev.cols else ev.cols
+    what = _fold_note(ev, fold, shown)
+    width = max(left + 8 + fold.width * size, 8 + 7 * len(subtitle))  # 11 px monospace: ~7 px a character
+    return _svg(width, top + fold.rows * fold.bands * size + 8, body, f"{title}: {layout}{what}")
+
+
+def _fold_note(ev: Evaluated, fold: _Fold, shown: int) -> str:
+    parts = []
+    if fold.folded:
+        parts.append(f"{fold.width} per row" if ev.rows == 1 else f"columns in bands of {fold.width}")
+    if shown < ev.cols or fold.rows < ev.rows:
+        parts.append(f"the first {fold.rows * shown} of {ev.size} elements")
+    if fold.cell < LABEL_PX:
+        parts.append("hover a cell for its offset")
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
+def _sized_cell(x: int, y: int, size: int, fill: str, label: str, tooltip: str) -> str:
+    tip = f"<title>{html.escape(tooltip)}</title>" if tooltip else ""
+    rect = (f'<rect x="{x}" y="{y}" width="{size}" height="{size}" fill="{fill}" stroke="#555" '
+            f'stroke-width="{0.5 if size >= 12 else 0}">{tip}</rect>')
+    if not label:
+        return rect
+    return rect + (f'<text x="{x + size // 2}" y="{y + size // 2 + 4}" text-anchor="middle">{html.escape(label)}'
+                   "</text>")
+
+
+def _fold_axes(fold: _Fold, top: int, left: int) -> list[str]:
+    """Column numbers within a band on top; on the left, m (or a row's first index) and where each band starts."""
+    every = 1 if fold.cell >= 20 else max(1, 24 // fold.cell)
+    size = fold.cell
+    out = [f'<text x="{left + c * size + size // 2}" y="{top - 4}" text-anchor="middle" fill="#777">{c}</text>'
+           for c in range(0, fold.width, every)]
+    for band in range(fold.bands):
+        for m in range(0, fold.rows, every if fold.rows > 1 else 1):
+            y = top + (band * fold.rows + m) * size + size // 2 + 4
+            label = str(band * fold.width) if fold.rows == 1 else (f"n+{band * fold.width} {m}" if m == 0 and fold.folded else str(m))
+            if fold.rows == 1 and band % every:
+                continue
+            out.append(f'<text x="{left - 6}" y="{y}" text-anchor="end" fill="#777">{label}</text>')
+        if band and fold.rows > 1:  # a band boundary
+            y = top + band * fold.rows * size
+            out.append(f'<line x1="{left}" y1="{y}" x2="{left + fold.width * size}" y2="{y}" stroke="#000" stroke-width="2"/>')
+    return out
 
 
 def bank_conflicts(ev: Evaluated, element_bits: int, column: int = 0, vector_bits: int = 128, lanes: int = 8):
@@ -278,7 +372,7 @@ def mma_svg(fact: LayoutFact, nvcc: str, cutlass_include: str, work: Path) -> st
         return out.read_text()
     work.mkdir(parents=True, exist_ok=True)
     source = work / f"mma_{key}.cu"
-    source.write_text("#include <cute/tensor.hpp>\n#include <cute/util/print_svg.hpp>\n"
+    write_atomic(source, "#include <cute/tensor.hpp>\n#include <cute/util/print_svg.hpp>\n"
                       f"int main() {{ cute::print_svg({type_text}{{}}); return 0; }}\n")
     exe = work / f"mma_{key}"
     build = subprocess.run([nvcc, "-std=c++17", f"-I{cutlass_include}", str(source), "-o", str(exe)],
@@ -286,7 +380,7 @@ def mma_svg(fact: LayoutFact, nvcc: str, cutlass_include: str, work: Path) -> st
     if build.returncode != 0:
         raise NotDrawable("the host program for print_svg did not compile: " + build.stdout[-400:] + build.stderr[-400:])
     svg = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60, check=True).stdout
-    out.write_text(svg)
+    write_atomic(out, svg)
     return svg
 
 
@@ -295,8 +389,12 @@ def element_bits(fact: LayoutFact) -> int | None:
     return _ELEMENT_BITS.get(m.group(1)) if m else None
 
 
-def picture(fact: LayoutFact, nvcc: str, cutlass_include: str, work: Path) -> str:
-    """The SVG that fits the object's kind; NotDrawable says why there is none."""
+_PARTITION = re.compile(r"\b(?:partition_[SDABC]|local_partition|partition_fragment_[ABC]|partition)\s*\(")
+
+
+def picture(fact: LayoutFact, nvcc: str, cutlass_include: str, work: Path, declared: str = "") -> str:
+    """The SVG that fits the object's kind; NotDrawable says why there is none. `declared`: the source line of the
+    declaration (a thread's partition is named so: the probe sees its layout, which every thread shares)."""
     title = fact.name + (f" [{fact.instantiation}]" if fact.instantiation else "")
     if fact.kind in ("TiledMMA", "ThrMMA"):
         return mma_svg(fact, nvcc, cutlass_include, work)
@@ -308,7 +406,9 @@ def picture(fact: LayoutFact, nvcc: str, cutlass_include: str, work: Path) -> st
         bits = element_bits(fact)
         if fact.layout.startswith("smem") and bits:
             return banks_svg(title, layout, bits)
-        return grid_svg(title, layout, bits)
+        thread = ("thread 0's partition; every thread's has this layout"
+                  if _PARTITION.search(declared) else "")
+        return grid_svg(title, layout, bits, subtitle=thread)
     if fact.kind == "ComposedLayout" and fact.layout.startswith("Sw<"):
         return grid_svg(title, fact.layout)
     if fact.kind == "Layout":

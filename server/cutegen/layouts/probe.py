@@ -24,6 +24,7 @@ from cutegen.build.cache import cache_key
 from cutegen.build.includes import user_headers
 from cutegen.diagnostics import parse_log
 from cutegen.diagnostics.cute_types import cute_notation, template_bindings
+from cutegen.files import write_atomic
 from cutegen.layouts.render import render
 from cutegen.layouts.scan import Declaration, find_declarations
 from cutegen.settings import Settings
@@ -202,9 +203,9 @@ class LayoutProbe:
         work = self.root / key[:2] / key
         work.mkdir(parents=True, exist_ok=True)
         header = work / "cutegen_layout_probe.h"
-        header.write_text(PROBE_HEADER)
+        write_atomic(header, PROBE_HEADER)
         shadow = work / path.name
-        shadow.write_text(shadow_text(text, declarations))
+        write_atomic(shadow, shadow_text(text, declarations))
         command = [self.toolchain.nvcc, *self.flags(path, text), "--pre-include", str(header), str(shadow),
                    "-o", os.devnull]
         started = time.perf_counter()
@@ -221,8 +222,7 @@ class LayoutProbe:
         result.facts = parse_probe_log(log, str(path), declarations)
         others = [m for m in parse_log(log) if m.severity in ("error", "fatal") and PROBE not in m.text]
         if others:
-            first = others[0]
-            result.problem = f"the file has errors (first: line {first.line}: {cute_notation(first.text)[:200]})"
+            result.problem = _first_error(others[0], str(path))
         return result
 
     def _run(self, owner: str, command: list[str]) -> tuple[str, str]:
@@ -255,9 +255,18 @@ class LayoutProbe:
     def _store(self, key: str, result: ProbeResult) -> None:
         entry = self.root / key[:2] / key
         entry.mkdir(parents=True, exist_ok=True)
-        tmp = entry / f"result.json.{os.getpid()}.{threading.get_ident()}"
-        tmp.write_text(json.dumps(result.to_json()))
-        tmp.replace(entry / "result.json")
+        write_atomic(entry / "result.json", json.dumps(result.to_json()))
+
+
+def _first_error(message, file: str) -> str:
+    """The probe build's first real error at the user's line (the innermost frame in `file`, as the check
+    places it), never at a header's line number read as if it were the file's."""
+    text = cute_notation(message.text)[:200]
+    line = message.line if message.file == file else next((f.line for f in message.frames if f.file == file), None)
+    if line is not None:
+        return f"the file has errors (first at line {line}: {text}); `cutegen check` shows them all"
+    where = f"{Path(message.file).name}:{message.line}: " if message.file else ""
+    return f"the file has errors (first: {where}{text}); `cutegen check` shows where"
 
 
 def _kill(proc: subprocess.Popen) -> None:

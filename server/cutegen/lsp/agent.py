@@ -14,6 +14,7 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.capabilities import get_capability
 
+from cutegen.files import write_atomic
 from cutegen.lsp import convert
 from cutegen.lsp.documents import path_of, uri_of
 from cutegen.lsp.patches import PatchStore, create_file_edit, diagnostic_key, minimal_edits, replace_edit
@@ -260,7 +261,10 @@ class AgentService:
             if not answer.applied:
                 return {"applied": False, "message": f"the editor did not create the file: {answer.failure_reason}"}
         elif path is not None:
-            path.write_text(p.new_text)
+            try:
+                write_atomic(path, p.new_text, new=True)
+            except OSError as e:  # a full disk, or the file appeared meanwhile: nothing was overwritten
+                return {"applied": False, "message": str(e)}
         self.server.checks.schedule(uri)
         return {"applied": True, "message": f"created {Path(path or uri).name}: {p.label}"}
 

@@ -40,8 +40,9 @@ def _run_lenses(ls, a: kernels.Anchor, uri: str, path) -> list[types.CodeLens]:
 
 
 def _lens(a: kernels.Anchor, title: str, command: str, arguments: list) -> types.CodeLens:
-    at = types.Range(start=types.Position(line=a.line, character=a.start),
-                     end=types.Position(line=a.line, character=a.end))
+    top = a.top  # above the declaration's first line: a lens between `__launch_bounds__(…)` and the name splits it
+    at = types.Range(start=types.Position(line=top, character=a.start if top == a.line else 0),
+                     end=types.Position(line=top, character=a.end if top == a.line else 0))
     return types.CodeLens(range=at, command=types.Command(title=title, command=command, arguments=arguments))
 
 

@@ -12,6 +12,7 @@ import asyncio
 from pathlib import Path
 
 from cutegen.lsp import gpu_commands
+from cutegen.lsp.arguments import AgentArgs, FileArgs, PatchArgs, PlaceArgs, decode
 from cutegen.lsp.command_ids import Command
 from cutegen.lsp.documents import path_of, uri_of
 from cutegen.lsp.progress import Work
@@ -24,14 +25,13 @@ DIAGNOSE, FIX, OPTIMIZE, APPLY = Command.DIAGNOSE.value, Command.FIX.value, Comm
 TUNE, RESTORE, GENERATE = Command.TUNE.value, Command.RESTORE_BEST.value, Command.GENERATE.value
 
 
-def target(args: tuple) -> str | None:
-    """The file a command is about: a URI or path, or {"uri": ...} / {"textDocument": {"uri": ...}}."""
+def target(args: tuple) -> str:
+    """The file a command is about: a URI or path, or {"uri": ...} / {"textDocument": {"uri": ...}}, or the
+    decoded shape (arguments.py). A missing or wrong-typed one is InvalidArguments naming it."""
     first = args[0] if args else None
-    if isinstance(first, dict):
-        first = first.get("uri") or (first.get("textDocument") or {}).get("uri")
-    if not isinstance(first, str) or not first:
-        return None
-    return first if ":" in first.split("/", 1)[0] else uri_of(Path(first).resolve())
+    if isinstance(first, (FileArgs, PatchArgs, PlaceArgs)):
+        return first.uri
+    return decode("command", list(args), FileArgs).uri
 
 
 def summarize(result: CheckResult | None) -> dict:
@@ -65,50 +65,41 @@ async def check(ls, uri: str) -> dict:
 
 
 def register(server) -> None:
+    # Each handler gets its arguments decoded to the shape its annotation names (arguments.SHAPES; a wrong one
+    # was answered InvalidParams before the handler ran).
     @server.command(CHECK)
-    async def check_command(ls, *args):
-        uri = target(args)
-        return await check(ls, uri) if uri else reply(False, f"{CHECK} needs a file URI argument")
+    async def check_command(ls, a: FileArgs):
+        return await check(ls, a.uri)
 
-    server.command(TEST)(_file_command(TEST, gpu_commands.test))
-    server.command(PROFILE)(_file_command(PROFILE, gpu_commands.profile))
+    server.command(TEST)(_file_command(gpu_commands.test))
+    server.command(PROFILE)(_file_command(gpu_commands.profile))
 
     server.checks.listeners.append(server.agent.after_publish)  # background verified fixes
 
-    server.command(DIAGNOSE)(_agent_command(DIAGNOSE, lambda ls, uri, a: ls.agent.diagnose(uri, a.get("diagnostic"))))
-    server.command(FIX)(_agent_command(FIX, lambda ls, uri, a: ls.agent.fix(uri, a.get("version"), a.get("diagnostic"))))
-    server.command(OPTIMIZE)(_agent_command(OPTIMIZE, lambda ls, uri, a: ls.agent.optimize(uri)))
-    server.command(TUNE)(_agent_command(TUNE, lambda ls, uri, a: ls.agent.tune(uri)))
-    server.command(RESTORE)(_agent_command(RESTORE, lambda ls, uri, a: ls.agent.restore_best(uri)))
-    server.command(GENERATE)(_agent_command(GENERATE, lambda ls, uri, a: ls.agent.generate(uri)))
+    server.command(DIAGNOSE)(_agent_command(lambda ls, a: ls.agent.diagnose(a.uri, a.diagnostic)))
+    server.command(FIX)(_agent_command(lambda ls, a: ls.agent.fix(a.uri, a.version, a.diagnostic)))
+    server.command(OPTIMIZE)(_agent_command(lambda ls, a: ls.agent.optimize(a.uri)))
+    server.command(TUNE)(_agent_command(lambda ls, a: ls.agent.tune(a.uri)))
+    server.command(RESTORE)(_agent_command(lambda ls, a: ls.agent.restore_best(a.uri)))
+    server.command(GENERATE)(_agent_command(lambda ls, a: ls.agent.generate(a.uri)))
 
     @server.command(APPLY)
-    async def apply_patch(ls, *args):
-        a = args[0] if args and isinstance(args[0], dict) else {}
-        if not a.get("id"):
-            return {"applied": False, "ok": False, "message": f"{APPLY} needs [{{id, uri, version}}]"}
-        answer = await ls.agent.apply(a["id"], target(args) or "", a.get("version"))
+    async def apply_patch(ls, a: PatchArgs):
+        answer = await ls.agent.apply(a.id, a.uri, a.version)
         return say(ls, {"ok": answer["applied"], **answer})
 
 
-def _file_command(command: str, run):
-    async def handler(ls, *args):
-        uri = target(args)
-        return await run(ls, uri) if uri else reply(False, f"{command} needs a file URI argument")
+def _file_command(run):
+    async def handler(ls, a: FileArgs):
+        return await run(ls, a.uri)
     return handler
 
 
-def _agent_command(command: str, run):
-    """Arguments: [{"uri", "version", "diagnostic"}] (the contract), or [uri, diagnostic data]."""
-    async def handler(ls, *args):
-        uri = target(args)
-        if not uri:
-            return reply(False, f"{command} needs a file URI argument")
-        a = dict(args[0]) if isinstance(args[0], dict) else {}
-        if len(args) > 1 and isinstance(args[1], dict) and "diagnostic" not in a:
-            a["diagnostic"] = args[1]
+def _agent_command(run):
+    """Arguments: [{"uri", "version", "diagnostic"}] (the contract), or [uri, diagnostic data] (AgentArgs)."""
+    async def handler(ls, a: AgentArgs):
         try:
-            answer = await run(ls, uri, a)
+            answer = await run(ls, a)
         except ToolchainError as e:
             answer = reply(False, str(e))
         return say(ls, {"ok": bool(answer.get("ok", "patch" in answer)), **answer})

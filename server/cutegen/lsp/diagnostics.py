@@ -38,6 +38,7 @@ class Job:
     task: asyncio.Task | None = None
     saved: bool = True  # checks the saved state (open/save), not text still being typed
     text: str | None = None  # the editor's text it checks (None: the file on disk)
+    unsaved: str = ""  # why its run record could not be written (a full disk): said once, after publishing
 
     def kill(self) -> None:
         """Stop the compiler (from any thread); the Builder returns a cancelled result."""
@@ -92,6 +93,9 @@ class Checker:
                 result = await asyncio.to_thread(self._check, job, text, record, on_stage)
             if result is not None and not result.cancelled:
                 self.publish(job, result)
+                if job.unsaved and self.server.session.first_report(job.unsaved):
+                    self.server.show(f"CuTeGen: the check record of {job.path.name} was not saved: {job.unsaved}",
+                                     types.MessageType.Warning)
         except asyncio.CancelledError:
             job.kill()  # cancelled by a command or shutdown: the compiler must stop too
             raise
@@ -124,7 +128,10 @@ class Checker:
         result = builder.run(Tier.CHECK, job.path, text, job=job.key, on_stage=stage)
         if record and not result.cancelled:
             state = self.server.session.state_dir(job.path)
-            records.write(state, "check", result.file, {"result": result.to_json(), "version": job.version})
+            try:
+                records.write(state, "check", result.file, {"result": result.to_json(), "version": job.version})
+            except OSError as e:  # the diagnostics are still right: publish them, and say this once
+                job.unsaved = str(e)
         return result
 
     def publish(self, job: Job, result: CheckResult) -> None:

@@ -22,7 +22,7 @@ KB_EXACT = 10.0  # knowledge-base scores above this come from an exact pattern m
 def diagnostic_markdown(d: Diagnostic) -> str:
     """The explanation (to which the agent's diagnose command appends its diagnosis), then the knowledge
     base's entry unless that diagnosis already came from it."""
-    parts = [d.explanation or f"**{d.root or d.message}**"]
+    parts = [compact(d.explanation) if d.explanation else f"**{d.root or d.message}**"]
     known = None if "**Knowledge base diagnosis**" in d.explanation else knowledge_diagnosis(d)
     if known:
         parts.append(known)
@@ -31,6 +31,22 @@ def diagnostic_markdown(d: Diagnostic) -> str:
         parts.append("Related:\n" + "\n".join(links))
     parts.append(f"`{d.code}` · {d.source}")
     return "\n\n".join(parts)
+
+
+def compact(markdown: str) -> str:
+    """The explanation in as few lines as it reads: list items as one tight list, short sentences as the lines of
+    one paragraph. Each blank line is a paragraph gap in the editor's hover, which is only so tall: with one gap
+    per binding, VS Code cut the explanation after the first binding."""
+    groups: list[tuple[str, list[str]]] = []
+    for block in (b.strip() for b in markdown.split("\n\n")):
+        if not block:
+            continue
+        kind = "list" if block.startswith("- ") else "line" if "\n" not in block and len(block) <= 160 else "block"
+        if groups and kind != "block" and groups[-1][0] == kind:
+            groups[-1][1].append(block)
+        else:
+            groups.append((kind, [block]))
+    return "\n\n".join(("\n" if kind == "list" else "  \n").join(blocks) for kind, blocks in groups)
 
 
 def knowledge_diagnosis(d: Diagnostic) -> str | None:

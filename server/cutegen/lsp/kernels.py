@@ -26,6 +26,12 @@ class Anchor:
     line: int  # 0-based, as LSP counts
     start: int  # character range of the name on that line
     end: int
+    first_line: int = -1  # the declaration's first line (`template <…>`, `__global__ void __launch_bounds__(…)`)
+
+    @property
+    def top(self) -> int:
+        """Where things shown above the declaration go (CodeLens): never between its lines."""
+        return self.first_line if 0 <= self.first_line <= self.line else self.line
 
 
 def anchors(text: str) -> list[Anchor]:
@@ -44,8 +50,22 @@ def anchors(text: str) -> list[Anchor]:
     for name, (offset, kind) in found.items():
         line = bisect_right(starts, offset) - 1
         col = offset - starts[line]
-        out.append(Anchor(name, kind, line, col, col + len(name)))
+        out.append(Anchor(name, kind, line, col, col + len(name), _first_line(code, starts, offset)))
     return sorted(out, key=lambda a: (a.line, a.start))
+
+
+def _first_line(code: str, starts: list[int], offset: int) -> int:
+    """The first line of the declaration holding `offset`: the first line after the previous `;`, `{` or `}` that is
+    neither blank nor a preprocessor line (comments are blanked already)."""
+    begin = max(code.rfind(c, 0, offset) for c in ";{}") + 1
+    line = bisect_right(starts, begin) - 1
+    last = bisect_right(starts, offset) - 1
+    while line < last:
+        text = code[max(begin, starts[line]):starts[line + 1] if line + 1 < len(starts) else len(code)].strip()
+        if text and not text.startswith("#"):
+            break
+        line += 1
+    return line
 
 
 def _kernel_name_at(code: str, pos: int) -> tuple[int, int] | None:

@@ -12,6 +12,7 @@ import asyncio
 from collections import defaultdict
 from pathlib import Path
 
+import attrs
 from lsprotocol import types
 
 from cutegen.layouts.pictures import NotDrawable, picture
@@ -19,6 +20,7 @@ from cutegen.layouts.probe import LayoutFact, LayoutProbe, ProbeResult
 from cutegen.layouts.scan import find_declarations
 from cutegen.layouts.service import COMPUTING, READY, LayoutService
 from cutegen.lsp import kernels
+from cutegen.lsp.arguments import PlaceArgs
 from cutegen.lsp.command_ids import Command
 from cutegen.lsp.documents import is_checked, path_of, word_at
 
@@ -151,7 +153,7 @@ def layout_code_lenses(ls, uri: str, text: str) -> list[types.CodeLens]:
         if not drawable:
             continue
         names = len({(f.name, f.line) for f in inside})
-        at = types.Range(start=types.Position(line=a.line, character=a.start), end=types.Position(line=a.line, character=a.end))
+        at = types.Range(start=types.Position(line=a.top, character=0), end=types.Position(line=a.top, character=0))
         first = drawable[0]
         out.append(types.CodeLens(range=at, command=types.Command(
             title=f"Layouts: {names} CuTe objects", command=SHOW_COMMAND, arguments=[_place(uri, first)])))
@@ -208,8 +210,8 @@ def register(server) -> None:
     server.checks.listeners.append(after_check)
 
     @server.command(PICTURE_COMMAND)
-    async def layout_picture(ls, args: dict | None = None) -> dict:
-        return await picture_for(ls, args or {})
+    async def layout_picture(ls, a: PlaceArgs) -> dict:  # decoded before it gets here (arguments.py)
+        return await picture_for(ls, attrs.asdict(a))
 
     @server.feature(types.TEXT_DOCUMENT_INLAY_HINT)
     def inlay_hint(ls, params: types.InlayHintParams) -> list[types.InlayHint]:
@@ -241,7 +243,9 @@ async def picture_for(ls, args: dict) -> dict:
 
     def draw() -> str:
         tc = ls.session.builder(path).toolchain
-        return picture(fact, tc.nvcc, tc.cutlass_include, ls.session.state_dir(path) / "layouts" / "pictures")
+        declared = (doc.source.splitlines() or [""])[min(fact.line, len(doc.source.splitlines()) or 1) - 1]
+        return picture(fact, tc.nvcc, tc.cutlass_include, ls.session.state_dir(path) / "layouts" / "pictures",
+                       declared=declared)
 
     try:
         svg = await asyncio.to_thread(draw)

@@ -13,10 +13,14 @@ from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
+from pygls.exceptions import JsonRpcInvalidRequest, JsonRpcMethodNotFound
 from pygls.lsp.server import LanguageServer
 
 from cutegen import __version__
-from cutegen.lsp import background, code_actions, code_lens, commands, config, diagnostics, hover, layouts, profile_lens
+from cutegen.lsp import (
+    arguments, background, code_actions, code_lens, commands, config, diagnostics, hover, layouts, profile_lens,
+    requests,
+)
 from cutegen.lsp.agent import AgentService
 from cutegen.lsp.documents import path_of
 from cutegen.lsp.protocol import CuteGenProtocol
@@ -28,7 +32,7 @@ SETTINGS_WAIT_S = 10.0  # a check waits this long for the first settings before 
 
 class CuteGenServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("cutegen", __version__, protocol_cls=CuteGenProtocol)
+        super().__init__("cutegen", __version__, protocol_cls=CuteGenProtocol, converter_factory=arguments.converter)
         self.session = Session()
         self.published = Published()
         self.checks = diagnostics.Checker(self)
@@ -92,11 +96,14 @@ class CuteGenServer(LanguageServer):
             self.workspace_code_lens_refresh(None)
 
     def report_server_error(self, error: Exception, source) -> None:
-        # pygls' default shows every notification error as a popup; a log entry is enough, and
-        # the server goes on answering.
-        text = "".join(traceback.format_exception(error))
+        # pygls' default shows every notification error as a popup; one log line is enough (the traceback goes
+        # to stderr), and the server goes on answering. The client's own mistakes were answered already.
+        if requests.is_bad_input(error) or isinstance(error, (JsonRpcMethodNotFound, JsonRpcInvalidRequest)):
+            return
+        logging.getLogger(__name__).error("internal error (%s)", getattr(source, "__name__", source), exc_info=error)
         try:
-            self.log(f"internal error ({getattr(source, '__name__', source)}): {text}", types.MessageType.Error)
+            self.log(f"internal error ({getattr(source, '__name__', source)}): {requests.one_line(error)} "
+                     "(traceback on the server's stderr)", types.MessageType.Error)
         except Exception:
             logging.getLogger(__name__).exception("cannot report %s", error)
 

@@ -15,6 +15,7 @@ from typing import Callable
 from cutegen import hardware, records
 from cutegen.build import Builder, Tier
 from cutegen.cancel import Cancel, Cancelled
+from cutegen.files import write_atomic
 from cutegen.harness.problem import find_problem, load_problem
 from cutegen.profiler.classify import summarize
 from cutegen.profiler.driver import RANGE
@@ -69,7 +70,7 @@ def profile_kernel(kernel: Path, builder: Builder, worker=None, *, problem: str 
         return finish("no-problem", f"no problem paired with {kernel.name}")
     record["problem"] = str(problem_path)
     ncu = find_ncu(builder.settings.ncu, builder.toolchain.cuda_root)
-    if ncu is None:
+    if ncu is None and local_gpu_arch() is not None:  # without a GPU, that is the news (below), not ncu
         return finish("ncu-missing", "Nsight Compute (ncu) was not found: install it with the CUDA toolkit, put it on "
                                      f"PATH or set {builder.settings.name_of('ncu')}")
     lines = lines and not reference  # the reference is PyTorch's code: it has no lines of the user's
@@ -112,8 +113,8 @@ def profile_kernel(kernel: Path, builder: Builder, worker=None, *, problem: str 
     with ThreadPoolExecutor(2) as pool:  # two independent `ncu --import` processes
         raw, details = pool.map(lambda page: _export(ncu, report, page, page == "raw", cancel), ["raw", "details"])
     record["stage_seconds"]["export"] = round(time.perf_counter() - started, 2)
-    (folder / "raw.csv").write_text(raw)
-    (folder / "details.txt").write_text(details)
+    write_atomic(folder / "raw.csv", raw)
+    write_atomic(folder / "details.txt", details)
     kernels = parse_raw_csv(raw)
     if not kernels:
         return finish("kernel-not-found", "ncu profiled no kernel inside the call (does cutegen_forward launch any?)")

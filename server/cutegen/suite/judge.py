@@ -11,6 +11,7 @@ from typing import Callable
 
 from cutegen.agent.candidates import Verifier
 from cutegen.build import Builder, Tier
+from cutegen.files import write_atomic
 from cutegen.settings import Settings
 from cutegen.suite import rows
 from cutegen.suite.gpus import Backend, GpuWorker
@@ -116,7 +117,7 @@ def agent(entry: Entry, ctx: Context) -> dict:
         outcomes.append(("generate", out))
         if out.ok and out.proposal:
             text = out.proposal.new_text
-            kernel.write_text(text)
+            write_atomic(kernel, text)
         for _ in range(budget.optimize_steps if text else 0):
             if time.monotonic() > deadline or ctx.stop.is_set() or (llm and llm.spent()):
                 break
@@ -125,7 +126,7 @@ def agent(entry: Entry, ctx: Context) -> dict:
             if not (step.ok and step.proposal):
                 break
             text = step.proposal.new_text
-            kernel.write_text(text)  # only a verified, faster version replaces the kept one
+            write_atomic(kernel, text)  # only a verified, faster version replaces the kept one
     finally:
         timer.cancel()
         ctx.cancellers.discard(a.cancel)

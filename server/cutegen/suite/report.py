@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from cutegen.files import write_atomic
 from cutegen.suite.store import load
 
 P_VALUES = (0.0, 1.0, 1.5, 2.0)
@@ -50,6 +51,11 @@ def geomean(rows: list[dict], key: str) -> float | None:
     return math.exp(sum(math.log(v) for v in vals) / len(vals)) if vals else None
 
 
+def measured(run: Run) -> bool:
+    """Whether any of the run's kernels ran on a GPU (else its fast_p and rates are "not run", not 0 %)."""
+    return any(r.get("correct") is not None and r.get("compiled") is not False for r in run.rows)
+
+
 def summary(run: Run) -> dict:
     rows, n = run.rows, len(run.rows)
     count = lambda pred: sum(1 for r in rows if pred(r))  # noqa: E731
@@ -76,12 +82,12 @@ def write(folders: list[Path], out: Path | None = None) -> tuple[Path, Path]:
     for name, png in plots.items():
         if png:
             path = out.with_name(f"{out.name}-{name}.png")
-            path.write_bytes(png)
+            write_atomic(path, png)
             md_plots[name] = path.name
     md = out.with_suffix(".md")
-    md.write_text(markdown(runs, md_plots))
+    write_atomic(md, markdown(runs, md_plots))
     page = out.with_suffix(".html")
-    page.write_text(html_page(runs, plots))
+    write_atomic(page, html_page(runs, plots))
     return md, page
 
 
@@ -118,7 +124,8 @@ def _describe(r: Run) -> str:
 def _summary_table(runs: list[Run]) -> tuple[list[str], list[list[str]]]:
     sums = [summary(r) for r in runs]
     head = ["metric", *[r.label for r in runs]]
-    body = [["correct", *[f"{s['correct']}/{s['problems']} ({s['correct_rate']:.0%})" for s in sums]],
+    body = [["correct", *[f"{s['correct']}/{s['problems']} ({s['correct_rate']:.0%})" if measured(r) else
+                          f"not run ({s['not_run']} of {s['problems']} problems: no GPU)" for r, s in zip(runs, sums)]],
             ["compile failures", *[f"{s['compile_failures']}/{s['problems']} ({s['compile_failure_rate']:.0%})"
                                    for s in sums]],
             ["not run (no GPU) / no kernel", *[str(s["not_run"]) for s in sums]]]
@@ -141,7 +148,8 @@ def _fast_p_table(runs: list[Run]) -> tuple[list[str], list[list[str]]]:
         for run in runs:
             s = summary(run)
             label = base + (f" ({run.label})" if len(runs) > 1 else "")
-            body.append([label, *[f"{s[f'fast_p_{key}'][p]:.0%}" for p in P_VALUES], _x(s[f"geomean_{key}"])])
+            shares = [f"{s[f'fast_p_{key}'][p]:.0%}" if measured(run) else "not run" for p in P_VALUES]
+            body.append([label, *shares, _x(s[f"geomean_{key}"])])
     return head, body
 
 
@@ -264,7 +272,8 @@ def _speedup_plot(runs: list[Run]) -> bytes | None:
 
 def _fast_p_plot(runs: list[Run]) -> bytes | None:
     plt = _plt()
-    if plt is None or not any(run.rows for run in runs):
+    runs = [run for run in runs if measured(run)]  # a run that ran nothing has no curve (not a flat 0)
+    if plt is None or not runs:
         return None
     top = max([3.0] + [r.get(k) or 0 for run in runs for r in run.rows for k, _ in BASELINES])
     ps = [i * min(top, 10) / 200 for i in range(201)]

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from cutegen.files import write_atomic
 from cutegen.settings import Settings
 from cutegen.suite import rows
 from cutegen.suite.gpus import DEFAULT_HANDLER, Backend, LocalBackend, local_gpus
@@ -183,7 +184,7 @@ def _write_manifest(config: SuiteConfig, problems: list[Path], total: int) -> No
                 "model": config.settings.llm_model if config.agent else None,
                 "budget": config.budget.__dict__ if config.agent else None, "updated": time.time()}
     Path(config.out).mkdir(parents=True, exist_ok=True)
-    (Path(config.out) / "suite.json").write_text(json.dumps(manifest, indent=1))
+    write_atomic(Path(config.out) / "suite.json", json.dumps(manifest, indent=1))
 
 
 class _State:

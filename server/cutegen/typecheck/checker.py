@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -38,7 +39,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from cutegen.typecheck import clang_parse
-from cutegen.build.cache import cache_key
+from cutegen.build.cache import BuildCache, cache_key
 from cutegen.build.includes import user_headers
 from cutegen.diagnostics import condense
 from cutegen.diagnostics.clang_log import raw_log, to_raw_messages
@@ -52,6 +53,7 @@ SOURCE = "cutegen (typing)"  # how editors label these diagnostics: not yet nvcc
 SHIMS = Path(__file__).parent / "shims"
 PRELUDE = SHIMS / "cutegen_clang_prelude.h"
 KEEP_PCH = 8  # precompiled header sets kept per state dir (a CuTe one is ~45 MB, a torch one more)
+KEEP_RESULTS = 2000  # parse results kept (a few KB each): the newest, pruned a tenth at a time
 
 # The leading lines a PCH may cover: blank lines, comments, #include and #pragma once.
 _INCLUDE = re.compile(r'^\s*#\s*include\s*(?P<name><[^>]+>|"[^"]+")\s*(?://.*|/\*.*\*/\s*)?$')
@@ -80,6 +82,9 @@ class TypeChecker:
         self._lock = threading.Lock()
         self._pch_locks: dict[str, threading.Lock] = {}
         self._failed_pch: set[str] = set()  # header sets with errors of their own: parsed with the file instead
+        # What clang said of a text, keyed like the build cache (the text, its user headers, the flags, the
+        # toolchain and clang): an undo, a reopened file or a repeated test run parses nothing again.
+        self._results = BuildCache(self.state.type_results)
         self._system = tuple(os.path.realpath(s) + os.sep for s in (
             toolchain.cutlass_include, str(ABI_INCLUDE), toolchain.cuda_root, str(SHIMS), "/usr/include",
             "/usr/lib", "/usr/local/include", *torch_include_dirs(), _clang_root()))
@@ -90,13 +95,18 @@ class TypeChecker:
         source = text if text is not None else path.read_text(errors="replace")
         args = self.arguments(path, source)
         started = time.perf_counter()
+        cached_key = self._result_key(path, source, args)
         key, handle = job or str(path), _Job()
-        self._register(key, handle)  # from here on, a newer run or a cancel stops this one
+        self._register(key, handle)  # from here on, a newer run or a cancel stops this one (a cached one too)
         try:
-            pch, built = self._ready_pch(self._pch(path, source, args))
-            answer = self._child({"file": str(path), "text": source, "args": args, "pch": pch}, handle)
-            if built and answer.get("pch") == "used":
-                answer["pch"] = "built"  # by this run, in a process of its own
+            answer = self._results.get(cached_key)
+            if answer is not None:
+                answer = {**answer, "pch": "cached result"}
+            else:
+                answer = self._parse(path, source, args, handle)
+                if not handle.cancelled and "failure" not in answer and "diagnostics" in answer:
+                    self._results.put(cached_key, answer)
+                    _prune_results(self.state.type_results, KEEP_RESULTS)
         finally:
             with self._lock:
                 if self._jobs.get(key) is handle:
@@ -109,6 +119,19 @@ class TypeChecker:
             return _result(path, [_file_level(path, message)], answer["failure"], args, seconds)
         diagnostics = self._diagnose(answer["diagnostics"], path, source)
         return _result(path, diagnostics, raw_log(answer["diagnostics"]), args, seconds, pch=answer.get("pch", ""))
+
+    def _parse(self, path: Path, source: str, args: list[str], handle: _Job) -> dict:
+        pch, built = self._ready_pch(self._pch(path, source, args))
+        answer = self._child({"file": str(path), "text": source, "args": args, "pch": pch}, handle)
+        if built and answer.get("pch") == "used":
+            answer["pch"] = "built"  # by this run, in a process of its own
+        return answer
+
+    def _result_key(self, path: Path, source: str, args: list[str]) -> str:
+        headers = user_headers(source, path.parent, [Path(d) for d in self.settings.include_dirs])
+        return cache_key(tier="type-result", fingerprint=self.toolchain.fingerprint + clang_version(),
+                         command_flags=[str(path), *args], text=source,
+                         headers=[*headers, ABI_INCLUDE / "cutegen" / "abi.h", PRELUDE])
 
     def cancel(self, job: str) -> None:
         with self._lock:
@@ -272,6 +295,19 @@ def _clang_root() -> str:
 
     spec = importlib.util.find_spec("clang")
     return str(Path(spec.origin).parent) if spec and spec.origin else "/nonexistent-clang"
+
+
+def _prune_results(folder: Path, keep: int) -> None:
+    """Past `keep` entries, drop the oldest tenth (so pruning is rare: one listing per keep/10 parses)."""
+    try:
+        entries = [e for d in folder.iterdir() if d.is_dir() for e in d.iterdir()]
+    except OSError:
+        return
+    if len(entries) <= keep:
+        return
+    entries.sort(key=lambda e: e.stat().st_mtime)
+    for old in entries[:len(entries) - keep + keep // 10]:
+        shutil.rmtree(old, ignore_errors=True)
 
 
 def _prune(folder: Path, keep: int) -> None:

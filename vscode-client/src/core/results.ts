@@ -190,7 +190,19 @@ export function verdictOf(command: string, file: string, reply: unknown): Verdic
   if (message === undefined) {
     return undefined;
   }
-  return { text: `${file}: ${firstLine(message)}`, level: reply.ok === false ? "warning" : "ok" };
+  if (kind === "diagnose") {
+    // An explanation opened beside the code: news, not a verdict (the file still has its error).
+    return { text: `${file}: explained: ${firstLine(plainText(message), 80)}`, level: "info" };
+  }
+  return { text: `${file}: ${firstLine(plainText(message))}`, level: reply.ok === false ? "warning" : "ok" };
+}
+
+/** Markdown as the status bar can show it: no emphasis marks, code ticks, heading or quote marks; links as their text. */
+export function plainText(markdown: string): string {
+  return markdown
+    .replace(/\[([^\]]*)\]\([^)]*\)/g, "$1")
+    .replace(/(\*\*|__|`)/g, "")
+    .replace(/^\s*(#+|>)\s*/gm, "");
 }
 
 /** The verdict of a published set of diagnostics (a check that ran on open or save). */
@@ -210,7 +222,12 @@ export function plural(n: number, word: string): string {
 
 export function firstLine(text: string, max = 80): string {
   const line = text.split("\n", 1)[0].trim();
-  return line.length > max ? line.slice(0, max - 1) + "…" : line;
+  if (line.length <= max) {
+    return line;
+  }
+  const cut = line.slice(0, max - 1);
+  const space = cut.lastIndexOf(" ");
+  return (space > max / 2 ? cut.slice(0, space) : cut) + "…"; // between words where there is a space
 }
 
 /** The text shown with a proposal: what was verified, then the figures. */

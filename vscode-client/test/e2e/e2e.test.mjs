@@ -199,26 +199,9 @@ test("CuTeGen in a real VS Code: diagnostic, quick fix as a verified diff, Apply
     ...process.env, XDG_CONFIG_HOME: path.join(root, "xdg-config"), XDG_DATA_HOME: path.join(root, "xdg-data"),
     CUTEGEN_E2E_KEY: "sk-scripted", // the variable the key setting names
   };
+  // The quiet workbench (VS Code's own AI, tips and updates off) that scripts/demo.sh --editor uses too.
   const settings = {
-    "workbench.startupEditor": "none",
-    "security.workspace.trust.enabled": false,
-    "telemetry.telemetryLevel": "off",
-    "update.mode": "none",
-    "extensions.autoUpdate": false,
-    "extensions.autoCheckUpdates": false,
-    "extensions.ignoreRecommendations": true,
-    "workbench.tips.enabled": false,
-    "workbench.colorTheme": "Default Dark Modern",
-    "workbench.layoutControl.enabled": false,
-    "workbench.secondarySideBar.defaultVisibility": "hidden",
-    "chat.disableAIFeatures": true,
-    "chat.commandCenter.enabled": false,
-    "git.enabled": false,
-    "editor.minimap.enabled": false,
-    "editor.stickyScroll.enabled": false,
-    "editor.fontSize": 14,
-    "editor.hover.delay": 200,
-    "files.autoSave": "off",
+    ...JSON.parse(fs.readFileSync(path.join(repo, "scripts", "lib", "vscode-settings.json"), "utf8")),
     "cutegen.python": PYTHON,
     ...llm,
   };
@@ -370,7 +353,13 @@ test("CuTeGen in a real VS Code: diagnostic, quick fix as a verified diff, Apply
       60_000 * SLOW, "the status bar to say the file compiles", 1000);
     // The CodeLens over the kernel now shows the compiled kernel's resources.
     await goToLine(page, BROKEN_LINE - 10, 1);
-    await page.locator(".codelens-decoration", { hasText: "regs" }).first().waitFor({ timeout: 30_000 * SLOW });
+    const lens = page.locator(".codelens-decoration", { hasText: "regs" }).first();
+    await lens.waitFor({ timeout: 30_000 * SLOW });
+    // Above the declaration's first line (`template <bool kVectorized>`), not between `__launch_bounds__(…)`
+    // and the kernel's name.
+    const lensBox = await lens.boundingBox();
+    const firstLine = await page.locator(".view-line", { hasText: "template <bool kVectorized>" }).first().boundingBox();
+    assert.ok(lensBox && firstLine && lensBox.y < firstLine.y, `the CodeLens (${lensBox?.y}) is above the template line (${firstLine?.y})`);
     await screenshot(page, "applied");
 
     // Applying was one edit: one Undo brings the broken line back, Redo the fix.
@@ -489,6 +478,35 @@ test("CuTeGen in a real VS Code: diagnostic, quick fix as a verified diff, Apply
     await screenshot(page, "layout-picture");
   });
 
+  const FOLD_VAR = "gX";  // a 1-D tile of 8192 floats: its picture folds into rows instead of one long strip
+  const foldLine = example.good.split("\n").findIndex((l) => l.includes(`Tensor ${FOLD_VAR} =`)) + 1;
+  await step(`CuTeGen: Show Layout folds ${FOLD_VAR}'s long mode into rows`, { skip: layoutSkip }, async () => {
+    assert.ok(foldLine > 0, `${KERNEL} no longer declares Tensor ${FOLD_VAR}`);
+    const column = (example.good.split("\n")[foldLine - 1] ?? "").indexOf(FOLD_VAR) + 1;
+    await openFile(page, KERNEL);
+    await goToLine(page, foldLine, column + 1);
+    await palette(page, "CuTeGen: Show Layout");
+    const size = await until(async () => {
+      for (const frame of page.frames()) {
+        if (frame === page.mainFrame()) continue;
+        try {
+          const title = (await frame.locator("h1").first().textContent({ timeout: 500 })) ?? "";
+          const svg = frame.locator(".paper svg");
+          if (title.startsWith(`${FOLD_VAR}:`) && await svg.count()) {
+            return { title, width: Number(await svg.first().getAttribute("width")), height: Number(await svg.first().getAttribute("height")) };
+          }
+        } catch {
+          // a frame that went away meanwhile
+        }
+      }
+      return false;
+    }, 120_000 * SLOW, `the picture of ${FOLD_VAR}`, 1000);
+    log(`folded picture: "${size.title}" ${size.width} x ${size.height} px`);
+    assert.ok(size.width <= 1600 && size.height <= 1600, `the picture is ${size.width} x ${size.height} px`);
+    await sleep(500);
+    await screenshot(page, "layout-folded");
+  });
+
   // The profile lens on the softsign the H200 profiled: tests/support/lens_record.py writes the record a GPU run
   // leaves (the captured report folded by the engine onto this workspace's file), so no GPU is needed here.
   let lensSkip = layoutSkip;
@@ -546,6 +564,44 @@ test("CuTeGen in a real VS Code: diagnostic, quick fix as a verified diff, Apply
     assert.match(shown.title, /hottest line 33/);
     await sleep(500);
     await screenshot(page, "lens-picture");
+  });
+
+  await step("explain this error: the diagnosis beside the code, the status bar in plain words", {}, async () => {
+    await palette(page, "Notifications: Clear All Notifications");
+    await palette(page, "View: Close All Editor Groups");
+    fs.copyFileSync(path.join(repo, "tests", "corpus", "errors", "copy_rank_mismatch.cu"), path.join(workspace, "broken_copy.cu"));
+    await openFile(page, "broken_copy.cu");
+    const status = page.locator(".statusbar-item", { hasText: "CuTeGen" }).first();
+    await until(async () => /broken_copy\.cu: \d+ error/.test((await status.textContent()) ?? ""), 240_000 * SLOW,
+      "the check of broken_copy.cu", 1000);
+    await goToLine(page, 20, 3);
+    const item = page.locator(".action-widget .monaco-list-row", { hasText: "explain this error" }).first();
+    await until(async () => {
+      await page.keyboard.press("Control+.");
+      try {
+        await item.waitFor({ state: "visible", timeout: 3000 });
+        return true;
+      } catch {
+        await page.keyboard.press("Escape");
+        return false;
+      }
+    }, 240_000 * SLOW, "the explain-this-error quick fix", 3000);
+    const offered = await page.locator(".action-widget .monaco-list-row").allTextContents();
+    log(`quick fixes offered: ${JSON.stringify(offered)}`);
+    assert.ok(offered.every((o) => !/^(Fix|Explain)$/i.test(o.trim())), `VS Code's own AI actions are offered: ${offered}`);
+    await screenshot(page, "explain-quick-fix");
+    await item.click();
+    const text = await until(async () => {
+      const t = (await status.textContent()) ?? "";
+      return /explained:/.test(t) && t;
+    }, 180_000 * SLOW, "the status bar to say the error was explained", 1000);
+    log(`status bar: ${text.trim()}`);
+    assert.doesNotMatch(text, /[*`]/, `raw Markdown in the status bar: ${text}`);
+    assert.equal(await status.locator(".codicon-pass").count(), 0, "a green check on a file that has an error");
+    const preview = page.locator(".tab", { hasText: "broken_copy.cu.diagnosis" }).first();
+    await preview.waitFor({ timeout: 30_000 * SLOW });
+    await sleep(3000); // the Markdown preview renders beside the code
+    await screenshot(page, "explained");
   });
 
   await step("the palette lists the CuTeGen commands", {}, async () => {

@@ -112,3 +112,15 @@ test("describePatch says what was verified and the figures", () => {
   const bare = describePatch(patchOf({ patch: { uri: "file:///k.cu", new_text: "" } })!, "k.cu");
   assert.equal(bare, "CuTeGen proposes a change to k.cu. Verified: not verified.");
 });
+
+test("an explanation in the status bar: plain text, and never a green check on a file that has an error", () => {
+  const md = "**Copy between tensors of different rank** — `cute::copy` needs a `src` and a `dst` of one rank.\n\n" +
+    "**Fix**: partition both with the same [TiledCopy](https://example.org).";
+  const explained = verdictOf("cutegen.server.diagnose", "k.cu", { ok: true, message: md, diagnosis: md, source: "knowledge" })!;
+  assert.equal(explained.text, "k.cu: explained: Copy between tensors of different rank — cute::copy needs a src and a dst of…");
+  assert.equal(explained.level, "info");
+  assert.ok(!/[*`]/.test(explained.text));
+  // any reply's message reaches the status bar without its Markdown
+  assert.equal(verdictOf("cutegen.server.optimize", "k.cu", { ok: false, message: "**No** faster `variant`: see [the log](x)" })!.text,
+    "k.cu: No faster variant: see the log");
+});

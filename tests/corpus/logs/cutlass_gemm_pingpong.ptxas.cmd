@@ -1,0 +1,1 @@
+ptxas -arch=sm_90a -v gemm_sm90_persistent_pingpong.ptx -o gemm_sm90_persistent_pingpong.cubin   # the ptxas lines of `cutegen check examples/idioms/gemm_sm90_persistent_pingpong/gemm_sm90_persistent_pingpong.cu` (nvcc 13.0.88, CUTLASS 4.2)
