@@ -91,7 +91,9 @@ async function quickInput(page, key, value, ready, enter = true) {
       await input.fill(value, { timeout: 5_000 * SLOW });
       if (ready) await ready.waitFor({ state: "visible", timeout: 15_000 * SLOW });
       await sleep(200);
-      if (enter) await page.keyboard.press("Enter");
+      // Enter on the input itself, never on the page: a quick input that closed meanwhile (focus moved to an
+      // editor) would otherwise put a newline into the file under the cursor.
+      if (enter) await input.press("Enter", { timeout: 5_000 * SLOW });
       return;
     } catch (e) {
       last = e;
@@ -123,9 +125,19 @@ async function noDialog(page) {
   }
 }
 
+/** Go to a line; again when the cursor did not get there (the Enter reached a quick input that was closing). */
 async function goToLine(page, line, column = 1) {
-  await quickInput(page, "Control+G", `:${line}:${column}`);
-  await page.locator(".statusbar-item", { hasText: `Ln ${line}, Col ${column}` }).waitFor({ timeout: 10_000 * SLOW });
+  const there = page.locator(".statusbar-item", { hasText: `Ln ${line}, Col ${column}` });
+  for (let attempt = 1; ; attempt++) {
+    await quickInput(page, "Control+G", `:${line}:${column}`);
+    try {
+      await there.waitFor({ timeout: 10_000 * SLOW });
+      return;
+    } catch (e) {
+      if (attempt === 3) throw e;
+      log(`go to line ${line}:${column}: attempt ${attempt} did not move the cursor`);
+    }
+  }
 }
 
 /** The Problems panel's rows (aria labels say severity, message, line and file). */
