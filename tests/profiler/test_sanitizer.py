@@ -68,8 +68,9 @@ MEMCHECK = """========= COMPUTE-SANITIZER
 """
 
 
-def test_memcheck_reports_of_many_threads_fold_with_their_evidence():
-    out = MEMCHECK.format(off=0x90, file="oob_store.cu", line=12)
+@pytest.mark.parametrize("wording", ["Address", "Access to"])  # CUDA 12's words; CUDA 13's (the H200's run)
+def test_memcheck_reports_of_many_threads_fold_with_their_evidence(wording):
+    out = MEMCHECK.format(off=0x90, file="oob_store.cu", line=12).replace("Address 0x", f"{wording} 0x")
     reports, errors = parse(out, "memcheck")
     findings, _ = condense(reports, _folder("/work/user/oob_store.cu"), {})
     (f,) = findings

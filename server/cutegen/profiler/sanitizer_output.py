@@ -20,7 +20,8 @@ _PLACE = re.compile(r"(?:\bat\s+|Device Frame:\s*)(?P<fn>.+?)\+(?P<offset>0x[0-9
 _THREAD = re.compile(r"by thread \((?P<t>[\d, ]+)\) in block \((?P<b>[\d, ]+)\)")
 _HAZARD_THREAD = re.compile(r"^(?P<kind>Read|Write)\s+Thread \((?P<t>[\d, ]+)\)")
 _BLOCK = re.compile(r"in block \((?P<b>[\d, ]+)\)")
-_ADDRESS = re.compile(r"(?:Address|at __shared__|at __global__)\s+(?P<a>0x[0-9a-f]+)")
+# "Address 0x… is out of bounds" (CUDA 12) and "Access to 0x… is out of bounds" (CUDA 13's sanitizer, the H200)
+_ADDRESS = re.compile(r"(?:Address|Access to|at __shared__|at __global__)\s+(?P<a>0x[0-9a-f]+)")
 _COUNT = re.compile(r"\[(?P<n>[\d,]+) hazards?\]")
 _SUMMARY = re.compile(r"(?:ERROR SUMMARY|RACECHECK SUMMARY):\s*(?P<n>[\d,]+)\s+(?:errors?|hazards? displayed)"
                       r"(?:\s*\((?P<e>[\d,]+) errors?)?")
