@@ -80,7 +80,9 @@ def builder(toolchain, build_state):
     from cutegen.build import Builder
     from cutegen.settings import Settings
 
-    return Builder(toolchain, Settings(), build_state)
+    # A check timeout of 10 minutes, not the editor's 2: on a loaded 2-core CI machine a cold check of a big
+    # kernel (15_Matmul's triangle GEMM) has taken longer than 120 s. The tests of the timeout set their own.
+    return Builder(toolchain, Settings(check_timeout=600), build_state)
 
 
 # -- progress: one line per test folder (with -q, pytest itself prints only dots) ---------------------
