@@ -40,7 +40,9 @@ def test_problem_has_a_kernel_that_compiles_clean(problem, builder):
     unclean = [f"{d.line}: {d.severity.value} {d.code}: {d.message}" for d in result.diagnostics
                if d.severity is not Severity.INFO]  # info: the per-kernel register/smem notes ptxas -v gives
     assert not unclean, unclean
-    assert re.search(r"^// Measured \(H200[^)]*\): \S", kernel.read_text(), re.M), "the header lacks its Measured line"
+    # A contributor without a GPU cannot write the figures truthfully: "not measured yet" until a GPU run does.
+    measured = r"^// Measured (?:\(H200[^)]*\): \S|: not measured yet)"
+    assert re.search(measured, kernel.read_text(), re.M), "the header lacks its Measured line"
 
 
 def test_kernels_of_models_with_constructor_arguments_receive_them():
