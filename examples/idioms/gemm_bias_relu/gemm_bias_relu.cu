@@ -1,7 +1,7 @@
 // gemm_bias_relu.cu -- C = relu(A @ B + bias), A (M,K), B (K,N) bf16 row-major, bias (N) bf16, C (M,N) bf16,
 // fp32 accumulate (idiom: a fused epilogue on the sm80 tensor-core mainloop). Problem: 4096^3.
 //
-// The mainloop is examples/gemm_bf16's (CTA 128x128x64, 2x2 warps, SM80_16x8x16_F32BF16BF16F32_TN, 3-stage
+// The mainloop is examples/idioms/gemm_sm80_mma_sync's (CTA 128x128x64, 2x2 warps, SM80_16x8x16_F32BF16BF16F32_TN, 3-stage
 // cp.async into Swizzle<3,3,3> smem, ldmatrix). The epilogue is the idiom:
 //  * an identity tensor over C, tiled and partitioned EXACTLY like the accumulators (local_tile +
 //    thr_mma.partition_C), gives every accumulator its global (m, n) coordinate: the bias is indexed by

@@ -17,10 +17,11 @@
 // 0.64 of the tolerance on rand inputs at K = 8192 (the bias grows with K) and 22x over it on
 // signed inputs. So the MMAs accumulate one k-tile (32 deep) at a time into a scratch
 // accumulator, which is added into the main one with ordinary fp32 adds (RN) and cleared: 64
-// FADDs per k-tile per thread against 384 MMAs per k-tile per warp. Modelled error: 0.01 (rand) /
-// 0.37 (randn) of the tolerance, about that of an fp32 SIMT GEMM (0.00 / 0.30).
+// FADDs per k-tile per thread against 192 MMAs per k-tile per warp (64 per product, 3 products).
+// Modelled error: 0.01 (rand) / 0.37 (randn) of the tolerance, about that of an fp32 SIMT GEMM
+// (0.00 / 0.30).
 //
-// Design: the CuTe sm80 mainloop of examples/gemm_bf16 with fp32 operands.
+// Design: the CuTe sm80 mainloop of examples/idioms/gemm_sm80_mma_sync with fp32 operands.
 //  * CTA tile 128 x 128 x 32, 256 threads = 2 x 4 warps, warp tile 64 x 32 (64 fp32 accumulators
 //    per thread, leaving registers for the raw, big and small fragments: 3 x 24 per k-block).
 //  * MMA atom SM80_16x8x8_F32TF32TF32F32_TN. Each k-block (k8): smem -> raw fp32 registers for
@@ -132,7 +133,7 @@ struct Config {
   static constexpr int kSmemBytes = int(sizeof(SharedStorage));  // 128 KB
 };
 
-// big = tf32(x) rounded to nearest; small = x - big, which the MMA truncates to tf32.
+// big = tf32(x) rounded to nearest; small = x - big, truncated to tf32 here (its low 13 bits cleared).
 template <class Raw, class Big, class Small>
 CUTE_DEVICE void split_3xtf32(Raw const& raw, Big& big, Small& small) {
   Tensor big_bits = recast<uint32_t>(big);
@@ -143,7 +144,7 @@ CUTE_DEVICE void split_3xtf32(Raw const& raw, Big& big, Small& small) {
     uint32_t b;
     asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(b) : "f"(x));
     big_bits(i) = b;
-    // Truncated explicitly rather than trusting the MMA to ignore the low 13 bits.
+    // Masked here rather than trusting the MMA to ignore the low 13 bits.
     small_bits(i) = __float_as_uint(x - __uint_as_float(b)) & 0xffffe000u;
   }
 }
