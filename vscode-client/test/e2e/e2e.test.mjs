@@ -140,6 +140,18 @@ async function goToLine(page, line, column = 1) {
   }
 }
 
+/** The keyboard in the active text editor: a click into its text when something else holds it. */
+async function editorFocused(page) {
+  const focused = page.locator(".editor-group-container.active .monaco-editor.focused");
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    if (await focused.count()) return;
+    log(`the editor does not have the keyboard (attempt ${attempt}): clicking into its text`);
+    await page.locator(".editor-group-container.active .monaco-editor .view-lines").first().click({ position: { x: 40, y: 10 } });
+    await sleep(300);
+  }
+  assert.ok(await focused.count(), "the active editor never got the keyboard");
+}
+
 /** The Problems panel's rows (aria labels say severity, message, line and file). */
 async function problems(page) {
   return page.locator(".markers-panel .monaco-list-row").evaluateAll((rows) =>
@@ -376,7 +388,10 @@ test("CuTeGen in a real VS Code: diagnostic, quick fix as a verified diff, Apply
 
     // Applying was one edit: one Undo brings the broken line back, Redo the fix.
     const showing = (token) => page.locator(".monaco-editor .view-line", { hasText: token }).count();
+    // Undo needs the keyboard in the text editor, not in a toast the save's listeners raised meanwhile.
+    await editorFocused(page);
     await goToLine(page, BROKEN_LINE, 5);
+    await editorFocused(page);
     await page.keyboard.press("Control+Z");
     await until(async () => (await showing("make_shape(int(size(tXgX)))")) === 1 && (await showing("make_fragment_like(tXgX)")) === 0,
       10_000 * SLOW, "one Undo to restore the broken line");
