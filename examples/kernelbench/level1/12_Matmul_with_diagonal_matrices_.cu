@@ -18,6 +18,8 @@
 // Requirements (else cudaErrorInvalidValue): A fp32 1-D (N); B fp32 2-D (N, M), rows contiguous
 // (row stride >= M); C fp32 (N, M) contiguous.
 // Measured (H200, 2026-12-01, one `cutegen suite` run, 5 trials): pass, median 0.038 ms, 70.19x eager, 70.70x torch.compile, 81% (memory) of its roofline
+// Re-measured (H200, 2026-12-01, bench/timing_repeatability.py: the harness's interleaved rounds, 5 runs in one
+// process): 70.70x-71.13x eager, each run's 95 % interval within 0.4 % of its median (kernel 38.4 us).
 #include <cutegen/abi.h>
 
 #include <cute/tensor.hpp>
