@@ -16,10 +16,9 @@
 // V100/A100 show truncation when aligning and normalizing). Modelled that way, 3xTF32 alone is at
 // 0.64 of the tolerance on rand inputs at K = 8192 (the bias grows with K) and 22x over it on
 // signed inputs. So the MMAs accumulate one k-tile (32 deep) at a time into a scratch
-// accumulator, which is added into the main one with ordinary fp32 adds (RN) and cleared: 64
-// FADDs per k-tile per thread against 192 MMAs per k-tile per warp (64 per product, 3 products).
-// Modelled error: 0.01 (rand) / 0.37 (randn) of the tolerance, about that of an fp32 SIMT GEMM
-// (0.00 / 0.30).
+// accumulator, which is added into the main one with ordinary fp32 adds (RN) and cleared: 64 FADDs
+// per k-tile per thread against 192 MMAs per k-tile per warp (64 per product, 3 products). Modelled
+// error: 0.01 (rand) / 0.37 (randn) of the tolerance, about that of an fp32 SIMT GEMM (0.00 / 0.30).
 //
 // Design: the CuTe sm80 mainloop of examples/idioms/gemm_sm80_mma_sync with fp32 operands.
 //  * CTA tile 128 x 128 x 32, 256 threads = 2 x 4 warps, warp tile 64 x 32 (64 fp32 accumulators
@@ -304,7 +303,7 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(Problem p) {
     Tensor tXsA_p = tXsA(_, _, _, pipe_read);
     Tensor tXsB_p = tXsB(_, _, _, pipe_read);
     constexpr int kKBlocks = size<2>(decltype(tCrA){});  // 32 / 8 = 4
-    // The tensor cores accumulate one k-tile (96 MMAs' worth of products) here; see "Promotion".
+    // The tensor cores accumulate one k-tile (192 MMAs per warp) here; see "Promotion".
     Tensor tCrC_tile = make_fragment_like(tCrC);
     clear(tCrC_tile);
 
