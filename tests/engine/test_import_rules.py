@@ -43,6 +43,8 @@ KNOWN: dict[tuple[str, str, str], str] = {
     ("circle", "build.builder", "harness.problem"):
         "the builder finds a kernel's problem file with harness.problem.find_problem (issue 31, part 3)",
     ("print", "suite.progress", "rich"): "the suite's rich Live display belongs in cli/ (issue 31, part 5)",
+    ("state", "lsp.layouts", "ls.session.state_dir(path) / 'layouts'"):
+        "lsp/ is another branch's this week: ask StateDir.layout_pictures there (the lead, after the merge)",
 }
 
 
@@ -201,3 +203,42 @@ def test_only_the_cli_prints_or_imports_rich():
                   for line, top in _third_party(name) if top == "rich"}
         found |= {("print", name, "print"): f"{where}:{line} calls print()" for line in _prints(name)}
     _check(found, "print")
+
+
+# -- state.py owns every path under `.cutegen/` (issue 31, part 4) ---------------------------------------------
+
+
+def _docstrings(module: ast.Module) -> set[int]:
+    """ids of the docstring constants of the module, its classes and functions (prose may name `.cutegen/`)."""
+    owners = [module, *(n for n in ast.walk(module)
+                        if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)))]
+    return {id(o.body[0].value) for o in owners
+            if o.body and isinstance(o.body[0], ast.Expr) and isinstance(o.body[0].value, ast.Constant)}
+
+
+def _spells_state_path(node: ast.AST, docs: set[int]) -> bool:
+    """A string constant naming `.cutegen` as a path: no whitespace in it. Prose (a help text, a message) names it
+    for the reader, as docstrings and comments do, and builds nothing."""
+    return (isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
+            and ".cutegen" in node.value and not any(c.isspace() for c in node.value))
+
+
+def _joins_under_state(node: ast.AST) -> bool:
+    """`<something named state…> / "name"`: a path built under a `.cutegen/` folder instead of asked of StateDir."""
+    return (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and isinstance(node.right, ast.Constant)
+            and isinstance(node.right.value, str) and "state" in ast.unparse(node.left))
+
+
+def test_only_state_py_spells_or_builds_cutegen_paths():
+    found = {}
+    for name in modules():
+        if name == "state":
+            continue
+        docs, where = _docstrings(tree(name)), f"cutegen/{modules()[name].relative_to(ENGINE)}"
+        for node in ast.walk(tree(name)):
+            if _spells_state_path(node, docs):
+                found[("state", name, node.value)] = f"{where}:{node.lineno} spells {node.value!r}: ask state.py"
+            elif _joins_under_state(node) and not _joins_under_state(node.left):  # the first join only
+                text = ast.unparse(node)
+                found[("state", name, text)] = f"{where}:{node.lineno} builds {text}: add a StateDir path"
+    _check(found, "state")
