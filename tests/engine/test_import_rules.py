@@ -42,7 +42,6 @@ KNOWN: dict[tuple[str, str, str], str] = {
         "records read the 95 % intervals; intervals.py imports nothing and belongs below records (issue 31, part 1)",
     ("circle", "build.builder", "harness.problem"):
         "the builder finds a kernel's problem file with harness.problem.find_problem (issue 31, part 3)",
-    ("print", "suite.progress", "rich"): "the suite's rich Live display belongs in cli/ (issue 31, part 5)",
     ("state", "lsp.layouts", "ls.session.state_dir(path) / 'layouts'"):
         "lsp/ is another branch's this week: ask StateDir.layout_pictures there (the lead, after the merge)",
 }
