@@ -23,6 +23,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("subsystems", ("build", "diagnostics", "harness", "profiler", "knowledge", "sandbox", "typecheck")),
     ("result model", ("records", "model")),
     ("foundation", ("hardware", "state", "settings", "toolchain")),
+    ("pairing", ("pairing",)),
     ("files", ("files",)),
     ("cancel", ("cancel",)),
 ]
@@ -40,8 +41,6 @@ PRINTING = ("cli", "__main__")
 KNOWN: dict[tuple[str, str, str], str] = {
     ("layer", "records", "harness.intervals"):
         "records read the 95 % intervals; intervals.py imports nothing and belongs below records (issue 31, part 1)",
-    ("circle", "build.builder", "harness.problem"):
-        "the builder finds a kernel's problem file with harness.problem.find_problem (issue 31, part 3)",
     ("state", "lsp.layouts", "ls.session.state_dir(path) / 'layouts'"):
         "lsp/ is another branch's this week: ask StateDir.layout_pictures there (the lead, after the merge)",
 }

@@ -31,8 +31,8 @@ from cutegen.build import Builder, Tier
 from cutegen.build.includes import user_headers
 from cutegen.cancel import Cancelled  # also what verify_kernel raises for a stopped build
 from cutegen.files import write_atomic
-from cutegen.harness.problem import find_problem
 from cutegen.model import CheckResult, Diagnostic
+from cutegen.pairing import find_problem
 from cutegen.sandbox import gate, library, preprocess
 from cutegen.state import StateDir
 from cutegen.toolchain import ABI_INCLUDE, includes_torch, torch_include_dirs

@@ -10,9 +10,9 @@ from typing import Callable
 from cutegen import records
 from cutegen.build import Builder, Tier
 from cutegen.cancel import Cancel, Cancelled
-from cutegen.harness.problem import find_problem
 from cutegen.harness.worker import Worker
 from cutegen.model import Diagnostic
+from cutegen.pairing import find_problem
 from cutegen.state import IN_WORKING_FOLDER
 from cutegen.toolchain import local_gpu_arch
 

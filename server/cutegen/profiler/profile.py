@@ -16,7 +16,8 @@ from cutegen import hardware, records
 from cutegen.build import Builder, Tier
 from cutegen.cancel import Cancel, Cancelled
 from cutegen.files import write_atomic
-from cutegen.harness.problem import find_problem, load_problem
+from cutegen.harness.problem import load_problem
+from cutegen.pairing import find_problem
 from cutegen.profiler.classify import summarize
 from cutegen.profiler.driver import RANGE
 from cutegen.profiler.lines import profile_lines
