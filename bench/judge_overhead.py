@@ -29,7 +29,8 @@ from cutegen.build import Builder, Tier  # noqa: E402
 from cutegen.harness import intervals  # noqa: E402
 from cutegen.harness.abi import KernelLibrary  # noqa: E402
 from cutegen.harness.gpu_checks import judge  # noqa: E402
-from cutegen.harness.problem import find_problem, load_problem  # noqa: E402
+from cutegen.harness.problem import load_problem  # noqa: E402
+from cutegen.pairing import find_problem  # noqa: E402
 from cutegen.settings import Settings  # noqa: E402
 from cutegen.toolchain import discover  # noqa: E402
 

@@ -22,7 +22,8 @@ sys.path.insert(0, str(ROOT / "server"))
 from cutegen.build import Builder, Tier  # noqa: E402
 from cutegen.harness import intervals  # noqa: E402
 from cutegen.harness.abi import KernelLibrary  # noqa: E402
-from cutegen.harness.problem import find_problem, load_problem  # noqa: E402
+from cutegen.harness.problem import load_problem  # noqa: E402
+from cutegen.pairing import find_problem  # noqa: E402
 from cutegen.settings import Settings  # noqa: E402
 from cutegen.toolchain import discover  # noqa: E402
 

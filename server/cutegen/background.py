@@ -24,8 +24,8 @@ from typing import Callable
 from cutegen import records
 from cutegen.build import Builder, Tier
 from cutegen.cancel import Cancel, Cancelled
-from cutegen.harness.problem import find_problem
 from cutegen.model import Diagnostic, Severity
+from cutegen.pairing import find_problem
 from cutegen.records import RunRecord
 
 NO_GPU = "no GPU: testing on save is off"

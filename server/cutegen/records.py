@@ -164,7 +164,7 @@ class LineProfile:
     user_samples: int = 0  # the samples placed on user lines
     innermost_samples: int = 0  # those Nsight's own innermost place alone would have put on user lines
     attribution: str = "inlined-at"  # "inlined-at" (the line table's inline chains) or "innermost" (Nsight's own place)
-    digests: dict[str, str] = field(default_factory=dict)  # file → digest of its text when profiled (lines.digest)
+    digests: dict[str, str] = field(default_factory=dict)  # file → digest of its text when profiled (text_digest)
     kernels: list[str] = field(default_factory=list)
     note: str = ""  # why attribution fell back, if it did
 
@@ -177,9 +177,7 @@ class LineProfile:
 
     def stale(self, file: str, text: str) -> bool:
         """Whether `file` changed since the profile (then its lines must not be shown against today's text)."""
-        from cutegen.profiler.lines import digest
-
-        return self.digests.get(file) != digest(text)
+        return self.digests.get(file) != text_digest(text)
 
     def summary(self) -> str:
         top = self.lines[0] if self.lines else None

@@ -12,6 +12,14 @@ from pathlib import Path
 
 NAME = ".cutegen"
 ROOT_MARKERS = (".git", "pyproject.toml", NAME)  # a folder holding one of these is a workspace root
+# The default of engine calls made without a workspace (the harness, profiler and sanitizer entry points): relative,
+# so it is resolved against the working folder when used, not when the module is imported.
+IN_WORKING_FOLDER = Path(NAME)
+
+
+def under(folder: str | os.PathLike) -> "StateDir":
+    """The `.cutegen/` inside `folder` (the suite keeps its own under its output folder)."""
+    return StateDir(Path(folder) / NAME)
 
 
 def workspace_root(path: Path) -> Path:
@@ -103,6 +111,16 @@ class StateDir:
         """What each LLM endpoint + model refused (max_tokens, temperature, ...) or needs (streaming), learned from
         its own answers (agent/endpoint.py)."""
         return self.path / "llm-endpoints.json"
+
+    @property
+    def layouts(self) -> Path:
+        """Layout probe builds and their results, by text key: `layouts/<k2>/<key>/` (layouts/probe.py)."""
+        return self.path / "layouts"
+
+    @property
+    def layout_pictures(self) -> Path:
+        """Rendered layout SVGs (layouts/pictures.py)."""
+        return self.layouts / "pictures"
 
     @property
     def shadow(self) -> Path:

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from cutegen.harness.gpu_checks import Failed, judge
-from cutegen.harness.problem import find_problem, load_problem
+from cutegen.harness.problem import load_problem
+from cutegen.pairing import find_problem
 
 PROBLEM = """
 import torch, torch.nn as nn

@@ -8,7 +8,8 @@ import io
 from rich.console import Console
 
 from cutegen.cli import main
-from cutegen.suite.progress import RichProgress, lsp_progress
+from cutegen.cli.suite_progress import RichProgress
+from cutegen.suite.progress import lsp_progress
 from cutegen.suite.runner import run_suite
 from tests.suite.conftest import LEVEL1
 

@@ -31,9 +31,10 @@ from cutegen.build import Builder, Tier
 from cutegen.build.includes import user_headers
 from cutegen.cancel import Cancelled  # also what verify_kernel raises for a stopped build
 from cutegen.files import write_atomic
-from cutegen.harness.problem import find_problem
 from cutegen.model import CheckResult, Diagnostic
+from cutegen.pairing import find_problem
 from cutegen.sandbox import gate, library, preprocess
+from cutegen.state import StateDir
 from cutegen.toolchain import ABI_INCLUDE, includes_torch, torch_include_dirs
 
 NOISE_FLOOR = 0.02  # a speedup must beat the measured spread, and never less than 2 %
@@ -108,7 +109,7 @@ class Verifier:
         if jail is None:
             return (self.worker, note) if note == UNSANDBOXED else (None, note)
         # The build cache (the .so files) and the shadow copies (ModelNew .py candidates load from there).
-        shadows = (self.state_dir / "shadow").resolve()
+        shadows = StateDir(self.state_dir).shadow
         shadows.mkdir(parents=True, exist_ok=True)
         cache = [str(self.builder.cache.root.resolve())] if isinstance(self.builder, Builder) else []
         jail = jail.with_paths(readonly=[*cache, str(shadows), *([str(Path(problem).resolve())] if problem else [])])
@@ -270,7 +271,7 @@ class Verifier:
 
     def _shadow_path(self, kernel: Path, text: str) -> Path:
         digest = hashlib.sha256(f"{kernel}\0{text}".encode()).hexdigest()[:12]
-        folder = self.state_dir / "shadow" / f"{kernel.stem}-{digest}"
+        folder = StateDir(self.state_dir).shadow / f"{kernel.stem}-{digest}"
         folder.mkdir(parents=True, exist_ok=True)
         return folder / kernel.name
 
@@ -374,7 +375,7 @@ class Verifier:
 
     def clean_shadows(self, keep: int = 50) -> None:
         """Shadow copies are build inputs only; keep the newest few for inspection."""
-        folders = sorted((self.state_dir / "shadow").glob("*"), key=lambda p: p.stat().st_mtime, reverse=True)
+        folders = sorted(StateDir(self.state_dir).shadow.glob("*"), key=lambda p: p.stat().st_mtime, reverse=True)
         for old in folders[keep:]:
             shutil.rmtree(old, ignore_errors=True)
 

@@ -33,8 +33,8 @@ from cutegen.diagnostics.resources import (
     demangle, kernel_instantiation, kernel_line, parse_ptxas_verbose, resource_diagnostics, short_kernel_name,
 )
 from cutegen.files import write_atomic
-from cutegen.harness.problem import find_problem
 from cutegen.model import CheckResult, Diagnostic, KernelResources, Severity
+from cutegen.pairing import find_problem
 from cutegen.settings import Settings
 from cutegen.state import StateDir
 from cutegen.toolchain import ABI_INCLUDE, TORCH_NVCC_FLAGS, Toolchain, includes_torch, torch_include_dirs

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from cutegen.files import write_atomic
+from cutegen.state import StateDir
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -86,7 +87,7 @@ def run(args) -> int:
         return 1
     if args.svg:
         try:
-            svg = picture(facts[0], toolchain.nvcc, toolchain.cutlass_include, Path(state) / "layouts" / "pictures",
+            svg = picture(facts[0], toolchain.nvcc, toolchain.cutlass_include, StateDir(state).layout_pictures,
                           declared=path.read_text(errors="replace").splitlines()[facts[0].line - 1])
         except NotDrawable as e:
             print(f"error: no picture of {facts[0].name}: {e}", file=sys.stderr)

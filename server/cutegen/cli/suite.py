@@ -112,7 +112,7 @@ def cmd_run(args) -> int:
         if args.no_progress or not err.is_terminal:
             summary = run_suite(args.problems, config, on_event=_plain(err))
         else:
-            from cutegen.suite.progress import RichProgress
+            from cutegen.cli.suite_progress import RichProgress
 
             with RichProgress(err) as progress:
                 summary = run_suite(args.problems, config, on_event=progress)

@@ -1,15 +1,13 @@
-"""Problems in KernelBench's format and their pairing with kernel files."""
+"""Problems in KernelBench's format. Which problem a kernel file is tested against is `pairing.find_problem`."""
 
 from __future__ import annotations
 
 import importlib.util
-import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
-_DIRECTIVE = re.compile(r"(?://|#)\s*cutegen:\s*problem\s*=\s*(\S+)")  # C++ or Python comment
 
 # Default tolerances by output dtype (KernelBench's): fp32 1e-4, half types 1e-2.
 DEFAULT_TOLERANCE = {"float32": 1e-4, "float64": 1e-6, "float16": 1e-2, "bfloat16": 1e-2}
@@ -17,24 +15,6 @@ DEFAULT_TOLERANCE = {"float32": 1e-4, "float64": 1e-6, "float16": 1e-2, "bfloat1
 
 class ProblemError(ValueError):
     """The problem file is missing or not in KernelBench's format; the message says what to fix."""
-
-
-def find_problem(kernel: Path, explicit: str | Path | None = None) -> Path | None:
-    """The problem a kernel is tested against: explicit, else its `// cutegen: problem=` directive
-    (relative to the kernel file), else a sibling `.py` with the same stem."""
-    if explicit:
-        return Path(explicit).resolve()
-    try:
-        head = kernel.read_text(errors="replace")[:4000]
-    except OSError:
-        return None
-    m = _DIRECTIVE.search(head)
-    if m:
-        return (kernel.parent / m.group(1)).resolve()
-    sibling = kernel.with_suffix(".py")
-    if kernel.suffix == ".py":  # a ModelNew file: its reference is <stem>_ref.py
-        sibling = kernel.with_name(f"{kernel.stem}_ref.py")
-    return sibling.resolve() if sibling.is_file() else None
 
 
 @dataclass

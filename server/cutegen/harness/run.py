@@ -10,15 +10,16 @@ from typing import Callable
 from cutegen import records
 from cutegen.build import Builder, Tier
 from cutegen.cancel import Cancel, Cancelled
-from cutegen.harness.problem import find_problem
 from cutegen.harness.worker import Worker
 from cutegen.model import Diagnostic
+from cutegen.pairing import find_problem
+from cutegen.state import IN_WORKING_FOLDER
 from cutegen.toolchain import local_gpu_arch
 
 
 def verify_kernel(kernel: Path, builder: Builder, worker: Worker, *, problem: str | Path | None = None,
                   trials: int = 5, seed: int = 0, timing: bool = False, baselines: tuple[str, ...] = (),
-                  state_dir: Path = Path(".cutegen"), on_stage: Callable[[str], None] | None = None,
+                  state_dir: Path = IN_WORKING_FOLDER, on_stage: Callable[[str], None] | None = None,
                   gpu: bool | None = None, cancel: Cancel | None = None) -> dict:
     """Returns the run record (also written under `state_dir`). `gpu`: whether `worker` runs on a GPU (default:
     this machine has one); `cutegen suite` says so for workers that live elsewhere (a Ray cluster). A stopped

@@ -28,6 +28,7 @@ from cutegen.files import write_atomic
 from cutegen.layouts.render import render
 from cutegen.layouts.scan import Declaration, find_declarations
 from cutegen.settings import Settings
+from cutegen.state import StateDir
 from cutegen.toolchain import ABI_INCLUDE, TORCH_NVCC_FLAGS, Toolchain, includes_torch, torch_include_dirs
 
 PROBE = "cutegen_layout_probe"
@@ -144,7 +145,7 @@ class LayoutProbe:
 
     def __init__(self, toolchain: Toolchain, settings: Settings, state_dir: Path):
         self.toolchain, self.settings = toolchain, settings
-        self.root = Path(state_dir) / "layouts"
+        self.root = StateDir(state_dir).layouts
         self._procs: dict[str, subprocess.Popen] = {}
         self._lock = threading.Lock()
 

@@ -12,7 +12,6 @@ the agent's prompt quotes.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -24,6 +23,7 @@ from pathlib import Path
 
 from cutegen.profiler.line_table import FunctionLines, Place
 from cutegen.profiler.stalls import STALL_METRIC
+from cutegen.records import text_digest
 
 SASS_PER_LINE = 12  # instructions kept per line (the hottest first): a hover, not a disassembly
 MIN_MATCH = 0.9  # share of sampled PCs whose opcode must agree with the line table for its offsets to be trusted
@@ -242,8 +242,9 @@ def _source_line(cache: dict[str, list[str]], file: str, line: int) -> str:
 
 
 def digest(text: str) -> str:
-    """What a stale check compares: the file's text when it was profiled against the text now."""
-    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    """What a stale check compares: the file's text when it was profiled against the text now. The record's
+    own digest, so `LineProfile.stale` (records sit below the profiler and cannot import it) agrees."""
+    return text_digest(text)
 
 
 def digest_file(file: str) -> str:

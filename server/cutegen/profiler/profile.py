@@ -16,12 +16,13 @@ from cutegen import hardware, records
 from cutegen.build import Builder, Tier
 from cutegen.cancel import Cancel, Cancelled
 from cutegen.files import write_atomic
-from cutegen.harness.problem import find_problem, load_problem
+from cutegen.harness.problem import load_problem
+from cutegen.pairing import find_problem
 from cutegen.profiler.classify import summarize
 from cutegen.profiler.driver import RANGE
 from cutegen.profiler.lines import profile_lines
 from cutegen.profiler.ncu_csv import byte_count, parse_raw_csv, seconds
-from cutegen.state import StateDir
+from cutegen.state import IN_WORKING_FOLDER, StateDir
 from cutegen.toolchain import local_gpu_arch
 
 SECTIONS = ["SpeedOfLight", "LaunchStats", "Occupancy", "WarpStateStats", "MemoryWorkloadAnalysis",
@@ -52,7 +53,7 @@ def find_ncu(setting: str | None, cuda_root: str) -> str | None:
 
 
 def profile_kernel(kernel: Path, builder: Builder, worker=None, *, problem: str | Path | None = None,
-                   state_dir: Path = Path(".cutegen"), reference: bool = False,
+                   state_dir: Path = IN_WORKING_FOLDER, reference: bool = False,
                    on_stage: Callable[[str], None] | None = None, jail=None, lines: bool = True,
                    cancel: Cancel | None = None) -> dict:
     """`jail` (a cutegen.sandbox.Jail): run ncu and the profiled program inside it (a model-written candidate).

@@ -19,6 +19,7 @@ from typing import Callable
 from cutegen.profiler.line_table import FunctionLines
 from cutegen.profiler.lines import Folder
 from cutegen.profiler.sanitizer_output import condense, diagnostics, parse
+from cutegen.state import IN_WORKING_FOLDER
 
 __all__ = ["TOOLS", "condense", "diagnostics", "parse", "sanitize_kernel", "suggestion"]
 
@@ -75,12 +76,12 @@ def run_tool(argv: list[str], timeout: float, wrap=None) -> tuple[str, str | Non
 # -- the run ----------------------------------------------------------------------------------------
 
 
-def sanitize_kernel(kernel: Path, builder, *, problem: str | Path | None = None, state_dir: Path = Path(".cutegen"),
+def sanitize_kernel(kernel: Path, builder, *, problem: str | Path | None = None, state_dir: Path = IN_WORKING_FOLDER,
                     tools: tuple[str, ...] = TOOLS, on_stage: Callable[[str], None] | None = None, jail=None) -> dict:
     """Build `kernel` (-lineinfo), run each sanitizer tool on one call, and write the run record."""
     from cutegen import records
     from cutegen.build import Tier
-    from cutegen.harness.problem import find_problem
+    from cutegen.pairing import find_problem
     from cutegen.profiler.line_table import LineTableError, find_tool, read_line_table
     from cutegen.profiler.lines import digest_file, system_folders
     from cutegen.profiler.signals import SanitizeVerdict as V

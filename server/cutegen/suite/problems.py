@@ -10,10 +10,12 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from cutegen.state import NAME as STATE_NAME
+
 _MODEL = re.compile(r"^class\s+Model\s*\(", re.M)
 _MODELNEW = re.compile(r"^class\s+ModelNew\s*\(", re.M)
 _FUNCS = (re.compile(r"^def\s+get_inputs\s*\(", re.M), re.compile(r"^def\s+get_init_inputs\s*\(", re.M))
-_SKIP_DIRS = {"__pycache__", ".cutegen", ".git", "node_modules"}
+_SKIP_DIRS = {"__pycache__", STATE_NAME, ".git", "node_modules"}
 
 
 @dataclass(frozen=True)

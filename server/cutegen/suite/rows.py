@@ -5,10 +5,12 @@ plots need, nothing nested."""
 from __future__ import annotations
 
 from cutegen.harness import intervals
+from cutegen.harness.verdicts import NOT_JUDGED
 from cutegen.records import RunRecord
 
 COMPILE_FAILURES = ("build-failed", "check-failed")
-UNKNOWN = ("not-run", "no-kernel", "suite-error", "no-problem", "problem-error")  # neither correct nor incorrect
+# Neither correct nor incorrect: what the harness did not judge (its vocabulary), and the suite's own outcomes.
+UNKNOWN = frozenset({*(v.value for v in NOT_JUDGED), "no-kernel", "suite-error"})
 
 
 def typed(payload: dict, kind: str) -> RunRecord:
@@ -106,14 +108,10 @@ def last_agent_verdict(outcomes: list) -> tuple[str, str]:
     for _, out in reversed(outcomes):
         for r in reversed(out.rounds):
             if r.get("verdict") not in (None, "llm-error", "patch-rejected"):
-                return _agent_verdict(r["verdict"]), _first_line(r.get("message", ""))
+                return r["verdict"], _first_line(r.get("message", ""))
         if out.message:
             return "no-kernel", _first_line(out.message)
     return "no-kernel", "the agent produced no kernel"
-
-
-def _agent_verdict(v: str) -> str:
-    return "check-failed" if v == "check-failed" else v
 
 
 def placeholder(name: str, problem: str, verdict: str, message: str, **extra) -> dict:

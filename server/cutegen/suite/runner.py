@@ -18,6 +18,7 @@ from typing import Callable
 
 from cutegen.files import write_atomic
 from cutegen.settings import Settings
+from cutegen.state import under
 from cutegen.suite import rows
 from cutegen.suite.gpus import DEFAULT_HANDLER, Backend, LocalBackend, local_gpus
 from cutegen.suite.judge import Budget, Context, agent, judge
@@ -129,7 +130,7 @@ def _context(config: SuiteConfig, backend: Backend, stop: threading.Event, state
     from cutegen.build import Builder
     from cutegen.toolchain import discover as toolchain
 
-    state_dir = Path(config.state_dir or Path(config.out) / ".cutegen").resolve()
+    state_dir = Path(config.state_dir or under(config.out)).resolve()
     try:
         import torch  # noqa: F401  (each run record names the torch version: import it once, up front)
     except ImportError:
