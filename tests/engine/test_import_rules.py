@@ -239,3 +239,22 @@ def test_only_state_py_spells_or_builds_cutegen_paths():
                 text = ast.unparse(node)
                 found[("state", name, text)] = f"{where}:{node.lineno} builds {text}: add a StateDir path"
     _check(found, "state")
+
+
+def test_the_profiler_and_the_session_import_without_torch():
+    """torch only inside the GPU worker and the profile driver's process: a machine without torch (the editor's,
+    CI's) imports the profiler, the builder and the session, and collects their tests."""
+    import subprocess
+    import sys
+
+    blocked = ("import builtins, sys\n"
+               "real = builtins.__import__\n"
+               "def guard(name, *a, **k):\n"
+               "    if name == 'torch' or name.startswith('torch.'):\n"
+               "        raise ImportError('torch imported by ' + str(sys._getframe(1).f_globals.get('__name__')))\n"
+               "    return real(name, *a, **k)\n"
+               "builtins.__import__ = guard\n"
+               "import cutegen.profiler.profile, cutegen.profiler.sanitizer, cutegen.build, cutegen.session\n")
+    run = subprocess.run([sys.executable, "-c", blocked], capture_output=True, text=True,
+                         env={"PYTHONPATH": str(ENGINE.parent), "PATH": "/usr/bin:/bin"})
+    assert run.returncode == 0, run.stderr[-2000:]

@@ -11,8 +11,7 @@ import argparse
 import torch
 
 from cutegen.harness.problem import load_problem
-
-RANGE = "cutegen_profile"
+from cutegen.profiler.signals import NVTX_RANGE as RANGE
 
 
 def main() -> None:

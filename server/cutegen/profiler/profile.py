@@ -19,9 +19,9 @@ from cutegen.files import write_atomic
 from cutegen.harness.problem import load_problem
 from cutegen.pairing import find_problem
 from cutegen.profiler.classify import summarize
-from cutegen.profiler.driver import RANGE
 from cutegen.profiler.lines import profile_lines
 from cutegen.profiler.ncu_csv import byte_count, parse_raw_csv, seconds
+from cutegen.profiler.signals import NVTX_RANGE as RANGE
 from cutegen.state import IN_WORKING_FOLDER, StateDir
 from cutegen.toolchain import local_gpu_arch
 
