@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "server"), str(ROOT)]
 
 from cutegen.agent.edit_formats import EditRefused, strip_thinking  # noqa: E402
-from cutegen.agent.patch import _extract_diff  # noqa: E402
+from cutegen.agent.diff_text import extract_diff as _extract_diff  # noqa: E402
 from tests.agent import diff_corpus, replay_corpus  # noqa: E402
 
 

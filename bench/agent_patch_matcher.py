@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "server"), str(ROOT)]
 
-from cutegen.agent.patch import _extract_diff  # noqa: E402
+from cutegen.agent.diff_text import extract_diff as _extract_diff  # noqa: E402
 from tests.agent.diff_corpus import cases, judge  # noqa: E402
 
 

@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
+from cutegen.agent.diff_text import PatchRejected, extract_diff, parse_diff
 from cutegen.agent.placement import HunkLine
 
 FORMATS = ("diff", "search-replace", "json", "whole")
@@ -87,7 +88,6 @@ def _one_format(fmt: str, text: str, name: str, shown: str, original_lines: set[
 def _other_formats(text: str, found: str) -> list[str]:
     """The edit formats besides `found` the reply also holds, by marks no prose has: SEARCH/REPLACE
     markers, a JSON list of edits with "action", a diff with an @@ hunk (a whole file is never one)."""
-    from cutegen.agent.patch import _extract_diff
 
     present = []
     if found != "search-replace" and _SR_START.search(text):
@@ -96,7 +96,7 @@ def _other_formats(text: str, found: str) -> list[str]:
                                 if m.group("lang").lower() == "json") or _bare_json(text) is not None):
         present.append("json")
     if found != "diff":
-        diff, _, _ = _extract_diff(text)
+        diff, _, _ = extract_diff(text)
         if diff and re.search(r"^@@", diff, re.M):
             present.append("diff")
     return present
@@ -153,13 +153,12 @@ _JSON_FENCE = re.compile(r"^(```+|~~~+)[ \t]*json[^\n]*\n", re.M | re.I)
 
 def detect(text: str) -> str | None:
     """The format the reply is written in (the first that is present, most specific first)."""
-    from cutegen.agent.patch import _extract_diff
 
     if _SR_START.search(text):
         return "search-replace"
     if _JSON_FENCE.search(text) or _bare_json(text) is not None:
         return "json"
-    diff, truncated, _ = _extract_diff(text)
+    diff, truncated, _ = extract_diff(text)
     if diff is not None:
         return "diff"
     if truncated:
@@ -231,13 +230,12 @@ def _expand_elisions(i: int, hunk: Hunk, original_lines: set[str], edits: Edits)
 # -- unified diff -------------------------------------------------------------------------------
 
 def _diff(text: str, name: str) -> Edits:
-    from cutegen.agent.patch import PatchRejected, _extract_diff, _parse
 
-    diff, truncated, fenced = _extract_diff(text)
+    diff, truncated, fenced = extract_diff(text)
     if truncated:
         raise EditRefused("truncated", "the reply ends inside an unclosed code block: it was cut off", diff or "")
     try:
-        hunks, notes = _parse(diff, name, fenced)
+        hunks, notes = parse_diff(diff, name, fenced)
     except PatchRejected as e:
         raise EditRefused(e.kind, str(e), diff) from None
     return Edits("diff", hunks, notes=notes, raw=diff)

@@ -25,7 +25,8 @@ from cutegen.agent.budget import Budget
 from cutegen.agent.history import History, text_id
 from cutegen.agent.knowledge import Knowledge, classify_workload, hit_text, menu_text, profile
 from cutegen.agent.llm import LLMClient, LLMError, Usage, configured, cut_off
-from cutegen.agent.patch import apply_reply, unified, whole_file
+from cutegen.agent.diff_text import whole_file
+from cutegen.agent.patch import apply_reply, unified
 from cutegen.agent.transcript import Transcript, excerpt
 from cutegen.agent.candidates import Verifier
 from cutegen.model import Diagnostic
