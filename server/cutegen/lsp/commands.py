@@ -14,7 +14,7 @@ from pathlib import Path
 from cutegen.lsp import gpu_commands
 from cutegen.lsp.arguments import AgentArgs, FileArgs, PatchArgs, PlaceArgs, decode
 from cutegen.lsp.command_ids import Command
-from cutegen.lsp.documents import path_of, uri_of
+from cutegen.lsp.documents import path_of
 from cutegen.lsp.progress import Work
 from cutegen.lsp.gpu_commands import reply, say
 from cutegen.model import CheckResult
