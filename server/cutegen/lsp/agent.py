@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
@@ -21,11 +22,14 @@ from cutegen.lsp.patches import PatchStore, create_file_edit, diagnostic_key, mi
 from cutegen.lsp.progress import Work
 from cutegen.model import Diagnostic, Severity
 
+if TYPE_CHECKING:
+    from cutegen.lsp.server import CuteGenServer
+
 APPLY_WAIT_S = 5.0  # how long to wait for the client's didChange after it applied an edit
 
 
 class AgentService:
-    def __init__(self, server) -> None:
+    def __init__(self, server: CuteGenServer) -> None:
         self.server = server
         self.patches = PatchStore()
         self.tasks: dict[tuple[str, tuple], asyncio.Task] = {}

@@ -17,6 +17,7 @@ import asyncio
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
@@ -28,6 +29,9 @@ from cutegen.lsp.documents import path_of
 from cutegen.lsp.progress import Work
 from cutegen.records import RunRecord
 from cutegen.toolchain import ToolchainError, local_gpu_arch
+
+if TYPE_CHECKING:
+    from cutegen.lsp.server import CuteGenServer
 
 LOOP_NOTIFICATION = "cutegen/loop"  # server → client: a run's state (vscode-client/src/core/loop.ts reads it)
 # Its `state`s: a stage running or done; the run ended (idle), stopped by a newer save, cancelled by the user;
@@ -59,7 +63,7 @@ class Shown:
 
 
 class Loop:
-    def __init__(self, server) -> None:
+    def __init__(self, server: CuteGenServer) -> None:
         self.server = server
         self.waiting: dict[str, Waiting] = {}
         self.shown: dict[str, Shown] = {}
@@ -288,5 +292,5 @@ def _end_message(outcome: Outcome, cancelled: bool) -> str:
     return last.get("summary") or "done"
 
 
-def register(server) -> None:
+def register(server: CuteGenServer) -> None:
     server.checks.listeners.append(server.loop.after_check)

@@ -15,6 +15,8 @@ end: the same actions are offered on that parameter (the diagnostic's `signature
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from lsprotocol import types
 
 from pathlib import Path
@@ -24,6 +26,9 @@ from cutegen.lsp.command_ids import Command
 from cutegen.lsp.convert import contains, lsp_range
 from cutegen.lsp.documents import path_of
 from cutegen.model import Diagnostic, Severity
+
+if TYPE_CHECKING:
+    from cutegen.lsp.server import CuteGenServer
 
 APPLY = Command.APPLY_PATCH.value
 DIAGNOSE = Command.DIAGNOSE.value
@@ -45,7 +50,7 @@ def signature_range(d: Diagnostic, uri: str) -> types.Range | None:
     return lsp_range(sig["line"], sig["col"], sig.get("end_col"))
 
 
-def _verified_fix(ls, uri: str, lsp: types.Diagnostic, where: str = "") -> types.CodeAction | None:
+def _verified_fix(ls: CuteGenServer, uri: str, lsp: types.Diagnostic, where: str = "") -> types.CodeAction | None:
     stored = ls.agent.patches.verified_for(uri, lsp.data)
     if stored is None:
         return None
@@ -79,12 +84,12 @@ def _explain(uri: str, lsp: types.Diagnostic, where: str = "") -> types.CodeActi
     )
 
 
-def llm_configured(ls) -> bool:
+def llm_configured(ls: CuteGenServer) -> bool:
     s = ls.session.settings
     return bool(s.llm_base_url and s.llm_model)
 
 
-def opens_settings(ls) -> bool:
+def opens_settings(ls: CuteGenServer) -> bool:
     """Whether the client can run VS Code's settings command (it says so by its name only)."""
     name = ls.client_name or ""
     return any(known in name.lower() for known in SETTINGS_UI_CLIENTS)
@@ -100,7 +105,7 @@ def _configure_llm(lsp_diagnostics: list[types.Diagnostic]) -> types.CodeAction:
     )
 
 
-def actions(ls, uri: str, want: types.Range) -> list[types.CodeAction]:
+def actions(ls: CuteGenServer, uri: str, want: types.Range) -> list[types.CodeAction]:
     fixes, explains, errors = [], [], []
     for lsp, d in ls.published.at(uri):
         if d.severity is not Severity.ERROR:
@@ -123,8 +128,8 @@ def actions(ls, uri: str, want: types.Range) -> list[types.CodeAction]:
     return out + layouts.layout_code_actions(ls, uri, want)
 
 
-def register(server) -> None:
+def register(server: CuteGenServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
                     types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]))
-    def code_action(ls, params: types.CodeActionParams) -> list[types.CodeAction]:
+    def code_action(ls: CuteGenServer, params: types.CodeActionParams) -> list[types.CodeAction]:
         return actions(ls, params.text_document.uri, params.range)

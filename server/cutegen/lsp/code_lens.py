@@ -3,17 +3,22 @@ check, figures from the latest test/bench/profile runs, and the Test / Profile /
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from lsprotocol import types
 
 from cutegen.lsp import kernels, layouts, profile_lens, runs
 from cutegen.lsp.command_ids import Command
 from cutegen.lsp.documents import is_checked, path_of
 
+if TYPE_CHECKING:
+    from cutegen.lsp.server import CuteGenServer
+
 ACTIONS = (("Test", Command.TEST.value), ("Profile", Command.PROFILE.value), ("Profile Lines", Command.PROFILE_LINES.value),
            ("Optimize", Command.OPTIMIZE.value))
 
 
-def lenses(ls, uri: str, text: str) -> list[types.CodeLens]:
+def lenses(ls: CuteGenServer, uri: str, text: str) -> list[types.CodeLens]:
     path = path_of(uri)
     if not is_checked(path):
         return []
@@ -32,7 +37,7 @@ def lenses(ls, uri: str, text: str) -> list[types.CodeLens]:
     return out + layouts.layout_code_lenses(ls, uri, text)
 
 
-def _run_lenses(ls, a: kernels.Anchor, uri: str, path) -> list[types.CodeLens]:
+def _run_lenses(ls: CuteGenServer, a: kernels.Anchor, uri: str, path) -> list[types.CodeLens]:
     # test, bench and profile figures, marked running… or stale, and a regression (background loop: lsp/background.py)
     out = [_lens(a, title, command, [uri]) for title, command in ls.loop.code_lenses(uri, path)]
     out += [_lens(a, title, command, [uri]) for title, command in ACTIONS]
@@ -46,8 +51,8 @@ def _lens(a: kernels.Anchor, title: str, command: str, arguments: list) -> types
     return types.CodeLens(range=at, command=types.Command(title=title, command=command, arguments=arguments))
 
 
-def register(server) -> None:
+def register(server: CuteGenServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
-    def code_lens(ls, params: types.CodeLensParams) -> list[types.CodeLens]:
+    def code_lens(ls: CuteGenServer, params: types.CodeLensParams) -> list[types.CodeLens]:
         doc = ls.open_document(params.text_document.uri)
         return lenses(ls, params.text_document.uri, doc.source) if doc else []

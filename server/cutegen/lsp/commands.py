@@ -10,15 +10,19 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import TYPE_CHECKING, Awaitable, Callable
 
 from cutegen.lsp import gpu_commands
 from cutegen.lsp.arguments import AgentArgs, FileArgs, PatchArgs, PlaceArgs, decode
 from cutegen.lsp.command_ids import Command
-from cutegen.lsp.documents import path_of, uri_of
+from cutegen.lsp.documents import path_of
 from cutegen.lsp.progress import Work
 from cutegen.lsp.gpu_commands import reply, say
 from cutegen.model import CheckResult
 from cutegen.toolchain import ToolchainError
+
+if TYPE_CHECKING:
+    from cutegen.lsp.server import CuteGenServer
 
 CHECK, TEST, PROFILE = Command.CHECK.value, Command.TEST.value, Command.PROFILE.value
 DIAGNOSE, FIX, OPTIMIZE, APPLY = Command.DIAGNOSE.value, Command.FIX.value, Command.OPTIMIZE.value, Command.APPLY_PATCH.value
@@ -44,7 +48,7 @@ def summarize(result: CheckResult | None) -> dict:
                  seconds=round(result.seconds, 3), resources=[k.summary() for k in result.resources])
 
 
-async def check(ls, uri: str) -> dict:
+async def check(ls: CuteGenServer, uri: str) -> dict:
     path = path_of(uri)
     name = Path(path or uri).name
     if ls.open_document(uri) is None and not (path and path.is_file()):
@@ -64,9 +68,11 @@ async def check(ls, uri: str) -> dict:
     return summarize(result)
 
 
-def register(server) -> None:
+def register(server: CuteGenServer) -> None:
     # Each handler gets its arguments decoded to the shape its annotation names (arguments.SHAPES; a wrong one
-    # was answered InvalidParams before the handler ran).
+    # was answered InvalidParams before the handler ran). pygls reads a command handler's annotations when the
+    # command runs (typing.get_type_hints), where CuteGenServer, imported for the type checker only, is not
+    # defined: command handlers leave `ls` bare and pass it on to typed functions at once.
     @server.command(CHECK)
     async def check_command(ls, a: FileArgs):
         return await check(ls, a.uri)
@@ -89,13 +95,13 @@ def register(server) -> None:
         return say(ls, {"ok": answer["applied"], **answer})
 
 
-def _file_command(run):
+def _file_command(run: Callable[[CuteGenServer, str], Awaitable[dict]]):
     async def handler(ls, a: FileArgs):
         return await run(ls, a.uri)
     return handler
 
 
-def _agent_command(run):
+def _agent_command(run: Callable[[CuteGenServer, AgentArgs], Awaitable[dict]]):
     """Arguments: [{"uri", "version", "diagnostic"}] (the contract), or [uri, diagnostic data] (AgentArgs)."""
     async def handler(ls, a: AgentArgs):
         try:

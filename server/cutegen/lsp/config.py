@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
 from cutegen.settings import Settings
+
+if TYPE_CHECKING:
+    from cutegen.lsp.server import CuteGenServer
 
 SECTION = "cutegen"
 PULL_WAIT_S = 2.0  # a client answers workspace/configuration in milliseconds, or never
@@ -50,7 +54,7 @@ def layered(*layers: object) -> object:
     return merged
 
 
-async def pull(ls) -> object:
+async def pull(ls: CuteGenServer) -> object:
     """The section the client answers workspace/configuration with (None if it cannot or will not)."""
     src = ls.config_sources
     if not (src.client_answers and ls.supports("workspace.configuration")):
@@ -70,7 +74,7 @@ async def pull(ls) -> object:
     return values[0] if values else None
 
 
-def current(ls, pulled: object) -> object:
+def current(ls: CuteGenServer, pulled: object) -> object:
     src = ls.config_sources
     if not src.initial:
         initial = section_of(getattr(ls, "initialization_options", None))
@@ -78,7 +82,7 @@ def current(ls, pulled: object) -> object:
     return layered(src.initial, src.pushed, pulled)
 
 
-def apply(ls, raw) -> bool:
+def apply(ls: CuteGenServer, raw) -> bool:
     """Use the settings in `raw`; returns whether they changed."""
     problems = []
     if raw is not None and not isinstance(raw, dict):
@@ -92,16 +96,16 @@ def apply(ls, raw) -> bool:
     return ls.session.apply(settings)
 
 
-async def reload(ls, pushed: object = None) -> bool:
+async def reload(ls: CuteGenServer, pushed: object = None) -> bool:
     pushed = section_of(pushed)
     if isinstance(pushed, dict):
         ls.config_sources.pushed = pushed
     return apply(ls, current(ls, await pull(ls)))
 
 
-def register(server) -> None:
+def register(server: CuteGenServer) -> None:
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    async def did_change_configuration(ls, params: types.DidChangeConfigurationParams):
+    async def did_change_configuration(ls: CuteGenServer, params: types.DidChangeConfigurationParams):
         if await reload(ls, params.settings):
             for uri in ls.open_uris():  # new flags or a new toolchain: results may differ
                 ls.checks.schedule(uri)

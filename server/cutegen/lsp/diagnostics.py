@@ -14,7 +14,7 @@ import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from lsprotocol import types
 
@@ -25,6 +25,9 @@ from cutegen.lsp.documents import is_checked, path_of, unfit
 from cutegen.lsp.typing_tier import TypingTier
 from cutegen.model import CheckResult, Diagnostic, Severity
 from cutegen.toolchain import ToolchainError
+
+if TYPE_CHECKING:
+    from cutegen.lsp.server import CuteGenServer
 
 
 @dataclass
@@ -48,7 +51,7 @@ class Job:
 
 
 class Checker:
-    def __init__(self, server) -> None:
+    def __init__(self, server: CuteGenServer) -> None:
         self.server = server
         self.jobs: dict[str, Job] = {}
         self._ids = itertools.count()
@@ -174,22 +177,22 @@ def _unfit(path: Path, reason: str) -> CheckResult:
                        raw_log="", command=[], seconds=0.0)
 
 
-def register(server) -> None:
+def register(server: CuteGenServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    async def did_open(ls, params: types.DidOpenTextDocumentParams):
+    async def did_open(ls: CuteGenServer, params: types.DidOpenTextDocumentParams):
         ls.checks.schedule(params.text_document.uri)
         await ls.settings_loaded()
         if ls.session.settings.check_on_type:  # the first errors before nvcc's, and the header set parsed early
             ls.checks.typing.schedule(params.text_document.uri, delay=0)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
-    def did_save(ls, params: types.DidSaveTextDocumentParams):
+    def did_save(ls: CuteGenServer, params: types.DidSaveTextDocumentParams):
         ls.loop.saved(params.text_document.uri)  # the background run of the older text stops at its next stage
         ls.checks.typing.cancel(params.text_document.uri)  # nvcc speaks for this text: the cores are its
         ls.checks.schedule(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-    async def did_change(ls, params: types.DidChangeTextDocumentParams):
+    async def did_change(ls: CuteGenServer, params: types.DidChangeTextDocumentParams):
         # A running check of the saved text goes on (its run record is still worth having); its
         # diagnostics are dropped as stale when it ends. With checkOnType the type tier parses the
         # unsaved text after the debounce. The first edits may come before the settings: wait for them.
@@ -199,6 +202,6 @@ def register(server) -> None:
             ls.checks.typing.schedule(params.text_document.uri, delay=settings.debounce_ms / 1000)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
-    def did_close(ls, params: types.DidCloseTextDocumentParams):
+    def did_close(ls: CuteGenServer, params: types.DidCloseTextDocumentParams):
         ls.loop.closed(params.text_document.uri)
         ls.checks.clear(params.text_document.uri)

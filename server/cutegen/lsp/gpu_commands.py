@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
@@ -17,18 +18,21 @@ from cutegen.lsp.documents import path_of
 from cutegen.lsp.progress import Work
 from cutegen.toolchain import ToolchainError
 
+if TYPE_CHECKING:
+    from cutegen.lsp.server import CuteGenServer
+
 
 def reply(ok: bool, message: str, **extra) -> dict:
     return {"ok": ok, "message": message, **extra}
 
 
-def say(ls, answer: dict) -> dict:
+def say(ls: CuteGenServer, answer: dict) -> dict:
     """Commands started from a CodeLens have no visible reply: show the message too."""
     ls.show(answer["message"], types.MessageType.Info if answer["ok"] else types.MessageType.Warning)
     return answer
 
 
-def _finished(ls, path: Path, record: dict) -> dict:
+def _finished(ls: CuteGenServer, path: Path, record: dict) -> dict:
     """The reply of a finished test or profile: the record's one-line summary (what CodeLens, hover and the CLI
     show) and its level, so the extension needs no verdict list of its own."""
     ls.refresh_code_lens()
@@ -38,7 +42,7 @@ def _finished(ls, path: Path, record: dict) -> dict:
                          verdict=verdict, summary=summary, level=record.get("level"), record=record.get("record")))
 
 
-async def _unready(ls, path: Path, module: str, action: str) -> dict | None:
+async def _unready(ls: CuteGenServer, path: Path, module: str, action: str) -> dict | None:
     """Why `action` cannot run here (its optional part is missing, or no toolchain), as the reply; else None."""
     try:
         importlib.import_module(module)  # torch, the harness and the profiler are optional parts of a build
@@ -51,7 +55,7 @@ async def _unready(ls, path: Path, module: str, action: str) -> dict | None:
     return None
 
 
-async def test(ls, uri: str) -> dict:
+async def test(ls: CuteGenServer, uri: str) -> dict:
     path = path_of(uri)
     if (answer := await _unready(ls, path, "cutegen.harness.run", "Testing")) is not None:
         return answer
@@ -67,7 +71,7 @@ async def test(ls, uri: str) -> dict:
     return _finished(ls, path, record)
 
 
-async def profile(ls, uri: str) -> dict:
+async def profile(ls: CuteGenServer, uri: str) -> dict:
     path = path_of(uri)
     if (answer := await _unready(ls, path, "cutegen.profiler.profile", "Profiling")) is not None:
         return answer

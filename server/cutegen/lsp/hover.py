@@ -7,6 +7,7 @@ Both answer from memory or small JSON files: a hover never compiles.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
@@ -14,6 +15,9 @@ from cutegen.lsp import kernels, layouts, profile_lens, runs
 from cutegen.lsp.convert import contains
 from cutegen.lsp.documents import path_of, uri_of, word_at
 from cutegen.model import Diagnostic
+
+if TYPE_CHECKING:
+    from cutegen.lsp.server import CuteGenServer
 
 
 KB_EXACT = 10.0  # knowledge-base scores above this come from an exact pattern match, not just BM25
@@ -71,7 +75,7 @@ def warm_knowledge() -> None:
     KnowledgeBase.load()
 
 
-def kernel_markdown(ls, path: Path, anchor: kernels.Anchor) -> str:
+def kernel_markdown(ls: CuteGenServer, path: Path, anchor: kernels.Anchor) -> str:
     what = "launcher (C ABI entry point)" if anchor.kind == "launcher" else "kernel"
     result = ls.session.latest_check(path)
     kernel = anchor.name if anchor.kind == "kernel" else None
@@ -105,9 +109,9 @@ def _markdown(value: str, at: types.Range | None) -> types.Hover:
     return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=value), range=at)
 
 
-def register(server) -> None:
+def register(server: CuteGenServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_HOVER)
-    def hover(ls, params: types.HoverParams) -> types.Hover | None:
+    def hover(ls: CuteGenServer, params: types.HoverParams) -> types.Hover | None:
         uri, pos = params.text_document.uri, params.position
         hits = [(lsp, d) for lsp, d in ls.published.at(uri) if contains(lsp.range, pos)]
         if hits:

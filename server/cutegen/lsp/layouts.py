@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections import defaultdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
 from lsprotocol import types
@@ -24,6 +25,9 @@ from cutegen.lsp.arguments import PlaceArgs
 from cutegen.lsp.command_ids import Command
 from cutegen.lsp.documents import is_checked, path_of, word_at
 
+if TYPE_CHECKING:
+    from cutegen.lsp.server import CuteGenServer
+
 SHOW_COMMAND = "cutegen.showLayout"  # the extension's webview (vscode-client/src/layoutView.ts): [{uri, line, character}]
 DRAWABLE = {"Layout", "ComposedLayout", "Tensor", "TiledCopy", "ThrCopy", "TiledMMA", "ThrMMA"}
 # {uri, line, character[, instantiation]} → {title, kind, svg, instantiations} | {error}; belongs in command_ids.Command
@@ -32,11 +36,11 @@ HINT_MAX = 60  # "short" hints: longer ones (TiledCopy, TiledMMA, deep partition
 COMPUTING_TEXT = "*CuTe layouts are being computed (probe build of this version)…*"
 
 
-def _service(ls) -> LayoutService:
+def _service(ls: CuteGenServer) -> LayoutService:
     return ls.layout_service
 
 
-def facts_for_text(ls, path: Path, text: str) -> tuple[str, list[LayoutFact]]:
+def facts_for_text(ls: CuteGenServer, path: Path, text: str) -> tuple[str, list[LayoutFact]]:
     """(state, facts still valid for `text`): the exact version's facts, else the newest probed version's
     facts whose declarations still stand where they were (an edited, unsaved buffer keeps its hints)."""
     look = _service(ls).lookup(path, text)
@@ -55,7 +59,8 @@ def hint_label(facts: list[LayoutFact]) -> str:
     return " | ".join(f"{f.instantiation}: {f.layout}" if f.instantiation else f.layout for f in facts)
 
 
-def inlay_hints(ls, uri: str, text: str, mode: str, first: int = 0, last: int | None = None) -> list[types.InlayHint]:
+def inlay_hints(ls: CuteGenServer, uri: str, text: str, mode: str, first: int = 0,
+                last: int | None = None) -> list[types.InlayHint]:
     if mode == "off":
         return []
     path = path_of(uri)
@@ -79,7 +84,7 @@ def inlay_hints(ls, uri: str, text: str, mode: str, first: int = 0, last: int | 
     return hints
 
 
-def facts_at(ls, uri: str, position: types.Position, text: str) -> list[LayoutFact]:
+def facts_at(ls: CuteGenServer, uri: str, position: types.Position, text: str) -> list[LayoutFact]:
     """The facts of the object named under `position` (its nearest declaration above), else of those declared
     on that line."""
     path = path_of(uri)
@@ -95,7 +100,7 @@ def facts_at(ls, uri: str, position: types.Position, text: str) -> list[LayoutFa
     return [f for f in named if f.line == line]
 
 
-def layout_hover(ls, uri: str, position: types.Position, text: str | None = None) -> str | None:
+def layout_hover(ls: CuteGenServer, uri: str, position: types.Position, text: str | None = None) -> str | None:
     """Markdown for the CuTe object under `position` (its layout per instantiation), a note while the
     layouts are being computed, or None. Answers from memory."""
     path = path_of(uri)
@@ -122,7 +127,7 @@ def layout_hover(ls, uri: str, position: types.Position, text: str | None = None
     return f"**`{word}`** — CuTe {chosen[0].kind} (line {line})\n```\n{body}\n```{stale}"
 
 
-def layout_code_actions(ls, uri: str, at: types.Range) -> list[types.CodeAction]:
+def layout_code_actions(ls: CuteGenServer, uri: str, at: types.Range) -> list[types.CodeAction]:
     """"Show layout of NAME" for the CuTe object under the cursor (for code_actions.py to append)."""
     doc = ls.open_document(uri)
     if doc is None:
@@ -137,7 +142,7 @@ def layout_code_actions(ls, uri: str, at: types.Range) -> list[types.CodeAction]
                                                    arguments=[_place(uri, f)]))]
 
 
-def layout_code_lenses(ls, uri: str, text: str) -> list[types.CodeLens]:
+def layout_code_lenses(ls: CuteGenServer, uri: str, text: str) -> list[types.CodeLens]:
     """"Layouts: N objects" above each kernel that declares probed CuTe objects, opening the first drawable
     one (for code_lens.py to append)."""
     path = path_of(uri)
@@ -167,7 +172,7 @@ def _place(uri: str, f: LayoutFact) -> dict:
 class _Probes:
     """One LayoutProbe per builder (settings and state dir), so that a newer version can kill an older probe."""
 
-    def __init__(self, ls):
+    def __init__(self, ls: CuteGenServer):
         self.ls = ls
         self._by_builder: dict[int, LayoutProbe] = {}
 
@@ -180,26 +185,37 @@ class _Probes:
         return probe
 
 
-def register(server) -> None:
-    loop: list[asyncio.AbstractEventLoop] = []
+class HintRefresh:
+    """The layout service's `on_done`, on the probe thread: logs a failed probe and has the client ask for its
+    inlay hints again, on the event loop of the checks that start probes (the service is made with the server,
+    before any loop runs: the first published check hands its loop over)."""
 
-    def done(path: Path, result: ProbeResult) -> None:  # on the probe thread
+    def __init__(self, server: CuteGenServer) -> None:
+        self.server = server
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    def __call__(self, path: Path, result: ProbeResult) -> None:
         if result.problem:
-            server.log(f"{path.name}: layout probe: {result.problem}")
-        if loop:
-            loop[0].call_soon_threadsafe(refresh)
+            self.server.log(f"{path.name}: layout probe: {result.problem}")
+        if self.loop is not None:
+            self.loop.call_soon_threadsafe(self.refresh)
 
-    def refresh() -> None:
-        if server.supports("workspace.inlay_hint.refresh_support"):
-            server.workspace_inlay_hint_refresh(None)
+    def refresh(self) -> None:
+        if self.server.supports("workspace.inlay_hint.refresh_support"):
+            self.server.workspace_inlay_hint_refresh(None)
 
-    server.layout_service = LayoutService(_Probes(server), on_done=done)
 
+def service(server: CuteGenServer, on_done: HintRefresh) -> LayoutService:
+    """The server's layout service (CuteGenServer.__init__); `register` starts its probes after clean checks."""
+    return LayoutService(_Probes(server), on_done=on_done)
+
+
+def register(server: CuteGenServer) -> None:
     def after_check(job, result) -> None:  # a published check, on the event loop
         if not result.ok or not job.saved or result.cancelled:
             return
-        if not loop:
-            loop.append(asyncio.get_running_loop())
+        if server.layout_refresh.loop is None:
+            server.layout_refresh.loop = asyncio.get_running_loop()
         doc = server.open_document(job.uri)
         try:
             text = doc.source if doc else job.path.read_text(errors="replace")
@@ -209,12 +225,12 @@ def register(server) -> None:
 
     server.checks.listeners.append(after_check)
 
-    @server.command(PICTURE_COMMAND)
+    @server.command(PICTURE_COMMAND)  # `ls` bare, as in every command handler: commands.register says why
     async def layout_picture(ls, a: PlaceArgs) -> dict:  # decoded before it gets here (arguments.py)
         return await picture_for(ls, attrs.asdict(a))
 
     @server.feature(types.TEXT_DOCUMENT_INLAY_HINT)
-    def inlay_hint(ls, params: types.InlayHintParams) -> list[types.InlayHint]:
+    def inlay_hint(ls: CuteGenServer, params: types.InlayHintParams) -> list[types.InlayHint]:
         doc = ls.open_document(params.text_document.uri)
         if doc is None:
             return []
@@ -225,7 +241,7 @@ def register(server) -> None:
             ls, params.text_document.uri, doc.source, params.range.start.line, params.range.end.line)
 
 
-async def picture_for(ls, args: dict) -> dict:
+async def picture_for(ls: CuteGenServer, args: dict) -> dict:
     """{title, svg, kind} of the object at args' uri/line/character, or {error} saying why there is none."""
     uri = args.get("uri", "")
     doc, path = ls.open_document(uri), path_of(uri)

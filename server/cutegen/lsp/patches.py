@@ -8,15 +8,19 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
+
+if TYPE_CHECKING:
+    from cutegen.agent.loop import Proposal
 
 
 @dataclass
 class Stored:
     uri: str
     version: int | None
-    proposal: object  # cutegen.agent.loop.Proposal
+    proposal: Proposal
 
     def to_json(self) -> dict:
         p = self.proposal
@@ -34,7 +38,7 @@ class PatchStore:
         self.by_id: dict[str, Stored] = {}
         self.by_diagnostic: dict[tuple[str, tuple], str] = {}  # (uri, diagnostic key) → newest patch id
 
-    def store(self, uri: str, version: int | None, proposal, key: tuple | None = None) -> Stored:
+    def store(self, uri: str, version: int | None, proposal: Proposal, key: tuple | None = None) -> Stored:
         stored = Stored(uri, version, proposal)
         self.by_id[proposal.id] = stored
         if key is not None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import html
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
@@ -28,6 +29,9 @@ from cutegen.model import Diagnostic
 from cutegen.profiler.lines import digest
 from cutegen.records import HotLine, LineProfile
 
+if TYPE_CHECKING:
+    from cutegen.lsp.server import CuteGenServer
+
 HINTS = 5  # hot lines marked at their end
 MIN_HINT_SHARE = 0.01  # a line under 1 % of the samples is not marked ("0 %" is noise); its hover still answers
 SANITIZE_OWNER = "sanitize:"  # the Published owner of a file's sanitizer diagnostics
@@ -40,7 +44,7 @@ class Lens:
         self.owner: dict[str, str] = {}  # file → the kernel whose profile holds its lines
         self._read: dict[str, tuple[float, LineProfile | None]] = {}  # record path → (mtime, its lines)
 
-    def profile_for(self, ls, path: Path) -> LineProfile | None:
+    def profile_for(self, ls: CuteGenServer, path: Path) -> LineProfile | None:
         for kernel in dict.fromkeys([str(path), self.owner.get(str(path), str(path))]):
             lines = self._lines(records.latest_path(ls.session.state_dir(Path(kernel)), kernel, "profile"))
             if lines is not None and any(h.file == str(path) for h in lines.lines):
@@ -64,7 +68,7 @@ class Lens:
             self.owner.setdefault(h.file, kernel)
 
 
-def _text(ls, uri: str, path: Path) -> str | None:
+def _text(ls: CuteGenServer, uri: str, path: Path) -> str | None:
     doc = ls.open_document(uri)
     if doc is not None:
         return doc.source
@@ -74,7 +78,7 @@ def _text(ls, uri: str, path: Path) -> str | None:
         return None
 
 
-def fresh_profile(ls, uri: str, text: str | None = None) -> tuple[LineProfile | None, bool]:
+def fresh_profile(ls: CuteGenServer, uri: str, text: str | None = None) -> tuple[LineProfile | None, bool]:
     """(the line profile that covers this file, whether it is stale against the file's current text)."""
     path = path_of(uri)
     if path is None:
@@ -89,7 +93,8 @@ def fresh_profile(ls, uri: str, text: str | None = None) -> tuple[LineProfile | 
 # -- inlay hints, hover, CodeLens ---------------------------------------------------------------------
 
 
-def inlay_hints(ls, uri: str, text: str, first: int = 0, last: int | None = None) -> list[types.InlayHint]:
+def inlay_hints(ls: CuteGenServer, uri: str, text: str, first: int = 0,
+                last: int | None = None) -> list[types.InlayHint]:
     profile, stale = fresh_profile(ls, uri, text)
     if profile is None or stale:
         return []
@@ -109,7 +114,7 @@ def _tooltip(h: HotLine) -> str:
     return "CuTeGen profile: " + ", ".join(f"{r} {c / max(h.samples, 1) * 100:.0f} %" for r, c in h.top_stalls(3))
 
 
-def hover_markdown(ls, uri: str, line: int, text: str) -> str | None:
+def hover_markdown(ls: CuteGenServer, uri: str, line: int, text: str) -> str | None:
     """The hover of a hot line (0-based `line`), or None when the line is not hot or the profile is stale."""
     profile, stale = fresh_profile(ls, uri, text)
     if profile is None or stale:
@@ -162,7 +167,7 @@ def _advice(reason: str) -> tuple[str, str]:
     return found if found else ("", "")
 
 
-def code_lenses(ls, anchor: kernels.Anchor, uri: str, path: Path) -> list[types.CodeLens]:
+def code_lenses(ls: CuteGenServer, anchor: kernels.Anchor, uri: str, path: Path) -> list[types.CodeLens]:
     """On the entry kernel: its hottest line (or that the profile is stale), and Sanitize when a test's verdict
     or an earlier sanitizer run calls for it."""
     out = []
@@ -195,7 +200,7 @@ def _lens(at: types.Range, title: str, command: Command, arguments: list) -> typ
 # -- commands -------------------------------------------------------------------------------------------
 
 
-def _dirty(ls, uri: str, path: Path) -> bool:
+def _dirty(ls: CuteGenServer, uri: str, path: Path) -> bool:
     doc = ls.open_document(uri)
     try:
         return doc is not None and doc.source != path.read_text(errors="surrogateescape")
@@ -203,7 +208,7 @@ def _dirty(ls, uri: str, path: Path) -> bool:
         return True
 
 
-async def profile_lines(ls, uri: str, args: dict) -> dict:
+async def profile_lines(ls: CuteGenServer, uri: str, args: dict) -> dict:
     path = path_of(uri)
     if path is None or not path.is_file():
         return reply(False, f"{Path(uri).name}: no such file")
@@ -232,7 +237,7 @@ async def profile_lines(ls, uri: str, args: dict) -> dict:
     return say(ls, answer)
 
 
-def picture_reply(ls, uri: str, path: Path) -> dict:
+def picture_reply(ls: CuteGenServer, uri: str, path: Path) -> dict:
     """{ok, title, svg, stale, lines} for the newest line profile covering `path`."""
     from dataclasses import asdict
 
@@ -247,7 +252,7 @@ def picture_reply(ls, uri: str, path: Path) -> dict:
                  lines=[asdict(h) for h in profile.hottest(10)])
 
 
-async def sanitize(ls, uri: str, args: dict) -> dict:
+async def sanitize(ls: CuteGenServer, uri: str, args: dict) -> dict:
     path = path_of(uri)
     if path is None or not path.is_file():
         return reply(False, f"{Path(uri).name}: no such file")
@@ -269,7 +274,7 @@ async def sanitize(ls, uri: str, args: dict) -> dict:
                          findings=len(record.get("diagnostics") or [])))
 
 
-def publish_findings(ls, uri: str, diagnostics: list[dict]) -> None:
+def publish_findings(ls: CuteGenServer, uri: str, diagnostics: list[dict]) -> None:
     """The sanitizer's diagnostics, under their own owner: a check of the file leaves them, a change withdraws them."""
     groups: dict[str, list] = {uri: []}
     main = path_of(uri)
@@ -281,7 +286,7 @@ def publish_findings(ls, uri: str, diagnostics: list[dict]) -> None:
         ls.checks.send(affected, doc.version if doc is not None and affected == uri else None)
 
 
-def _sync_findings(ls, job, result) -> None:
+def _sync_findings(ls: CuteGenServer, job, result) -> None:
     """After a check: the newest sanitizer run's findings are shown while the file's text is the one it ran on
     (also after a restart: the record is what the editor shows), and withdrawn once it is not."""
     record = records.latest(ls.session.state_dir(job.path), str(job.path), "sanitize")
@@ -297,26 +302,25 @@ def _sync_findings(ls, job, result) -> None:
             ls.checks.send(affected, None)
 
 
-def _hints_after_check(ls, job) -> None:
+def _hints_after_check(ls: CuteGenServer, job) -> None:
     """A checked file with a line profile gets its marks asked for again (a profile made elsewhere, the CLI's,
     shows without reopening the file; a stale one loses them)."""
     if ls.lens.profile_for(ls, job.path) is not None and ls.supports("workspace.inlay_hint.refresh_support"):
         ls.workspace_inlay_hint_refresh(None)
 
 
-def _refresh(ls) -> None:
+def _refresh(ls: CuteGenServer) -> None:
     ls.refresh_code_lens()
     if ls.supports("workspace.inlay_hint.refresh_support"):
         ls.workspace_inlay_hint_refresh(None)
 
 
-def register(server) -> None:
-    server.lens = Lens()
+def register(server: CuteGenServer) -> None:
     server.checks.listeners.append(lambda job, result: _sync_findings(server, job, result))
     server.checks.listeners.append(lambda job, result: _hints_after_check(server, job))
 
     def command(run):
-        async def handler(ls, *args):
+        async def handler(ls, *args):  # `ls` bare, as in every command handler: commands.register says why
             from cutegen.lsp.commands import target
 
             uri = target(args)

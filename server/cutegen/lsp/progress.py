@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from lsprotocol import types
+
+if TYPE_CHECKING:
+    from cutegen.lsp.server import CuteGenServer
 
 CREATE_TIMEOUT_S = 5.0  # a client that never answers window/workDoneProgress/create gets no progress bar
 
@@ -20,7 +23,7 @@ class Work:
     """`on_cancel`: background work that no request waits for (the save-time loop) is stopped by it, not by
     cancelling the current task, and no request's $/cancelRequest reaches it."""
 
-    def __init__(self, ls, title: str, on_cancel: Callable[[], None] | None = None) -> None:
+    def __init__(self, ls: CuteGenServer, title: str, on_cancel: Callable[[], None] | None = None) -> None:
         self.ls = ls
         self.title = title
         self._on_cancel = on_cancel
@@ -29,7 +32,7 @@ class Work:
         self.end_message = "done"
         self._task: asyncio.Task | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._msg_id = None
+        self._msg_id: str | int | None = None
 
     async def __aenter__(self) -> "Work":
         self._task, self._loop = asyncio.current_task(), asyncio.get_running_loop()

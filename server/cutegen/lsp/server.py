@@ -31,6 +31,8 @@ SETTINGS_WAIT_S = 10.0  # a check waits this long for the first settings before 
 
 
 class CuteGenServer(LanguageServer):
+    protocol: CuteGenProtocol  # what __init__ hands pygls: the cancel hooks and the malformed-request answers
+
     def __init__(self) -> None:
         super().__init__("cutegen", __version__, protocol_cls=CuteGenProtocol, converter_factory=arguments.converter)
         self.session = Session()
@@ -38,6 +40,9 @@ class CuteGenServer(LanguageServer):
         self.checks = diagnostics.Checker(self)
         self.agent = AgentService(self)
         self.loop = background.Loop(self)  # test → time → profile after each clean save
+        self.layout_refresh = layouts.HintRefresh(self)  # inlay hints asked for again when a layout probe ends
+        self.layout_service = layouts.service(self, self.layout_refresh)  # probes start in layouts.register
+        self.lens = profile_lens.Lens()  # which kernel's profile a header's hot lines belong to
         self.initialization_options: object = None
         self.client_name = ""  # from initialize's clientInfo: code actions ask whether it can open settings
         self.config_sources = config.Sources()  # the settings as each channel last gave them

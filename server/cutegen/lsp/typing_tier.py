@@ -28,6 +28,7 @@ from cutegen.model import CheckResult, Diagnostic, Severity
 from cutegen.toolchain import ToolchainError
 
 if TYPE_CHECKING:
+    from cutegen.lsp.server import CuteGenServer
     from cutegen.lsp.diagnostics import Job
 
 _NOT_FRONT_END = ("ptxas", "timeout", "nvcc-failed")  # errors a front end cannot agree or disagree with
@@ -105,7 +106,7 @@ def _line_map(old: list[str], new: list[str]) -> dict[int, int]:
 
 
 class TypingTier:
-    def __init__(self, server, checker) -> None:
+    def __init__(self, server: CuteGenServer, checker) -> None:
         self.server = server
         self.checker = checker  # the save tier's Checker: its Job and send()
         self.jobs: dict[str, Job] = {}
