@@ -40,8 +40,6 @@ PRINTING = ("cli", "__main__")
 
 # (rule, module, imported module or name) → why it is still there. May only shrink.
 KNOWN: dict[tuple[str, str, str], str] = {
-    ("state", "lsp.layouts", "ls.session.state_dir(path) / 'layouts'"):
-        "lsp/ is another branch's this week: ask StateDir.layout_pictures there (the lead, after the merge)",
 }
 
 

@@ -11,7 +11,8 @@ from pathlib import PurePosixPath
 
 from cutegen.agent.placement import HunkLine
 
-_FENCE = re.compile(r"^(?P<fence>```+|~~~+)[ \t]*(?P<lang>[\w+.-]*)[^\n]*\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.M | re.S)
+_FENCE = re.compile(r"^(?P<fence>```+|~~~+)[ \t]*(?P<lang>[\w+.-]*)[^\n]*\n(?P<body>.*?)^(?P=fence)[ \t]*$",
+                    re.M | re.S)
 _OPEN_FENCE = re.compile(r"^(```+|~~~+)", re.M)
 _NUMBERS = re.compile(r"-(\d+)(?:,(\d+))?\s+\+(\d+)(?:,(\d+))?")
 _DIFF_START = re.compile(r"^(diff --git |--- |\+\+\+ |@@)", re.M)
@@ -70,8 +71,8 @@ def parse_diff(diff: str, name: str, complete: bool) -> tuple[list[tuple[int | N
     for f in patch:
         _check_file(f, name)
         for h in f:
-            body = [HunkLine(" " if l.is_context else ("-" if l.is_removed else "+"), l.value.rstrip("\n"))
-                    for l in h if l.line_type in (" ", "-", "+")]
+            body = [HunkLine(" " if line.is_context else ("-" if line.is_removed else "+"), line.value.rstrip("\n"))
+                    for line in h if line.line_type in (" ", "-", "+")]
             hunks.append((stated[len(hunks)], body))
     return hunks, notes
 
@@ -125,7 +126,7 @@ def _repair(diff: str, name: str, complete: bool) -> tuple[str, list[int | None]
         n = len(stated) + 1
         if m:
             declared = (int(m.group(2) or 1), int(m.group(4) or 1))
-            last = not any(l.startswith("@@") for l in lines[i:])
+            last = not any(rest.startswith("@@") for rest in lines[i:])
             if last and not complete and (old < declared[0] or new < declared[1]) and old + new < sum(declared):
                 raise PatchRejected(f"the diff ends before its last hunk does (its header announces -{declared[0]} "
                                     f"+{declared[1]} lines, the body has -{old} +{new}): it looks cut off", "truncated")

@@ -19,7 +19,6 @@ import re
 import threading
 import time
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from cutegen.files import write_atomic

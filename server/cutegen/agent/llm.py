@@ -168,7 +168,7 @@ class LLMClient:
 
     def _refused(self, e, sent: dict, tools: bool) -> str:
         """An HTTP error status: a lesson when it refuses a parameter we may change, else the error."""
-        s, brief, code = self.settings, self._scrub(_brief(e)), e.status_code
+        brief, code = self._scrub(_brief(e)), e.status_code
         if code in (400, 422):
             names = self.endpoint.refused_parameters(brief, getattr(e, "body", None), sent)
             lesson, setting = self.endpoint.learn(names, brief) if names else ("", "")

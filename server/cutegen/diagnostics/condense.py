@@ -333,7 +333,7 @@ def _strides_decide(values: dict, about: str) -> set:
     if _ABOUT_STRIDES.search(about):
         return set(layouts)
     by_shape: dict[str, set] = {}
-    for k, v in layouts.items():
+    for v in layouts.values():
         by_shape.setdefault(drop_strides(v), set()).add(v)
     return {k for k, v in layouts.items() if len(by_shape[drop_strides(v)]) > 1}
 

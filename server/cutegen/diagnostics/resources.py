@@ -6,7 +6,7 @@ import re
 import shutil
 import subprocess
 
-from cutegen.diagnostics.cute_types import compact_type, cute_notation, parse_type, to_cute
+from cutegen.diagnostics.cute_types import compact_type, parse_type, to_cute
 from cutegen.diagnostics.text import fit
 from cutegen.model import Diagnostic, KernelResources, Severity
 

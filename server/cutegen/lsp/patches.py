@@ -52,9 +52,6 @@ class PatchStore:
         pid = self.by_diagnostic.get((uri, diagnostic_key(data)))
         return self.by_id.get(pid) if pid else None
 
-    def newest_for(self, uri: str, key: tuple) -> str | None:
-        return self.by_diagnostic.get((uri, key))
-
 
 def replace_edit(uri: str, version: int | None, edits: list[types.TextEdit], versioned: bool) -> types.WorkspaceEdit:
     """`edits` to one document: versioned (refused by the client if the document moved on) when it can."""

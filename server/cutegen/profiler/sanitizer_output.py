@@ -138,7 +138,7 @@ def _user_place(r: Report, folder: Folder, tables: dict[str, FunctionLines]):
     a race (records.Location JSON)."""
     ordered = sorted(r.places, key=lambda p: p[0] != "Read")  # a race is the read's bug: it misses the barrier
     placed = [(kind, _walk(place, offset, folder, tables)) for kind, place, offset in ordered]
-    for i, (kind, walked) in enumerate(placed):
+    for i, (_kind, walked) in enumerate(placed):
         if walked[0] is None:
             continue
         others = [asdict(_Location(*w[0], 1, f"the {k.lower() or 'other'} access it races with"))
