@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -22,6 +23,15 @@ from cutegen.state import StateDir
 from cutegen.toolchain import Toolchain, discover
 
 Stage = Callable[[str], None]
+
+
+@dataclass
+class Checked:
+    """A compile and its record: the result is right even when the record could not be written (a full disk)."""
+
+    result: CheckResult
+    record: Path | None = None
+    unsaved: OSError | None = None  # why the record was not written
 
 
 class Session:
@@ -77,6 +87,32 @@ class Session:
             if state not in self._type_checkers:
                 self._type_checkers[state] = TypeChecker(toolchain, self.settings, state)
             return self._type_checkers[state]
+
+    def check(self, path: Path, text: str | None = None, *, tier: str = Tier.CHECK.value, job: str | None = None,
+              version: int | None = None, on_stage: Stage | None = None, record: bool = True) -> Checked:
+        """Compile `path` (or its unsaved `text`) in a tier ("type", "check" or "build") and write the run record
+        both adapters show (`version`: the editor's document version it was made from). A cancelled compile
+        writes nothing."""
+        if tier == "type":
+            result = self.type_checker(path).run(path, text, job=job)
+        else:
+            result = self.builder(path).run(Tier(tier), path, text, job=job, on_stage=on_stage)
+        if not record or result.cancelled:
+            return Checked(result)
+        payload = {"result": result.to_json()} | ({"version": version} if version is not None else {})
+        try:
+            return Checked(result, records.write(self.state_dir(path), tier, result.file, payload))
+        except OSError as e:  # the diagnostics are still right: the caller says, once, that it was not saved
+            return Checked(result, unsaved=e)
+
+    def agent(self, path: Path, *, problem: str | Path | None = None, trials: int = 5,
+              on_stage: Stage | None = None):
+        """The agent (fix, diagnose, optimize, generate, tune) for one file, on this session's Builder and warm
+        worker. Blocking (toolchain discovery): the editor calls it from a thread."""
+        from cutegen.agent.loop import Agent
+
+        return Agent(self.settings, self.builder(path), self.worker(), state_dir=self.state_dir(path),
+                     problem=problem, trials=trials, on_stage=on_stage)
 
     def worker(self, factory=None):
         """The GPU worker process (started on first use)."""

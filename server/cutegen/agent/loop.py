@@ -31,6 +31,7 @@ from cutegen.agent.transcript import Transcript, excerpt
 from cutegen.agent.candidates import Verifier
 from cutegen.model import Diagnostic
 from cutegen.settings import Settings
+from cutegen.state import StateDir
 
 
 @dataclass
@@ -74,8 +75,8 @@ def _knowledge() -> Knowledge:
 
 
 class Agent:
-    def __init__(self, settings: Settings, builder, worker=None, *, state_dir: Path, problem=None, trials: int = 5,
-                 on_stage=None, gpu: bool | None = None, llm: LLMClient | None = None):
+    def __init__(self, settings: Settings, builder, worker=None, *, state_dir: Path | StateDir, problem=None,
+                 trials: int = 5, on_stage=None, gpu: bool | None = None, llm: LLMClient | None = None):
         self.settings = settings
         self.state_dir = Path(state_dir)
         self.on_stage = on_stage or (lambda s: None)

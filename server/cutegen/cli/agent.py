@@ -88,8 +88,6 @@ def _settings(args):
 
 
 def _main(args, run, name: str) -> int:
-    from cutegen.agent.loop import Agent
-
     err = console()
     source = Path(getattr(args, "file", None) or args.problem)
     s = _settings(args)
@@ -104,9 +102,8 @@ def _main(args, run, name: str) -> int:
     path = source.resolve()
     try:
         with err.status("starting") as status:
-            agent = Agent(s, engine.builder(path), engine.worker(), state_dir=engine.state_dir(path),
-                          problem=getattr(args, "problem", None), trials=args.trials,
-                          on_stage=lambda st: status.update(st))
+            agent = engine.agent(path, problem=getattr(args, "problem", None), trials=args.trials,
+                                 on_stage=lambda st: status.update(st))
             outcome = run(args, agent)
     finally:
         engine.close()

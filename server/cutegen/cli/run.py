@@ -52,8 +52,6 @@ def add_lsp_parser(sub) -> None:
 
 
 def _check(args) -> int:
-    from cutegen import records
-    from cutegen.build import Tier
 
     err = console()
     s = session(args, err, settings(args, check_timeout=args.timeout), args.file)
@@ -62,15 +60,13 @@ def _check(args) -> int:
     path = args.file.resolve()
     builder = s.builder(path)
     if args.tier == "type":
-        with err.status(f"parsing {args.file.name} (clang front end, {builder.toolchain.arch})"):
-            result = s.type_checker(path).run(path)
+        doing = f"parsing {args.file.name} (clang front end, {builder.toolchain.arch})"
     else:
-        with err.status(f"compiling {args.file.name} ({builder.toolchain.arch}, nvcc {builder.toolchain.nvcc_version})") as status:
-            result = builder.run(Tier(args.tier), path, on_stage=lambda st: status.update(f"{st}: {args.file.name}"))
-    try:
-        record = records.write(s.state_dir(path), args.tier, result.file, {"result": result.to_json()})
-    except OSError as e:  # a full disk under .cutegen/: the diagnostics are still nvcc's, print them
-        record = e
+        doing = f"compiling {args.file.name} ({builder.toolchain.arch}, nvcc {builder.toolchain.nvcc_version})"
+    with err.status(doing) as status:
+        checked = s.check(path, tier=args.tier, on_stage=lambda st: status.update(f"{st}: {args.file.name}"))
+    # a full disk under .cutegen/: the diagnostics are still nvcc's, print them and say the record is missing
+    result, record = checked.result, checked.unsaved or checked.record
     if args.json:
         print(json.dumps({**result.to_json(), "record": None if isinstance(record, OSError) else str(record),
                           **({"record_error": str(record)} if isinstance(record, OSError) else {})}, indent=1))

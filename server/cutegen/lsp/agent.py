@@ -44,13 +44,8 @@ class AgentService:
 
     def _agent(self, path: Path, on_stage=None):
         """Blocking (toolchain discovery): call in a thread."""
-        from cutegen.agent.loop import Agent
-        from cutegen.harness.worker import Worker
-
         session = self.server.session
-        builder = session.builder(path)
-        return Agent(session.settings, builder, session.worker(Worker), state_dir=session.state_dir(path),
-                     problem=session.settings.problem, on_stage=on_stage)
+        return session.agent(path, problem=session.settings.problem, on_stage=on_stage)
 
     def llm_configured(self) -> bool:
         from cutegen.agent.llm import configured

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Callable
 
 from lsprotocol import types
 
-from cutegen import records
 from cutegen.build import Builder, Tier
 from cutegen.lsp import convert
 from cutegen.lsp.documents import is_checked, path_of, unfit
@@ -128,14 +127,11 @@ class Checker:
             if on_stage:
                 on_stage(name)
 
-        result = builder.run(Tier.CHECK, job.path, text, job=job.key, on_stage=stage)
-        if record and not result.cancelled:
-            state = self.server.session.state_dir(job.path)
-            try:
-                records.write(state, "check", result.file, {"result": result.to_json(), "version": job.version})
-            except OSError as e:  # the diagnostics are still right: publish them, and say this once
-                job.unsaved = str(e)
-        return result
+        checked = self.server.session.check(job.path, text, job=job.key, version=job.version, on_stage=stage,
+                                            record=record)
+        if checked.unsaved:  # the diagnostics are still right: publish them, and say this once
+            job.unsaved = str(checked.unsaved)
+        return checked.result
 
     def publish(self, job: Job, result: CheckResult) -> None:
         if result.command:  # a real compile, not a refusal: CodeLens shows its resources
