@@ -145,6 +145,34 @@ class Agent:
 
     # -- fix ----------------------------------------------------------------------------------
 
+    def first_error(self, kernel: Path, text: str) -> Diagnostic | None:
+        """The first error of a check build of `text`: the file's own before one in a header."""
+        from cutegen.build import Tier
+
+        result = self.verifier.builder.run(Tier.CHECK, Path(kernel).resolve(), text)
+        mine = [d for d in result.errors if d.file == str(Path(kernel).resolve())]
+        first = mine or result.errors
+        return first[0] if first else None
+
+    def fix_first_problem(self, kernel: Path, text: str) -> Outcome:
+        """A fix with nothing named: the first compile error, else the failing test (with a paired problem and a
+        GPU), else nothing to fix. The CLI's `fix` and the editor's fix without a diagnostic."""
+        from cutegen.harness.run import verify_kernel
+
+        kernel = Path(kernel).resolve()
+        diagnostic = self.first_error(kernel, text)
+        if diagnostic is not None:
+            return self.fix(kernel, text, diagnostic=diagnostic)
+        v = self.verifier
+        if v.problem_for(kernel) is None or not v.gpu:
+            return Outcome(False, f"{kernel.name} compiles; without a paired problem and a GPU there is no failing "
+                                  "test to fix")
+        record = verify_kernel(kernel, v.builder, v.worker, problem=v.problem, trials=v.trials,
+                               state_dir=self.state_dir)
+        if record["verdict"] == "pass":
+            return Outcome(True, f"{kernel.name} passes its test: nothing to fix")
+        return self.fix(kernel, text, record=record)
+
     def fix(self, kernel: Path, text: str, *, diagnostic: Diagnostic | None = None, record: dict | None = None) -> Outcome:
         kernel = Path(kernel).resolve()
         if self.llm is None:

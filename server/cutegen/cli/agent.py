@@ -168,16 +168,9 @@ def _read(args) -> tuple[Path, str]:
     return args.file.resolve(), args.file.read_text()
 
 
-def _first_error(agent, path: Path, text: str):
-    from cutegen.build import Tier
-
-    result = agent.verifier.builder.run(Tier.CHECK, path, text)
-    return next((d for d in result.errors if d.file == str(path)), result.errors[0] if result.errors else None)
-
-
 def _diagnose(args, agent):
     path, text = _read(args)
-    diagnostic = _first_error(agent, path, text)
+    diagnostic = agent.first_error(path, text)
     if diagnostic is None:
         from cutegen.agent.loop import Outcome
 
@@ -186,20 +179,7 @@ def _diagnose(args, agent):
 
 
 def _fix(args, agent):
-    from cutegen.agent.loop import Outcome
-    from cutegen.harness.run import verify_kernel
-
-    path, text = _read(args)
-    diagnostic = _first_error(agent, path, text)
-    if diagnostic is not None:
-        return agent.fix(path, text, diagnostic=diagnostic)
-    v = agent.verifier
-    if v.problem_for(path) is None or not v.gpu:
-        return Outcome(False, f"{path.name} compiles; without a paired problem and a GPU there is no failing test to fix")
-    record = verify_kernel(path, v.builder, v.worker, problem=args.problem, trials=args.trials, state_dir=agent.state_dir)
-    if record["verdict"] == "pass":
-        return Outcome(True, f"{path.name} passes its test: nothing to fix")
-    return agent.fix(path, text, record=record)
+    return agent.fix_first_problem(*_read(args))
 
 
 def _optimize(args, agent):

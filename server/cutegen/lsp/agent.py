@@ -116,8 +116,10 @@ class AgentService:
             if existing and existing.proposal.base_text == text:
                 return {"ok": True, "patch": existing.to_json(), "message": existing.proposal.label}
         diagnostic = convert.from_data(data) if data else None
-        outcome = await self._run(path, f"fixing {path.name}", lambda a: a.fix(path, text, diagnostic=diagnostic),
-                                  progress=not background)
+        # Nothing named: the first compile error, else the failing test, as `cutegen fix` does.
+        call = (lambda a: a.fix(path, text, diagnostic=diagnostic)) if diagnostic else (
+            lambda a: a.fix_first_problem(path, text))
+        outcome = await self._run(path, f"fixing {path.name}", call, progress=not background)
         if outcome.diagnosis and diagnostic is not None:
             self._annotate(uri, data, outcome.diagnosis, outcome.diagnosis_source)
         usage = outcome.usage.to_json()  # tokens and LLM wait of this action
