@@ -8,7 +8,6 @@ warnings ptxas alone gives. `build` produces the shared library the harness load
 from __future__ import annotations
 
 import os
-import re
 import signal
 import subprocess
 import tempfile
@@ -26,12 +25,7 @@ from cutegen.build.inline_sources import (
 )
 from cutegen.build.launcher import missing_launcher
 from cutegen.build.progress import finished_phases, how_far
-from cutegen.diagnostics import condense, parse_log
-from cutegen.diagnostics.nvcc_log import RawMessage
-from cutegen.diagnostics.ptx import cp_async_local_diagnostics, trap_diagnostics
-from cutegen.diagnostics.resources import (
-    demangle, kernel_instantiation, kernel_line, parse_ptxas_verbose, resource_diagnostics, short_kernel_name,
-)
+from cutegen.diagnostics.assemble import diagnose, file_level
 from cutegen.files import write_atomic
 from cutegen.model import CheckResult, Diagnostic, KernelResources, Severity
 from cutegen.pairing import find_problem
@@ -197,10 +191,10 @@ class Builder:
         ptx = Path(o.artifact) if tier is Tier.CHECK and o.artifact else None
         diagnostics, resources = self._diagnose(o.log, path, source, ptx)
         if o.timed_out:
-            diagnostics.insert(0, _file_level(path, self._timeout_message(tier, o), "timeout"))
+            diagnostics.insert(0, file_level(path, self._timeout_message(tier, o), "timeout"))
         elif o.returncode != 0 and not o.cancelled and not any(d.severity is Severity.ERROR for d in diagnostics):
             tail = "\n".join(o.log.strip().splitlines()[-3:]) or f"exit code {o.returncode}"
-            diagnostics.insert(0, _file_level(path, f"nvcc failed: {tail}", "nvcc-failed"))
+            diagnostics.insert(0, file_level(path, f"nvcc failed: {tail}", "nvcc-failed"))
         if not source.strip():  # it compiles, and says nothing: "ok" alone would read as a checked kernel
             diagnostics.append(Diagnostic(file=str(path), line=1, col=1, end_col=2, severity=Severity.WARNING,
                                           message=f"{path.name} is empty: there is no kernel to check", code="empty-file"))
@@ -227,32 +221,20 @@ class Builder:
     def _not_cuda(self, tier: Tier, path: Path, source: str) -> CheckResult:
         message = ("no CUDA to check: cutegen checks .cu kernels and ModelNew files whose CUDA sources are passed "
                    "to load_inline(cuda_sources=...) as string literals or names bound to them")
-        d = _file_level(path, message, "no-cuda-sources")
+        d = file_level(path, message, "no-cuda-sources")
         broken = syntax_error(source)
         if broken:  # the strings cannot be found in a file Python cannot read: say that, where
-            d = _file_level(path, f"Python syntax error: {broken[1]} (the load_inline sources cannot be read)",
+            d = file_level(path, f"Python syntax error: {broken[1]} (the load_inline sources cannot be read)",
                             "python-syntax")
             d.line = broken[0]
         return CheckResult(file=str(path), tier=tier.value, ok=False, diagnostics=[d], resources=[], raw_log="",
                            command=[], seconds=0.0)
 
     def _diagnose(self, log: str, path: Path, source: str, ptx: Path | None) -> tuple[list[Diagnostic], list[KernelResources]]:
-        messages = [m for m in parse_log(log) if not (m.severity == "warning" and m.file and self._is_quiet(m.file))]
-        lines = _LineCache(path, checked_lines(source) if path.suffix == ".py" else source.splitlines())
-        diagnostics = condense(messages, str(path), self._is_user, lines)
-        resources = parse_ptxas_verbose(log)
-        readable = demangle([k.mangled for k in resources], self.toolchain.tool("cu++filt") or self.toolchain.tool("c++filt"))
-        for k in resources:
-            k.name = short_kernel_name(readable.get(k.mangled, k.mangled))
-            k.instantiation = kernel_instantiation(readable.get(k.mangled, k.mangled))
-            k.line = kernel_line(source, k.name)
-        diagnostics += _ptxas_messages(messages, path, source, readable)
-        diagnostics += resource_diagnostics(resources, str(path))
-        if ptx is not None and ptx.exists():
-            text = ptx.read_text(errors="replace")
-            diagnostics += trap_diagnostics(text, source, str(path), self.toolchain.arch)
-            diagnostics += cp_async_local_diagnostics(text, source, str(path), max((k.stack_bytes for k in resources), default=0))
-        return diagnostics, resources
+        lines = checked_lines(source) if path.suffix == ".py" else source.splitlines()
+        demangler = self.toolchain.tool("cu++filt") or self.toolchain.tool("c++filt")
+        return diagnose(log, path, source, lines, ptx, arch=self.toolchain.arch, demangler=demangler,
+                        is_user=self._is_user, is_quiet=self._is_quiet)
 
     def _is_quiet(self, file: str) -> bool:
         return os.path.realpath(file).startswith(self._quiet)
@@ -327,45 +309,3 @@ def _isystem_dirs(flags: list[str]) -> list[str]:
         elif f.startswith("-isystem") and len(f) > len("-isystem"):
             out.append(f[len("-isystem"):])
     return out
-
-
-def _file_level(path: Path, message: str, code: str) -> Diagnostic:
-    return Diagnostic(file=str(path), line=1, col=1, end_col=2, severity=Severity.ERROR, message=message, code=code, root=message)
-
-
-def _ptxas_messages(messages: list[RawMessage], path: Path, source: str, readable: dict[str, str]) -> list[Diagnostic]:
-    """ptxas errors and warnings (e.g. C7510 wgmma serialization) at the kernel they name."""
-    out = []
-    for m in messages:
-        if m.tool != "ptxas":
-            continue
-        line = 1
-        for mangled in _mangled_names(m.text):
-            line = kernel_line(source, short_kernel_name(readable.get(mangled, mangled))) or line
-        text = m.text
-        for mangled, name in readable.items():
-            text = text.replace(mangled, short_kernel_name(name))
-        severity = Severity.ERROR if m.severity in ("error", "fatal") else Severity.WARNING
-        code = f"ptxas-{m.code}" if m.code else f"ptxas-{m.severity}"
-        out.append(Diagnostic(file=str(path), line=line, col=1, end_col=2, severity=severity,
-                              message=f"ptxas: {text}", code=code, root=text))
-    return out
-
-
-def _mangled_names(text: str) -> list[str]:
-    return re.findall(r"'(_Z\w+)'", text)
-
-
-class _LineCache:
-    """Source lines by file; the main file's come from the (possibly unsaved) text being built."""
-
-    def __init__(self, main: Path, lines: list[str]):
-        self._files = {str(main): lines}
-
-    def __call__(self, file: str) -> list[str]:
-        if file not in self._files:
-            try:
-                self._files[file] = Path(file).read_text(errors="replace").splitlines()
-            except OSError:
-                self._files[file] = []
-        return self._files[file]

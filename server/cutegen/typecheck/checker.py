@@ -42,6 +42,7 @@ from cutegen.typecheck import clang_parse
 from cutegen.build.cache import BuildCache, cache_key
 from cutegen.build.includes import user_headers
 from cutegen.diagnostics import condense
+from cutegen.diagnostics.assemble import SourceLines
 from cutegen.diagnostics.clang_log import raw_log, to_raw_messages
 from cutegen.model import CheckResult, Diagnostic, Severity
 from cutegen.settings import Settings
@@ -226,7 +227,7 @@ class TypeChecker:
             return {"failure": "the parser process died: " + (" ".join(tail) or f"exit {job.proc.returncode}")}
 
     def _diagnose(self, found: list[dict], path: Path, source: str) -> list[Diagnostic]:
-        lines = _Lines(path, source)
+        lines = SourceLines(path, source.splitlines())
         diagnostics = condense(to_raw_messages(found, lines), str(path), self._is_user, lines)
         for d in diagnostics:
             d.source = SOURCE
@@ -334,21 +335,6 @@ def _kill(proc: subprocess.Popen) -> None:
             os.killpg(proc.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-
-
-class _Lines:
-    """Source lines by file; the main file's from the unsaved text."""
-
-    def __init__(self, main: Path, text: str):
-        self._files = {str(main): text.splitlines()}
-
-    def __call__(self, file: str) -> list[str]:
-        if file not in self._files:
-            try:
-                self._files[file] = Path(file).read_text(errors="replace").splitlines()
-            except OSError:
-                self._files[file] = []
-        return self._files[file]
 
 
 FAILED = "type-tier-failed"  # the parse did not finish (timeout, libclang refusing): said once, as a warning
