@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "server"), str(ROOT)]
 
-from cutegen.agent.loop import Agent  # noqa: E402
+from cutegen.agent.agent import Agent  # noqa: E402
 from cutegen.build import Builder  # noqa: E402
 from cutegen.harness.worker import Worker  # noqa: E402
 from cutegen.settings import Settings  # noqa: E402

@@ -109,7 +109,7 @@ class Session:
               on_stage: Stage | None = None):
         """The agent (fix, diagnose, optimize, generate, tune) for one file, on this session's Builder and warm
         worker. Blocking (toolchain discovery): the editor calls it from a thread."""
-        from cutegen.agent.loop import Agent
+        from cutegen.agent.agent import Agent
 
         return Agent(self.settings, self.builder(path), self.worker(), state_dir=self.state_dir(path),
                      problem=problem, trials=trials, on_stage=on_stage)

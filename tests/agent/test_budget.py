@@ -63,7 +63,7 @@ def test_the_endpoints_count_calibrates_the_estimate():
 
 
 def test_each_step_records_its_tokens_and_fit_in_the_transcript(tmp_path, scripted):
-    from cutegen.agent.loop import Agent
+    from cutegen.agent.agent import Agent
     from cutegen.build import Builder
     from cutegen.toolchain import discover
 

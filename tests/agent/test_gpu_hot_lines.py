@@ -24,7 +24,7 @@ CASES = {  # kernel → lines of the H200 captures (tests/profiler/fixtures) tha
 
 @pytest.mark.parametrize("kernel", list(CASES), ids=lambda k: Path(k).stem)
 def test_the_optimize_prompt_holds_the_hot_lines(kernel, builder, scripted, tmp_path):
-    from cutegen.agent.loop import Agent
+    from cutegen.agent.agent import Agent
     from cutegen.harness.worker import Worker
 
     server = scripted([{"match": "TASK: optimize", "reply": "CHANGE: none\nNo edit this time."}])

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from cutegen.agent import prompts
-from cutegen.agent.loop import _missed_hot_lines, changed_lines, hot_lines
+from cutegen.agent.agent import _missed_hot_lines, changed_lines, hot_lines
 from cutegen.agent.tools import SPECS
 from cutegen.build import Tier
 from cutegen.profiler.line_table import find_tool, read_line_table

@@ -10,7 +10,7 @@ import pytest
 
 from cutegen import records
 from cutegen.agent.history import History
-from cutegen.agent.loop import Agent
+from cutegen.agent.agent import Agent
 from cutegen.agent.candidates import _compare
 from cutegen.model import Diagnostic, Severity
 from cutegen.settings import Settings

@@ -283,7 +283,7 @@ def test_the_rejecting_parameter_is_a_quick_fix_target_in_the_editor():
 
     from lsprotocol import types
 
-    from cutegen.agent.loop import Proposal
+    from cutegen.agent.agent import Proposal
     from cutegen.lsp import convert
     from cutegen.lsp.code_actions import actions
     from cutegen.lsp.documents import uri_of

@@ -11,7 +11,7 @@ import sys
 import uuid
 from pathlib import Path
 
-from cutegen.agent.loop import Agent
+from cutegen.agent.agent import Agent
 from cutegen.model import Diagnostic, Severity
 from tests.agent.conftest import KEY_ENV, llm_settings, no_key_anywhere, scripted  # noqa: F401 (the fixture)
 

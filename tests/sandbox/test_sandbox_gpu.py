@@ -58,7 +58,7 @@ def test_nsight_compute_profiles_inside_the_sandbox(jail, builder, tmp_path):
 def test_one_optimize_step_runs_its_candidates_in_the_sandbox(toolchain, tmp_path, monkeypatch):
     import json
 
-    from cutegen.agent.loop import Agent
+    from cutegen.agent.agent import Agent
     from tests.support.scripted_openai import ScriptedOpenAI
 
     slow = ROOT / "tests" / "kernels" / "slow_correct.cu"

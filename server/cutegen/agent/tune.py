@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cutegen.agent.loop import Proposal
+from cutegen.agent.agent import Proposal
 from cutegen.agent.patch import unified
 from cutegen.agent.candidates import NOISE_FLOOR, Verifier
 from cutegen.build import Tier

@@ -172,7 +172,7 @@ def _diagnose(args, agent):
     path, text = _read(args)
     diagnostic = agent.first_error(path, text)
     if diagnostic is None:
-        from cutegen.agent.loop import Outcome
+        from cutegen.agent.agent import Outcome
 
         return Outcome(False, f"{path.name} compiles: nothing to diagnose (run `cutegen test` for a wrong result)")
     return agent.diagnose(path, text, diagnostic=diagnostic)
@@ -197,7 +197,7 @@ def _tune(args, agent):
 
 
 def _generate(args, agent):
-    from cutegen.agent.loop import Outcome
+    from cutegen.agent.agent import Outcome
 
     if args.output.exists():
         return Outcome(False, f"{args.output} exists: generate writes new files only")

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 if TYPE_CHECKING:
-    from cutegen.agent.loop import Proposal
+    from cutegen.agent.agent import Proposal
 
 
 @dataclass

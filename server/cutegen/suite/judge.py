@@ -95,7 +95,7 @@ def judge(entry: Entry, ctx: Context, worker: GpuWorker | None = None, profile_o
 def agent(entry: Entry, ctx: Context) -> dict:
     """generate → compile/test → diagnose → localized patch (until correct, within the budget) → optimize one
     step at a time → the last verified version, judged like any kernel."""
-    from cutegen.agent.loop import Agent
+    from cutegen.agent.agent import Agent
 
     budget = ctx.budget
     kernel = (ctx.out / "kernels" / f"{entry.name}.cu").resolve()  # "level2/1_x" → kernels/level2/1_x.cu
