@@ -124,8 +124,9 @@ def test_jailed_candidates_run_on_the_suites_gpu_workers(tmp_path):
     backend = LocalBackend(["0"])
     try:
         settings = Settings()
-        verifier = on_suite_gpus(Verifier(Builder(discover(settings), settings, tmp_path / ".cutegen"),
-                                          backend.worker("30_Softsign"), state_dir=tmp_path / ".cutegen", gpu=True))
+        worker = backend.worker("30_Softsign")
+        verifier = Verifier(Builder(discover(settings), settings, tmp_path / ".cutegen"), worker,
+                            state_dir=tmp_path / ".cutegen", gpu=True, candidate_runner=on_suite_gpus(worker))
         worker, note = verifier.candidate_worker(LEVEL1 / "30_Softsign.py")
         assert isinstance(worker, GpuWorker) and worker.jail is not None and note == ""
         reply = worker.call({"problem": str(LEVEL1 / "30_Softsign.py"), "library": str(tmp_path / "missing.so")}, 60)

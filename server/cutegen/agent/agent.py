@@ -28,7 +28,7 @@ from cutegen.agent.llm import LLMClient, LLMError, Usage, configured, cut_off
 from cutegen.agent.diff_text import whole_file
 from cutegen.agent.patch import apply_reply, unified
 from cutegen.agent.transcript import Transcript, excerpt
-from cutegen.agent.candidates import Verifier
+from cutegen.agent.candidates import CandidateRunner, Verifier
 from cutegen.model import Diagnostic
 from cutegen.settings import Settings
 from cutegen.state import StateDir
@@ -76,12 +76,13 @@ def _knowledge() -> Knowledge:
 
 class Agent:
     def __init__(self, settings: Settings, builder, worker=None, *, state_dir: Path | StateDir, problem=None,
-                 trials: int = 5, on_stage=None, gpu: bool | None = None, llm: LLMClient | None = None):
+                 trials: int = 5, on_stage=None, gpu: bool | None = None, llm: LLMClient | None = None,
+                 candidate_runner: CandidateRunner | None = None):
         self.settings = settings
         self.state_dir = Path(state_dir)
         self.on_stage = on_stage or (lambda s: None)
         self.verifier = Verifier(builder, worker, state_dir=self.state_dir, problem=problem, trials=trials,
-                                 on_stage=self.on_stage, gpu=gpu)
+                                 on_stage=self.on_stage, gpu=gpu, candidate_runner=candidate_runner)
         self.llm, self.llm_problem = llm, None
         self.budget = Budget(settings.llm_context_tokens, settings.max_tokens)  # fits every prompt to the window
         if llm is None:

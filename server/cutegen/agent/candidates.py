@@ -26,6 +26,7 @@ import threading
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Protocol
 
 from cutegen.build import Builder, Tier
 from cutegen.build.includes import user_headers
@@ -62,10 +63,28 @@ class Verification:
         return d
 
 
+class CandidateRunner(Protocol):
+    """Where a jailed candidate runs: a harness Worker (or anything with its `call` and `stop`) for a jail."""
+
+    def __call__(self, jail): ...
+
+
+def _process_wide_jailed_worker(jail):
+    """The default runner: one jailed Worker per jail for the whole process, started on first use."""
+    with _jailed_lock:
+        if jail not in _jailed_workers:
+            from cutegen.harness.worker import Worker
+
+            _jailed_workers[jail] = Worker(jail=jail)
+        return _jailed_workers[jail]
+
+
 class Verifier:
     def __init__(self, builder: Builder, worker=None, *, state_dir: Path, problem: str | Path | None = None,
-                 trials: int = 5, cancel: threading.Event | None = None, gpu: bool | None = None, on_stage=None):
+                 trials: int = 5, cancel: threading.Event | None = None, gpu: bool | None = None, on_stage=None,
+                 candidate_runner: CandidateRunner | None = None):
         self.builder, self.worker, self.state_dir = builder, worker, Path(state_dir)
+        self.candidate_runner = candidate_runner or _process_wide_jailed_worker
         self.problem, self.trials = problem, trials
         self.cancel_event = cancel or threading.Event()
         self.on_stage = on_stage or (lambda s: None)
@@ -113,12 +132,7 @@ class Verifier:
         shadows.mkdir(parents=True, exist_ok=True)
         cache = [str(self.builder.cache.root.resolve())] if isinstance(self.builder, Builder) else []
         jail = jail.with_paths(readonly=[*cache, str(shadows), *([str(Path(problem).resolve())] if problem else [])])
-        with _jailed_lock:
-            if jail not in _jailed_workers:
-                from cutegen.harness.worker import Worker
-
-                _jailed_workers[jail] = Worker(jail=jail)
-            return _jailed_workers[jail], ""
+        return self.candidate_runner(jail), ""
 
     def _sandbox(self) -> tuple:
         """(the sandbox's base jail, "") or (None, why not): cutegen.sandbox is off, or none can be made here."""

@@ -9,7 +9,6 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
-from cutegen.agent.candidates import Verifier
 from cutegen.build import Builder, Tier
 from cutegen.files import write_atomic
 from cutegen.settings import Settings
@@ -102,9 +101,10 @@ def agent(entry: Entry, ctx: Context) -> dict:
     kernel.parent.mkdir(parents=True, exist_ok=True)
     settings = replace(ctx.settings, max_rounds=budget.rounds)
     llm = _limited_llm(settings, ctx.llm_slots, budget.llm_calls)
-    a = Agent(settings, ctx.builder, ctx.backend.worker(entry.name), state_dir=ctx.state_dir, problem=entry.problem,
-              trials=ctx.trials, on_stage=lambda s: ctx.on_stage(entry.name, s), gpu=ctx.backend.has_gpu, llm=llm)
-    a.verifier = on_suite_gpus(a.verifier)
+    worker = ctx.backend.worker(entry.name)
+    a = Agent(settings, ctx.builder, worker, state_dir=ctx.state_dir, problem=entry.problem, trials=ctx.trials,
+              on_stage=lambda s: ctx.on_stage(entry.name, s), gpu=ctx.backend.has_gpu, llm=llm,
+              candidate_runner=on_suite_gpus(worker))
     deadline = time.monotonic() + budget.wall_s
     timer = threading.Timer(budget.wall_s, a.cancel)  # the wall-time budget cuts a step short
     timer.daemon = True
@@ -150,21 +150,12 @@ def agent(entry: Entry, ctx: Context) -> dict:
     return row
 
 
-class SuiteVerifier(Verifier):
-    """The agent's Verifier, with its candidates' runs (jailed, unless cutegen.sandbox is off) scheduled on the
-    suite's GPU workers instead of the process-wide jailed worker: one job per GPU, every GPU used."""
-
-    def _choose_runner(self, problem):
-        worker, note = super()._choose_runner(problem)
-        jail = getattr(worker, "jail", None)
-        if jail is not None and isinstance(self.worker, GpuWorker):
-            return GpuWorker(self.worker.backend, self.worker.label, jail=jail), note
-        return worker, note
-
-
-def on_suite_gpus(verifier: Verifier) -> SuiteVerifier:
-    verifier.__class__ = SuiteVerifier  # the Agent built it; same state, one method more specific
-    return verifier
+def on_suite_gpus(worker):
+    """The candidates' runner of a suite: each jailed run on whichever of the suite's GPUs is free, one job per
+    GPU, instead of the process-wide jailed worker; None (the Verifier's default) outside a GPU backend."""
+    if not isinstance(worker, GpuWorker):
+        return None
+    return lambda jail: GpuWorker(worker.backend, worker.label, jail=jail)
 
 
 def _cost(row: dict, price: tuple[float, float] | None) -> float | None:
