@@ -25,6 +25,13 @@ def test_commented_out_launcher_does_not_count():
     assert defines_launcher("CUTEGEN_EXPORT int cutegen_forward(const DLTensor* in, int n) { return 0; }")
 
 
+def test_the_v2_launcher_counts():
+    """ABI v2 (a model's get_init_inputs() values first: KernelBench #20, #24, #31) is a launcher too."""
+    v2 = "CUTEGEN_EXPORT int cutegen_forward_v2(const DLTensor* init, int num_init, const DLTensor* in, int n)"
+    assert defines_launcher(v2 + " { return 0; }")
+    assert missing_launcher(Path("k.cu"), KERNEL + v2 + " { return 0; }\n", Path("softsign_ref.py")) is None
+
+
 def test_warning_sits_on_the_problem_directive():
     d = missing_launcher(Path("k.cu"), KERNEL, Path("softsign_ref.py"))
     assert (d.line, d.severity.value, d.code) == (1, "warning", "missing-launcher")

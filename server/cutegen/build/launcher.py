@@ -14,6 +14,8 @@ from cutegen.build.inline_sources import is_modelnew
 from cutegen.model import Diagnostic, Severity
 
 LAUNCHER = "cutegen_forward"
+# ABI v2 (include/cutegen/abi.h): the same call with the model's get_init_inputs() values first.
+LAUNCHER_V2 = "cutegen_forward_v2"
 _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _GLOBAL = re.compile(r"^.*\b__global__\b", re.M)
 _DIRECTIVE = re.compile(r"(?://|#)\s*cutegen:\s*problem\s*=", re.M)
@@ -24,7 +26,7 @@ _EXTENSION = re.compile(r'^\s*#\s*include\s*[<"](?:torch|ATen|c10|pybind11)/|\bP
 
 
 def defines_launcher(source: str) -> bool:
-    return re.search(rf"\b{LAUNCHER}\s*\(", _COMMENTS.sub("", source)) is not None
+    return re.search(rf"\b(?:{LAUNCHER}|{LAUNCHER_V2})\s*\(", _COMMENTS.sub("", source)) is not None
 
 
 def is_extension_source(source: str) -> bool:
