@@ -150,8 +150,9 @@ class Agent:
         """The first error of a check build of `text`: the file's own before one in a header."""
         from cutegen.build import Tier
 
-        result = self.verifier.builder.run(Tier.CHECK, Path(kernel).resolve(), text)
-        mine = [d for d in result.errors if d.file == str(Path(kernel).resolve())]
+        kernel = Path(kernel).resolve()
+        result = self.verifier.builder.run(Tier.CHECK, kernel, text)
+        mine = [d for d in result.errors if d.file == str(kernel)]
         first = mine or result.errors
         return first[0] if first else None
 
