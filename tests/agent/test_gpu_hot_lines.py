@@ -35,7 +35,8 @@ def test_the_optimize_prompt_holds_the_hot_lines(kernel, builder, scripted, tmp_
         agent.optimize(path, path.read_text())
     finally:
         worker.stop()
-    steps = [json.loads(p.read_text()) for p in sorted((tmp_path / "agent").rglob("*.json"))]
+    files = sorted((tmp_path / "agent").rglob("*.json"))  # the transcript's steps, beside history.json and summary.json
+    steps = [s for s in (json.loads(p.read_text()) for p in files) if "step" in s]
     context = next(s for s in steps if s["step"] == "context")
     lines = (context.get("profile") or {}).get("lines")
     assert lines, f"no line profile in the run: {context.get('profile_problem')}"

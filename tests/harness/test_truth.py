@@ -76,6 +76,32 @@ def test_a_farther_kernel_is_a_mismatch_that_shows_both_errors(problem):
     assert "against the fp64 truth" in result["message"] and "the fp32 eager reference's own" in result["message"]
 
 
+def test_the_float64_evaluation_runs_only_where_it_can_change_the_verdict(problem, monkeypatch):
+    """After the first trial the truth is computed only for a kernel off the fp32 reference: within tolerance of
+    it, the trial passes by KernelBench's own check, the rule's other half. A kernel closer to the exact result
+    than PyTorch needs the truth on every trial."""
+    from cutegen.harness.truth import Truth
+
+    calls = []
+    real = Truth._fp64
+    monkeypatch.setattr(Truth, "_fp64", lambda self, inputs: calls.append(1) or real(self, inputs))
+    assert run(problem, like_pytorch)["verdict"] == "pass" and len(calls) == 1  # the first trial's, for the record
+    calls.clear()
+    assert run(problem, exact)["verdict"] == "pass" and len(calls) == 3
+
+
+def test_a_kernel_within_the_kernelbench_tolerance_never_fails(problem):
+    """The rule widens KernelBench's check and never narrows it: a kernel within tolerance of the fp32 reference
+    passes though it is farther from the exact result than the reference (here by half a tolerance, away from it)."""
+    def beside_pytorch(inputs, outputs, stream):
+        r = (inputs[0] + 1e4) - 1e4
+        outputs[0].copy_(r + 0.5e-4 * torch.sign(r - inputs[0]) * (1 + r.abs()))
+        return 0
+    result = run(problem, beside_pytorch)
+    assert result["verdict"] == "pass", result["message"]
+    assert result["accuracy"]["kernel_error"] > result["accuracy"]["reference_error"] > 1.0
+
+
 def test_kernelbench_mode_judges_against_fp32_eager_at_its_tolerance(problem):
     assert run(problem, exact, "kernelbench")["verdict"] == "mismatch"  # off the fp32 reference
     result = run(problem, like_pytorch, "kernelbench")

@@ -39,7 +39,7 @@ class Trials:
         self.plan: memory.Plan | None = None  # the sizes, from the first trial (see _allocate)
         self.truth: truths.Truth | None = None
         self.buffers: list | None = None
-        self._first_refs: list[torch.Tensor] | None = None  # the first trial's fp32 reference (see _allocate)
+        self._refs: list[torch.Tensor] | None = None  # this trial's fp32 reference, when at hand (_allocate, _expected)
         self.outs: list[torch.Tensor] | None = None
         self.prev: list[int] | None = None
         self.kernel_error, self.reference_error = 0.0, None
@@ -55,7 +55,7 @@ class Trials:
         late, final = self._call(args, fresh)
         self._check_unchanged(fresh)
         del fresh
-        expected = self.truth.evaluate(args, fp32=self._first_refs)
+        expected = self._expected(args)
         self._check_kinds(expected)
         failure = self._judge(self.outs, expected, args, first=self.count == 0)
         if failure is None and not late:
@@ -64,7 +64,7 @@ class Trials:
             self._attribute(seed, late, failure, expected, args, final)
         self.prev = final
         self.count += 1
-        self._first_refs = None
+        self._refs = None
         _release(self.lib)
 
     def _fresh(self, seed: int) -> list:
@@ -88,8 +88,8 @@ class Trials:
         in every fresh worker.)"""
         if self.outs is not None:
             return
-        self._first_refs = truths.listed(self.model(*fresh))
-        specs = [(tuple(r.shape), r.dtype) for r in self._first_refs]
+        self._refs = truths.listed(self.model(*fresh))
+        specs = [(tuple(r.shape), r.dtype) for r in self._refs]
         device, returned = self.caller.device, hasattr(self.lib, "returned")
         self.plan = memory.Plan(memory.bytes_of(fresh), sum(_numel(s) * d.itemsize for s, d in specs), specs)
         refused = memory.check_fits(self.plan, device, returned=returned, allocated=memory.bytes_of(fresh))
@@ -145,6 +145,25 @@ class Trials:
 
     # -- the rule ---------------------------------------------------------------------------------
 
+    def _expected(self, args: list) -> list[torch.Tensor]:
+        """What this trial is judged against. The first trial: the truth, so the record holds the kernel's and the
+        fp32 reference's errors against it. A later one, under the fp64 truth: the fp32 reference first, and the
+        truth only when the kernel is not within tolerance of it. The rule accepts either (truth.py), and the
+        float64 evaluation is most of a memory-bound problem's verify (it reads and writes every tensor at twice
+        the width), so it is paid where it can change the verdict."""
+        if self.count == 0 or self.truth.kind != "fp64":
+            return self.truth.evaluate(args, fp32=self._refs)
+        refs = self.truth.reference(args)
+        self._check_kinds(refs)
+        if all(self._error(o, r) <= 1.0 for o, r in zip(self.outs, refs)):
+            return refs
+        self._refs = refs
+        return self.truth.evaluate(args, fp32=refs)
+
+    def _error(self, out: torch.Tensor, against: torch.Tensor) -> float:
+        atol, rtol = self.problem.tolerance(str(against.dtype).removeprefix("torch."))
+        return measure(out, against, atol, rtol, chunk=self.chunk).worst
+
     def _judge(self, values, expected, args, *, first: bool, record: bool = True) -> dict | None:
         """None when every output passes truth.passes; else what failed (output, errors). `record`: the errors
         count for the run's accuracy (a re-run's do not)."""
@@ -158,13 +177,22 @@ class Trials:
             ref_error = refs_error[i] if refs_error else None
             if record:
                 self._record(error, ref_error)
-            if not truths.passes(error, ref_error):
+            if not truths.passes(error, ref_error) and not self._within_reference(i, o, args):
                 return {"output": i, "error": error, "reference_error": ref_error, "atol": atol, "rtol": rtol}
         return None
 
     def _reference_errors(self, args, expected) -> list[float] | None:
         tolerances = [self.problem.tolerance(str(t.dtype).removeprefix("torch.")) for t in expected]
-        return truths.reference_error(self.truth, args, expected, tolerances, chunk=self.chunk, refs=self._first_refs)
+        return truths.reference_error(self.truth, args, expected, tolerances, chunk=self.chunk, refs=self._refs)
+
+    def _within_reference(self, i: int, out: torch.Tensor, args: list) -> bool:
+        """KernelBench's own check, the rule's other half under the fp64 truth: within tolerance of the fp32
+        reference. (Under the fp32 truth that reference is what was just measured.)"""
+        if self.truth.kind != "fp64":
+            return False
+        if self._refs is None:
+            self._refs = self.truth.reference(args)
+        return self._error(out, self._refs[i]) <= 1.0
 
     def _record(self, error: float, ref_error: float | None) -> None:
         self.kernel_error = max(self.kernel_error, error)
