@@ -270,7 +270,7 @@ class Agent:
                 return self._end(t, tools_out)
         self.on_stage("profiling the current version")
         started = time.perf_counter()
-        prof, why = (None, "no GPU on this machine, so no profile") if not measured else profile(
+        prof, why = (None, f"the current version was not timed ({base.label})") if not measured else profile(
             *self.verifier.shadow(kernel, text), self.verifier.worker, problem=problem, state_dir=self.state_dir)
         t.step(0, "context", workload=workload, profile=prof, profile_problem=why, profile_s=time.perf_counter() - started,
                knowledge_problems=self.knowledge.problems)
