@@ -18,6 +18,7 @@ import time
 import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from cutegen import records
 from cutegen.agent import prompts
@@ -210,16 +211,9 @@ class Agent:
                 out.message = f"No fix proposed: {e.message}."
                 out.rounds.append({"round": r, "verdict": "llm-error", "message": e.message})
                 return out
-            p = apply_reply(reply.text, text, name, finish_reason=reply.finish_reason, whole_file_ok=not chain,
-                            fmt=self.settings.llm_edit_format)
-            if not p.ok:
-                previous.append((p.raw or reply.text[:1500], f"the edit was rejected: {p.error}"))
-                out.rounds.append({"round": r, "verdict": "patch-rejected", "message": p.error})
-                t.step(r, "patch-rejected", error=p.error, notes=p.notes, raw=p.raw)
+            p, v = self._round(t, r, kernel, text, reply, out, previous, whole_file_ok=not chain)
+            if v is None:
                 continue
-            v = self.verifier.candidate(kernel, p.new_text)
-            out.rounds.append({"round": r, "verdict": v.verdict, "message": v.label, "notes": p.notes})
-            t.step(r, "verify", diff=p.diff, notes=p.notes, verification=v.to_json())
             if v.verdict == "cancelled":
                 out.message = "cancelled"
                 return out
@@ -235,6 +229,25 @@ class Agent:
                                                                       "patch-rejected" else "") for x in out.rounds)
         out.message = f"No verified fix after {len(out.rounds)} round(s) ({summary})."
         return out
+
+    def _round(self, t: Transcript, r: int, kernel: Path, text: str, reply, out: Outcome,
+               previous: list[tuple[str, str]], *, whole_file_ok: bool = True, baseline: dict | None = None,
+               about: Callable[[str | None], dict] = lambda new: {}):
+        """One round's reply applied to `text` and verified, the round written to `out.rounds` and the transcript.
+        Returns (patch, verification); the verification is None when the edit was rejected (its reason is then in
+        `previous`, for the next round's prompt). `about(new_text or None)`: what the caller adds to the round."""
+        p = apply_reply(reply.text, text, kernel.name, finish_reason=reply.finish_reason, whole_file_ok=whole_file_ok,
+                        fmt=self.settings.llm_edit_format)
+        if not p.ok:
+            previous.append((p.raw or reply.text[:1500], f"the edit was rejected: {p.error}"))
+            out.rounds.append({"round": r, **about(None), "verdict": "patch-rejected", "message": p.error})
+            t.step(r, "patch-rejected", error=p.error, notes=p.notes, raw=p.raw)
+            return p, None
+        v = self.verifier.candidate(kernel, p.new_text, baseline=baseline)
+        extra = about(p.new_text)
+        out.rounds.append({"round": r, **extra, "verdict": v.verdict, "message": v.label, "notes": p.notes})
+        t.step(r, "verify", **extra, diff=p.diff, notes=p.notes, verification=v.to_json())
+        return p, v
 
     # -- optimize -----------------------------------------------------------------------------
 
@@ -294,19 +307,11 @@ class Agent:
                 out.rounds.append({"round": r, "verdict": "llm-error", "message": e.message})
                 break
             change = _change(reply.text)
-            p = apply_reply(reply.text, text, kernel.name, finish_reason=reply.finish_reason,
-                            fmt=self.settings.llm_edit_format)
-            if not p.ok:
-                previous.append((p.raw or reply.text[:1500], f"the edit was rejected: {p.error}"))
-                out.rounds.append({"round": r, "change": change, "verdict": "patch-rejected", "message": p.error})
-                t.step(r, "patch-rejected", error=p.error, notes=p.notes, raw=p.raw)
+            p, v = self._round(t, r, kernel, text, reply, out, previous, baseline=figures if measured else None,
+                               about=functools.partial(_optimize_round, change, hot, text))
+            if v is None:
                 continue
-            v = self.verifier.candidate(kernel, p.new_text, baseline=figures if measured else None)
-            touched = sorted(hot & changed_lines(text, p.new_text))
-            out.rounds.append({"round": r, "change": change, "verdict": v.verdict, "message": v.label,
-                               "hot_lines_touched": touched})
-            t.step(r, "verify", change=change, diff=p.diff, notes=p.notes, verification=v.to_json(),
-                   hot_lines_touched=touched)
+            touched = out.rounds[-1]["hot_lines_touched"]
             if v.verdict == "cancelled":
                 out.message = "cancelled"
                 return self._end(t, out)
@@ -458,6 +463,13 @@ def hot_lines(profile: dict | None, name: str, top: int = prompts.HOT_LINES) -> 
         return set()
     rows = [h for h in lines.get("lines", []) if str(h.get("file", "")).endswith("/" + name)]
     return {int(h["line"]) for h in rows[:top]}
+
+
+def _optimize_round(change: str, hot: set[int], text: str, new: str | None) -> dict:
+    """What an Optimize round adds to its record: the change named, and the hot lines its edit touched."""
+    if new is None:
+        return {"change": change}
+    return {"change": change, "hot_lines_touched": sorted(hot & changed_lines(text, new))}
 
 
 def changed_lines(before: str, after: str) -> set[int]:

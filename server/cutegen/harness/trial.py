@@ -148,17 +148,18 @@ class Trials:
     def _expected(self, args: list) -> list[torch.Tensor]:
         """What this trial is judged against. The first trial: the truth, so the record holds the kernel's and the
         fp32 reference's errors against it. A later one, under the fp64 truth: the fp32 reference first, and the
-        truth only when the kernel is not within tolerance of it. The rule accepts either (truth.py), and the
-        float64 evaluation is most of a memory-bound problem's verify (it reads and writes every tensor at twice
-        the width), so it is paid where it can change the verdict."""
-        if self.count == 0 or self.truth.kind != "fp64":
-            return self.truth.evaluate(args, fp32=self._refs)
-        refs = self.truth.reference(args)
+        truth only when the kernel is not within tolerance of it: the rule accepts either (truth.py), so the float64
+        evaluation (every tensor read and written at twice the width) is paid only where it can change the verdict."""
+        truth, outs = self.truth, self.outs
+        assert truth is not None and outs is not None  # set by the first trial's _allocate
+        if self.count == 0 or truth.kind != "fp64":
+            return truth.evaluate(args, fp32=self._refs)
+        refs = truth.reference(args)
         self._check_kinds(refs)
-        if all(self._error(o, r) <= 1.0 for o, r in zip(self.outs, refs)):
+        if all(self._error(o, r) <= 1.0 for o, r in zip(outs, refs)):
             return refs
         self._refs = refs
-        return self.truth.evaluate(args, fp32=refs)
+        return truth.evaluate(args, fp32=refs)
 
     def _error(self, out: torch.Tensor, against: torch.Tensor) -> float:
         atol, rtol = self.problem.tolerance(str(against.dtype).removeprefix("torch."))
@@ -188,10 +189,11 @@ class Trials:
     def _within_reference(self, i: int, out: torch.Tensor, args: list) -> bool:
         """KernelBench's own check, the rule's other half under the fp64 truth: within tolerance of the fp32
         reference. (Under the fp32 truth that reference is what was just measured.)"""
-        if self.truth.kind != "fp64":
+        truth = self.truth
+        if truth is None or truth.kind != "fp64":
             return False
         if self._refs is None:
-            self._refs = self.truth.reference(args)
+            self._refs = truth.reference(args)
         return self._error(out, self._refs[i]) <= 1.0
 
     def _record(self, error: float, ref_error: float | None) -> None:

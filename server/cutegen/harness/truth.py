@@ -12,10 +12,10 @@ Reference modes (the `cutegen.referenceMode` setting, `--reference-mode` on the 
   R being the problem's own float32 eager reference on the same inputs: within tolerance of the exact result,
   or no farther from it than PyTorch itself is, or within tolerance of R (KernelBench's own check, e_R measured
   against R: the fp64 rule widens that check, it never fails a kernel KernelBench passes). So a trial after the
-  first computes T only when e_R(C) > 1 (trial.py): the float64 evaluation is most of a memory-bound verify. The
-  first trial always computes T, so the record's e(C) and e(R) are against T. By the worst element (a norm), not element by element: two
-  correct fp32 summation orders differ element-wise at random, so "no farther than R at every element" would
-  fail every correct kernel somewhere. The verdict's message and the record show e(C) and e(R).
+  first computes T only where it can change the verdict, when e_R(C) > 1 (trial.py); the first trial always
+  computes it, so the record's e(C) and e(R) are against T. By the worst element (a norm), not element by
+  element: two correct fp32 summation orders differ element-wise at random, so "no farther than R at every
+  element" would fail every correct kernel somewhere. The verdict's message and the record show e(C) and e(R).
   The fp32 reference is the truth instead (rule e(C) <= 1, and the record's accuracy note says why) for
   half-precision or integer outputs, a reference that does not run in float64 (an op without a double kernel,
   a model that casts to float32 inside), and one whose float64 copy would not fit in memory (memory.py).

@@ -153,6 +153,43 @@ async function editorFocused(page) {
 }
 
 /** The Problems panel's rows (aria labels say severity, message, line and file). */
+/** Show the hover at the cursor (Ctrl+K Ctrl+I) until one holding `text` is visible; returns its text. A hover
+ * can be asked for before its answer exists (a probe build still running): each miss is logged and asked again. */
+async function untilHover(page, text, ms, what, every = 1000) {
+  const hover = page.locator(".monaco-hover", { hasText: text }).first();
+  return until(async () => {
+    await page.keyboard.press("Escape");
+    await page.keyboard.press("Control+K");
+    await page.keyboard.press("Control+I"); // Show Hover at the cursor
+    try {
+      await hover.waitFor({ state: "visible", timeout: 3000 });
+      return (await hover.textContent()) || " ";
+    } catch {
+      const said = await page.locator(".monaco-hover").allTextContents().catch(() => []);
+      log(`hover so far: ${JSON.stringify(said.map((h) => h.replace(/\s+/g, " ").slice(0, 120)))}`);
+      return false;
+    }
+  }, ms, what, every);
+}
+
+/** Open the quick fixes at the cursor (Ctrl+.) until one labelled `label` is offered, and leave the menu open on it.
+ * After each miss (menu closed again) `onMiss(offered)` runs: a truthy value ends the wait with that value. */
+async function untilQuickFix(page, label, ms, what, every = 3000, onMiss = async () => false) {
+  const item = page.locator(".action-widget .monaco-list-row", { hasText: label }).first();
+  return until(async () => {
+    await page.keyboard.press("Control+.");
+    try {
+      await item.waitFor({ state: "visible", timeout: 3000 });
+      return item;
+    } catch {
+      const offered = await page.locator(".action-widget .monaco-list-row").allTextContents().catch(() => []);
+      log(`quick fixes offered so far: ${JSON.stringify(offered)}`);
+      await page.keyboard.press("Escape");
+      return onMiss(offered);
+    }
+  }, ms, what, every);
+}
+
 async function problems(page) {
   return page.locator(".markers-panel .monaco-list-row").evaluateAll((rows) =>
     rows.map((r) => r.getAttribute("aria-label") ?? r.textContent ?? ""));
@@ -319,28 +356,19 @@ test("CuTeGen in a real VS Code: diagnostic, quick fix as a verified diff, Apply
     // once the patch is verified. Ask for it until it is there.
     await goToLine(page, BROKEN_LINE, 5);
     // (not the offline actions beside it: "explain this error", "configure an LLM for verified fixes")
-    const item = page.locator(".action-widget .monaco-list-row", { hasText: "apply verified fix" }).first();
-    await until(async () => {
-      await page.keyboard.press("Control+.");
-      try {
-        await item.waitFor({ state: "visible", timeout: 3000 });
-        return true;
-      } catch {
-        const offered = await page.locator(".action-widget .monaco-list-row").allTextContents().catch(() => []);
-        log(`quick fixes offered so far: ${JSON.stringify(offered)}`);
-        await page.keyboard.press("Escape");
-      }
-      // The server logs the background fix's outcome; without a patch there will be no quick fix.
-      const outcome = cutegenLog(userData).match(/background fix of softsign\.cu: (.*)/);
-      if (outcome && /not configured/i.test(outcome[1])) {
-        skipped = `the server says the agent is not configured: ${outcome[1]}`;
-        return true;
-      }
-      if (outcome && /^No /.test(outcome[1])) {
-        throw new Error(`the agent found no verified fix: ${outcome[1]}`);
-      }
-      return false;
-    }, 300_000 * SLOW, "the CuTeGen quick fix (the agent's verified patch)", 5000);
+    const item = await untilQuickFix(page, "apply verified fix", 300_000 * SLOW,
+      "the CuTeGen quick fix (the agent's verified patch)", 5000, async () => {
+        // The server logs the background fix's outcome; without a patch there will be no quick fix.
+        const outcome = cutegenLog(userData).match(/background fix of softsign\.cu: (.*)/);
+        if (outcome && /not configured/i.test(outcome[1])) {
+          skipped = `the server says the agent is not configured: ${outcome[1]}`;
+          return true;
+        }
+        if (outcome && /^No /.test(outcome[1])) {
+          throw new Error(`the agent found no verified fix: ${outcome[1]}`);
+        }
+        return false;
+      });
     if (skipped) {
       log(`quick-fix part skipped: ${skipped}`);
       t.skip(skipped);
@@ -453,21 +481,9 @@ test("CuTeGen in a real VS Code: diagnostic, quick fix as a verified diff, Apply
     await palette(page, "Notifications: Clear All Notifications");
     if (await page.locator(".part.panel").isVisible().catch(() => false)) await page.keyboard.press("Control+J"); // room for the picture
     await goToLine(page, layoutLine, layoutColumn + 1);
-    const hover = page.locator(".monaco-hover", { hasText: `CuTe Tensor` }).first();
     // "being computed" until the probe build ends; ask again until the layout is there.
-    const text = await until(async () => {
-      await page.keyboard.press("Escape");
-      await page.keyboard.press("Control+K");
-      await page.keyboard.press("Control+I"); // Show Hover at the cursor
-      try {
-        await hover.waitFor({ state: "visible", timeout: 3000 });
-        return (await hover.textContent()) ?? "";
-      } catch {
-        const said = await page.locator(".monaco-hover").allTextContents().catch(() => []);
-        log(`hover so far: ${JSON.stringify(said.map((h) => h.replace(/\s+/g, " ").slice(0, 120)))}`);
-        return false;
-      }
-    }, 240_000 * SLOW, `the layout of ${LAYOUT_VAR} in its hover (the probe build)`, 3000);
+    const text = await untilHover(page, "CuTe Tensor", 240_000 * SLOW,
+      `the layout of ${LAYOUT_VAR} in its hover (the probe build)`, 3000);
     const flat = text.replace(/\s+/g, " ");
     log(`layout hover: ${flat.slice(0, 200)}`);
     assert.match(flat, new RegExp(`${LAYOUT_VAR}`), flat);
@@ -556,19 +572,8 @@ test("CuTeGen in a real VS Code: diagnostic, quick fix as a verified diff, Apply
     await page.locator(".view-line", { hasText: "21 % · drain" }).first().waitFor({ timeout: 60_000 * SLOW });
     await screenshot(page, "lens-hints");
     await goToLine(page, 59, 5);
-    const hover = page.locator(".monaco-hover", { hasText: "CuTeGen profile · line 59" }).first();
-    await until(async () => {
-      await page.keyboard.press("Escape");
-      await page.keyboard.press("Control+K");
-      await page.keyboard.press("Control+I");
-      try {
-        await hover.waitFor({ state: "visible", timeout: 3000 });
-        return true;
-      } catch {
-        return false;
-      }
-    }, 60_000 * SLOW, "the hover of hot line 59", 1000);
-    const text = ((await hover.textContent()) ?? "").replace(/\s+/g, " ");
+    const text = (await untilHover(page, "CuTeGen profile · line 59", 60_000 * SLOW, "the hover of hot line 59"))
+      .replace(/\s+/g, " ");
     log(`lens hover: ${text.slice(0, 300)}`);
     assert.match(text, /drain/);
     await screenshot(page, "lens-hover");
@@ -602,17 +607,7 @@ test("CuTeGen in a real VS Code: diagnostic, quick fix as a verified diff, Apply
     await until(async () => /broken_copy\.cu: \d+ error/.test((await status.textContent()) ?? ""), 240_000 * SLOW,
       "the check of broken_copy.cu", 1000);
     await goToLine(page, 20, 3);
-    const item = page.locator(".action-widget .monaco-list-row", { hasText: "explain this error" }).first();
-    await until(async () => {
-      await page.keyboard.press("Control+.");
-      try {
-        await item.waitFor({ state: "visible", timeout: 3000 });
-        return true;
-      } catch {
-        await page.keyboard.press("Escape");
-        return false;
-      }
-    }, 240_000 * SLOW, "the explain-this-error quick fix", 3000);
+    const item = await untilQuickFix(page, "explain this error", 240_000 * SLOW, "the explain-this-error quick fix");
     const offered = await page.locator(".action-widget .monaco-list-row").allTextContents();
     log(`quick fixes offered: ${JSON.stringify(offered)}`);
     assert.ok(offered.every((o) => !/^(Fix|Explain)$/i.test(o.trim())), `VS Code's own AI actions are offered: ${offered}`);
