@@ -162,3 +162,28 @@ def test_api_signature_from_installed_headers(kb, toolchain, name, needle):
 
 def test_api_signature_unknown_name(kb, toolchain):
     assert kb.api_signature("no_such_cute_function_xyz") is None
+
+
+
+def test_the_index_does_not_wake_jax_which_would_claim_the_gpu(tmp_path):
+    """bm25s imports jax where it is installed and runs a jax op at import; on a GPU machine jax then claims 75 %
+    of the card's memory in the server's process (seen on the H200). A jax package that records its import stands
+    in for an installed one: searching the knowledge base must not import it, and retrieval still works."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "jax").mkdir()
+    marker = tmp_path / "jax-was-imported"
+    (tmp_path / "jax" / "__init__.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    (tmp_path / "jax" / "lax.py").write_text("def top_k(x, k):\n    return x[:k], list(range(k))\n")
+    script = ("import sys\n"
+              "from cutegen.knowledge import KnowledgeBase\n"
+              "hits = KnowledgeBase.load().search(verdict='mismatch', k=3)\n"
+              "print(len(hits), 'jax' in sys.modules)\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    hits, jax_loaded = out.stdout.split()
+    assert int(hits) > 0, "retrieval found nothing"
+    assert jax_loaded == "False" and not marker.exists(), "bm25s imported jax"

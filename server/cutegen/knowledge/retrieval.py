@@ -9,6 +9,7 @@ and BM25 orders entries with equal exact evidence (and finds something when noth
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass
 
 from cutegen.knowledge.schema import Entry
@@ -61,8 +62,7 @@ class Hit:
 
 class Index:
     def __init__(self, entries: list[Entry]):
-        import bm25s
-
+        bm25s = _import_bm25s()
         self.entries = entries
         self._bm25 = bm25s.BM25()
         corpus = [tokenize(e.text) or ["empty"] for e in entries]
@@ -73,6 +73,22 @@ class Index:
         if not tokens:
             return [0.0] * len(self.entries)
         return [float(s) for s in self._bm25.get_scores(tokens)]
+
+
+def _import_bm25s():
+    """bm25s imports jax where it is installed, for a top-k this index never asks for (it reads every score), and
+    that import runs a jax op: jax then claims 75 % of the GPU's memory in this process (seen on the H200: XLA's
+    "Failed to allocate 104.85GiB" in the agent while the worker held the card). So jax is hidden while bm25s
+    imports; bm25s then takes numpy, as it does where jax is absent."""
+    hidden = "jax" not in sys.modules
+    if hidden:
+        sys.modules["jax"] = None  # type: ignore[assignment]  # `import jax.lax` raises ImportError
+    try:
+        import bm25s
+    finally:
+        if hidden and sys.modules.get("jax", 0) is None:
+            del sys.modules["jax"]
+    return bm25s
 
 
 def diagnostic_dict(diagnostic) -> dict:
