@@ -82,7 +82,7 @@ def _import_bm25s():
     imports; bm25s then takes numpy, as it does where jax is absent."""
     hidden = "jax" not in sys.modules
     if hidden:
-        sys.modules["jax"] = None  # type: ignore[assignment]  # `import jax.lax` raises ImportError
+        sys.modules["jax"] = None  # `import jax.lax` then raises ImportError
     try:
         import bm25s
     finally:
