@@ -53,6 +53,10 @@ TIER = "type"
 SOURCE = "cutegen (typing)"  # how editors label these diagnostics: not yet nvcc's word
 SHIMS = Path(__file__).parent / "shims"
 PRELUDE = SHIMS / "cutegen_clang_prelude.h"
+# Instantiate the templates the header set itself uses while building its PCH, once, instead of in every parse of
+# every file that reads it (measured here, interleaved, 3 pairs each on 2 loaded cores: a parse of softsign 0.90-0.94x,
+# of the Level-1 fp32 GEMM 0.68-0.94x the time with a plain PCH; the PCH build itself 0.84-1.25x).
+PCH_ONLY_FLAGS = ["-Xclang", "-fpch-instantiate-templates"]
 KEEP_PCH = 8  # precompiled header sets kept per state dir (a CuTe one is ~45 MB, a torch one more)
 KEEP_RESULTS = 2000  # parse results kept (a few KB each): the newest, pruned a tenth at a time
 
@@ -171,7 +175,7 @@ class TypeChecker:
         deps = quoted + user_headers(header, path.parent, [Path(d) for d in self.settings.include_dirs])
         # Without the file's own folder: files of every folder share the set (user headers are taken by their
         # absolute paths). Only a folder holding a header named like a library's would see another file.
-        shared = [a for a in args if a != f"-I{path.parent}"]
+        shared = [a for a in args if a != f"-I{path.parent}"] + PCH_ONLY_FLAGS
         key = cache_key(tier="type-pch", fingerprint=self.toolchain.fingerprint + clang_version(),
                         command_flags=shared, text=header, headers=[*deps, ABI_INCLUDE / "cutegen" / "abi.h", PRELUDE])
         target = self.state.type_cache / f"{key}.pch"
