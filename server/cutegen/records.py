@@ -312,6 +312,11 @@ class RunRecord:
         return self.details.get("trials")
 
     @property
+    def diagnostics(self) -> list[Diagnostic]:
+        """A sanitizer run's findings as editor diagnostics (profiler/sanitizer.py): in `details`, as written."""
+        return [Diagnostic.from_json(d) for d in self.details.get("diagnostics") or []]
+
+    @property
     def build(self) -> BuildFigures | None:
         """The kernel library's build (None where the run built nothing: no problem, a profile of the reference)."""
         build = self.details.get("build")
