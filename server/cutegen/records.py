@@ -1,9 +1,10 @@
 """Run records: one JSON file per action under `.cutegen/runs/`, the single source of what the editor shows.
 
 Typed (RunRecord and its parts) and versioned. Every record is written and read here; producers (the harness,
-the profiler, the checker, the agent) hand `write`/`finisher` the payload they built, and every presenter
-(CodeLens, hover, the status bar through the command reply, the CLI) shows `RunRecord.summary()`, so the same
-run reads the same everywhere.
+the sanitizer, the checker, the agent) hand `write` or a `Recorder` the payload they built and get the typed
+record back (the profiler still gets its dict back from `finisher`), and every presenter (CodeLens, hover, the
+status bar through the command reply, the CLI) shows `RunRecord.summary()`, so the same run reads the same
+everywhere.
 
 Schema 1 (cutegen ≤ 0.1) stored the producer's payload as is; it is still read (`from_payload` is the one
 place that knows its layout). A record of any other schema is shown as a note asking for a new run.
@@ -308,10 +309,6 @@ class RunRecord:
         return self.details.get("problem")
 
     @property
-    def trials(self) -> int | None:
-        return self.details.get("trials")
-
-    @property
     def diagnostics(self) -> list[Diagnostic]:
         """A sanitizer run's findings as editor diagnostics (profiler/sanitizer.py): in `details`, as written."""
         return [Diagnostic.from_json(d) for d in self.details.get("diagnostics") or []]
@@ -471,7 +468,8 @@ class RunRecord:
 
     @classmethod
     def finished(cls, kind: str, payload: dict) -> "RunRecord":
-        """The typed record of what `finisher` returned (the profiler's and the sanitizer's dicts)."""
+        """The typed record of a finished producer dict: what `finisher` returns (the profiler's), or a schema-1
+        payload with its `record` path."""
         record = cls.from_payload(kind, payload.get("kernel") or payload.get("file", ""), payload)
         record.path, record.save_error = payload.get("record"), payload.get("record_error")
         return record
