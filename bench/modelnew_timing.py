@@ -71,9 +71,9 @@ def main() -> None:
     try:
         for label, kernel in (("abi", KERNEL), ("modelnew", modelnew)):
             rec = verify_kernel(kernel, builder, worker, timing=True, baselines=("eager",), state_dir=state)
-            assert rec["verdict"] == "pass", f"{label}: {rec['verdict']}: {rec['message']}"
-            results[label] = {"median_ms": rec["timing"]["median_ms"], "spread": rec["timing"]["spread"],
-                              "speedup_vs_eager": rec["speedup_vs_eager"]}
+            assert rec.verdict == "pass", f"{label}: {rec.verdict}: {rec.message}"
+            results[label] = {"median_ms": rec.timing.median_ms, "spread": rec.timing.spread,
+                              "speedup_vs_eager": rec.speedup("eager")}
     finally:
         worker.stop()
     abi, mn = results["abi"], results["modelnew"]

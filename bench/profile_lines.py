@@ -115,22 +115,22 @@ def sanitizer_rows(builder, state) -> list[dict]:
         t = time.perf_counter()
         record = sanitize_kernel(case, builder, state_dir=state, tools=tools)
         seconds = time.perf_counter() - t
-        findings = (record.get("sanitizer") or {}).get("findings", [])
-        mine = [f for f in findings if f["tool"] == tool]
-        placed = any(f["line"] == line and f["file"] == str(case) for f in mine)
-        row = {"case": case.stem, "tools": list(tools), "bug_line": line, "tool": tool, "verdict": record["verdict"],
-               "placed": placed, "seconds": round(seconds, 1), "summary": record.get("summary"),
-               "findings": [{k: f[k] for k in ("tool", "line", "message", "count", "threads", "addresses")}
-                            for f in findings], "unplaced": (record.get("sanitizer") or {}).get("unplaced", [])}
+        findings = record.sanitizer.findings if record.sanitizer else []
+        mine = [f for f in findings if f.tool == tool]
+        placed = any(f.line == line and f.file == str(case) for f in mine)
+        row = {"case": case.stem, "tools": list(tools), "bug_line": line, "tool": tool, "verdict": record.verdict,
+               "placed": placed, "seconds": round(seconds, 1), "summary": record.summary(),
+               "findings": [{k: getattr(f, k) for k in ("tool", "line", "message", "count", "threads", "addresses")}
+                            for f in findings], "unplaced": record.sanitizer.unplaced if record.sanitizer else []}
         rows.append(row)
         status = "PLACED" if placed else "NOT placed"
         print(f"\n== sanitize {case.name} ({', '.join(tools)}): {status} at its bug line {line} · "
-              f"{record.get('summary')} · {seconds:.1f} s", flush=True)
+              f"{record.summary()} · {seconds:.1f} s", flush=True)
         for f in row["findings"]:
             print(f"   {case.name}:{f['line']}: {f['tool']}: {f['message']} ({f['count']} reports; "
                   f"{'; '.join(f['threads'][:2])})")
         if not findings:
-            print(f"   {record.get('message')}")
+            print(f"   {record.message}")
     return rows
 
 

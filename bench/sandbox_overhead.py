@@ -107,12 +107,12 @@ def run_overhead(toolchain, jail, rounds: int) -> dict:
         plain.stop()
         for name, worker in (("unsandboxed", plain), ("sandboxed", jailed)):
             cold[name], rec = timed_verify(builder, worker, state)
-            assert rec["verdict"] == "pass", f"{name}: {rec['verdict']}: {rec['message']}"
+            assert rec.verdict == "pass", f"{name}: {rec.verdict}: {rec.message}"
         for r in range(rounds):
             seconds = {}
             for name, worker in _alternate(r, ("unsandboxed", plain), ("sandboxed", jailed)):
                 seconds[name], rec = timed_verify(builder, worker, state)
-                assert rec["verdict"] == "pass", f"{name}: {rec['verdict']}: {rec['message']}"
+                assert rec.verdict == "pass", f"{name}: {rec.verdict}: {rec.message}"
             pairs.append((seconds["sandboxed"], seconds["unsandboxed"]))
     finally:
         plain.stop()

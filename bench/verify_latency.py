@@ -47,7 +47,7 @@ def cutegen_verify(tc, settings) -> float:
     rec = verify_kernel(KERNEL, Builder(tc, settings, state), worker, timing=True, state_dir=state)
     elapsed = time.perf_counter() - t
     worker.stop()
-    assert rec["verdict"] == "pass", rec["message"]
+    assert rec.verdict == "pass", rec.message
     return elapsed
 
 

@@ -122,6 +122,14 @@ print(availability(), '| memory cgroup:', cgroup.memory_binds(), '| seccomp name
     # figure as a table (log) and $OUT/background_loop.json.
     loop) run loop.log env OUT="$OUT" python3 -m pytest -q -s -m gpu tests/lsp/test_background_gpu.py -p no:cacheprovider \
             --durations=3 ;;
+    # Issue 31 part 1 (producers return typed records), about a minute: a mismatch and a CUDA error through the worker
+    # and verify_kernel, a bench's intervals, a candidate through the Verifier in the jailed worker. Not in `all`:
+    # these tests run there in harness and sandbox.
+    typed-records) run typed-records.log python3 -m pytest -q -m gpu -p no:cacheprovider --durations=5 \
+                     "tests/gpu/test_harness_gpu.py::test_cheat_or_bug_gets_its_verdict_and_next_run_works[tail_bug]" \
+                     "tests/gpu/test_harness_gpu.py::test_cheat_or_bug_gets_its_verdict_and_next_run_works[illegal_address]" \
+                     tests/gpu/test_adversarial_gpu.py::test_a_bench_of_a_correct_kernel_carries_intervals_and_fp64_errors \
+                     tests/sandbox/test_sandbox_gpu.py::test_a_candidate_is_verified_in_the_jailed_worker ;;
     # KernelBench Level 1 (problems 1-32) judged in one suite run; a run cut by the call's time limit (SIGINT
     # leaves a consistent state) resumes when the part runs again on the same machine (.cutegen stays there).
     kernelbench) run kernelbench.log timeout -s INT "${KB_SECONDS:-540}" python3 -m cutegen suite run \
@@ -129,7 +137,7 @@ print(availability(), '| memory cgroup:', cgroup.memory_binds(), '| seccomp name
                    --compile-workers "$(nproc)"
                  run kernelbench-table.log python3 bench/kernelbench_table.py .cutegen/kb-h200 --out "$OUT/kernelbench.md"
                  tar czf "$OUT/kb-h200.tgz" --exclude=.cutegen -C .cutegen kb-h200 ;;
-    *) echo "unknown part '$part' (${ALL[*]} kernelbench judge-signed all)" >&2
+    *) echo "unknown part '$part' (${ALL[*]} kernelbench judge-signed typed-records all)" >&2
        exit 2 ;;
   esac
 done

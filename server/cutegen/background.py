@@ -3,7 +3,7 @@
 passing version.
 
 What a version needs is read from the run records (each carries the digest of the text it was made from:
-records.finisher), so a save that changes nothing runs nothing, and a version tested before the server
+records.Recorder), so a save that changes nothing runs nothing, and a version tested before the server
 restarted is not tested again. A `Run` executes one version's stages in the calling thread:
 `stop()` (a newer save) ends it at the next stage boundary and kills what is worthless at once (its
 build's nvcc, a running ncu); `cancel()` (the user) also stops the GPU worker mid-call. Cancelled stages
@@ -92,14 +92,14 @@ class Event:
     state: str
     at: float  # time.monotonic()
     step: str = ""
-    record: dict | None = None
+    record: RunRecord | None = None
 
 
 @dataclass
 class Outcome:
     path: Path
     digest: str | None
-    records: dict[Stage, dict] = field(default_factory=dict)  # the finished record dict of each stage that ran
+    records: dict[Stage, RunRecord] = field(default_factory=dict)  # the finished record of each stage that ran
     cancelled: bool = False
     regression: "Regression | None" = None
 
@@ -144,7 +144,7 @@ class Run:
                 record = self._stage(stage)
                 out.records[stage] = record
                 self._emit(stage, "done", record=record)
-                if record.get("level") != "ok":
+                if record.level != "ok":
                     break  # wrong, or not judged here (no GPU): nothing to time or profile
                 if stage is Stage.TIME:
                     remember_version(self.session, self.path, self.digest, record)
@@ -153,7 +153,7 @@ class Run:
         out.regression = regression(self.session.state_dir(self.path), str(self.path))
         return out
 
-    def _stage(self, stage: Stage) -> dict:
+    def _stage(self, stage: Stage) -> RunRecord:
         self._emit(stage, "running")
 
         def step(name: str) -> None:
@@ -161,10 +161,11 @@ class Run:
 
         if stage is Stage.PROFILE:
             # The lens's per-line profile comes with it where the profiler has it (Session.profile).
-            return self.session.profile(self.path, on_stage=step, cancel=self.token)
+            finished = self.session.profile(self.path, on_stage=step, cancel=self.token)
+            return RunRecord.finished("profile", finished)  # the profiler still hands back its dict
         return self.session.test(self.path, timing=stage is Stage.TIME, on_stage=step, cancel=self.token)
 
-    def _emit(self, stage: Stage, state: str, *, step: str = "", record: dict | None = None) -> None:
+    def _emit(self, stage: Stage, state: str, *, step: str = "", record: RunRecord | None = None) -> None:
         self.on_event(Event(stage, state, time.monotonic(), step, record))
 
 
@@ -233,20 +234,20 @@ def _ms(r: RunRecord) -> str:
     return f"{r.timing.median_ms:.3g}"
 
 
-def remember_version(session, path: Path, digest: str | None, record: dict) -> None:
+def remember_version(session, path: Path, digest: str | None, record: RunRecord) -> None:
     """A passing, timed version joins the kernel's measured history, so Restore Best can bring it back."""
     from cutegen.agent.history import History
 
-    timing = record.get("timing") or {}
+    timing = record.timing
     try:
         text = path.read_text()
     except OSError:
         return
-    if records.text_digest(text) != digest or not isinstance(timing.get("median_ms"), (int, float)):
+    if records.text_digest(text) != digest or timing is None:
         return  # saved again meanwhile: which text was built is not known
     History(session.state_dir(path), path).record(
-        {"action": "save", "verdict": record.get("verdict"), "record": record.get("record")},
-        [(text, {"median_ms": timing["median_ms"], "spread": timing.get("spread"), "label": "saved version"})])
+        {"action": "save", "verdict": record.verdict, "record": record.path},
+        [(text, {"median_ms": timing.median_ms, "spread": timing.spread, "label": "saved version"})])
 
 
 # -- where a failed verdict is shown ------------------------------------------------------------------

@@ -1,9 +1,10 @@
 """Run records: one JSON file per action under `.cutegen/runs/`, the single source of what the editor shows.
 
 Typed (RunRecord and its parts) and versioned. Every record is written and read here; producers (the harness,
-the profiler, the checker, the agent) hand `write`/`finisher` the payload they built, and every presenter
-(CodeLens, hover, the status bar through the command reply, the CLI) shows `RunRecord.summary()`, so the same
-run reads the same everywhere.
+the sanitizer, the checker, the agent) hand `write` or a `Recorder` the payload they built and get the typed
+record back (the profiler still gets its dict back from `finisher`), and every presenter (CodeLens, hover, the
+status bar through the command reply, the CLI) shows `RunRecord.summary()`, so the same run reads the same
+everywhere.
 
 Schema 1 (cutegen ≤ 0.1) stored the producer's payload as is; it is still read (`from_payload` is the one
 place that knows its layout). A record of any other schema is shown as a note asking for a new run.
@@ -21,8 +22,8 @@ from pathlib import Path
 from cutegen.files import write_atomic
 from cutegen.hardware import H200
 from cutegen.harness import intervals
-from cutegen.harness.verdicts import Mismatch, Verdict
-from cutegen.model import CheckResult, Location
+from cutegen.harness.verdicts import Mismatch, Verdict, parse
+from cutegen.model import CheckResult, Diagnostic, Location
 from cutegen.profiler.signals import ProfileVerdict, SanitizeVerdict
 from cutegen.state import StateDir, stamp
 
@@ -112,6 +113,29 @@ class Throughput:
 
 
 MATH_NAMES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "tf32": "tf32"}
+
+
+@dataclass
+class BuildFigures:
+    """The library build a test or bench ran (harness/run.py). Stored in the record's `details` as the harness wrote
+    it (schema 2 keeps it there, so today's readers read it), read typed here."""
+
+    ok: bool
+    seconds: float | None = None
+    cached: bool = False
+    log: str = ""
+    diagnostics: list[Diagnostic] = field(default_factory=list)  # the check tier's first for a ModelNew
+    resources: list[dict] = field(default_factory=list)  # ptxas's per-kernel figures (model.KernelResources)
+    worker_diagnostics: list[Diagnostic] = field(default_factory=list)  # what load_inline's own text said
+    check: dict | None = None  # the check compile that explained a failed load_inline: seconds, cached
+
+    @classmethod
+    def from_json(cls, d: dict) -> "BuildFigures":
+        return cls(ok=bool(d.get("ok")), seconds=d.get("seconds"), cached=bool(d.get("cached")), log=d.get("log") or "",
+                   diagnostics=[Diagnostic.from_json(x) for x in d.get("diagnostics") or []],
+                   resources=list(d.get("resources") or []),
+                   worker_diagnostics=[Diagnostic.from_json(x) for x in d.get("worker_diagnostics") or []],
+                   check=d.get("check"))
 
 
 @dataclass
@@ -261,6 +285,39 @@ class RunRecord:
     schema: int = SCHEMA_VERSION
     note: str = ""  # why the record could not be read in full (another schema, a damaged file)
     path: str | None = None  # where it is stored (not serialized)
+    save_error: str | None = None  # why it could not be stored (a full disk: files.py); not serialized
+
+    def __post_init__(self) -> None:
+        # Producers name verdicts by their enum (Verdict, ProfileVerdict, SanitizeVerdict); the record holds the
+        # value, one str type for the three vocabularies and a check's "ok"/"errors", as the JSON does. (A str
+        # Enum member formats as "Verdict.PASS" in an f-string on Python 3.11: the value is what a user reads.)
+        self.verdict = str(getattr(self.verdict, "value", self.verdict))
+
+    @property
+    def harness_verdict(self) -> Verdict | None:
+        """The verdict as the harness's enum; None for a profile's, a sanitizer's or a check's."""
+        return parse(self.verdict)
+
+    @property
+    def kernel(self) -> str:
+        """The kernel file the harness ran (the producer's `kernel`; `file` for records without it)."""
+        return str(self.details.get("kernel") or self.file)
+
+    @property
+    def problem(self) -> str | None:
+        """The problem file it was judged against (None when none was paired)."""
+        return self.details.get("problem")
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        """A sanitizer run's findings as editor diagnostics (profiler/sanitizer.py): in `details`, as written."""
+        return [Diagnostic.from_json(d) for d in self.details.get("diagnostics") or []]
+
+    @property
+    def build(self) -> BuildFigures | None:
+        """The kernel library's build (None where the run built nothing: no problem, a profile of the reference)."""
+        build = self.details.get("build")
+        return BuildFigures.from_json(build) if isinstance(build, dict) else None
 
     # -- figures ------------------------------------------------------------------------------
 
@@ -345,7 +402,7 @@ class RunRecord:
     # -- JSON ---------------------------------------------------------------------------------
 
     def to_json(self) -> dict:
-        d = {k: v for k, v in asdict(self).items() if k not in ("path", "note", "check", "mismatch")}
+        d = {k: v for k, v in asdict(self).items() if k not in ("path", "note", "save_error", "check", "mismatch")}
         d["check"] = self.check.to_json() if self.check else None
         d["mismatch"] = self.mismatch.to_json() if self.mismatch else None
         if self.accuracy is None:
@@ -356,8 +413,8 @@ class RunRecord:
     def from_json(cls, d: dict) -> "RunRecord":
         """A schema-2 record."""
         d = dict(d)
-        d.pop("path", None)
-        d.pop("note", None)
+        for unstored in ("path", "note", "save_error"):
+            d.pop(unstored, None)
         d["timing"] = Timing(**d["timing"]) if d.get("timing") else None
         d["baselines"] = {k: Timing(**v) for k, v in (d.get("baselines") or {}).items()}
         d["throughput"] = Throughput(**d["throughput"]) if d.get("throughput") else None
@@ -409,19 +466,18 @@ class RunRecord:
         record.details = rest
         return record
 
+    @classmethod
+    def finished(cls, kind: str, payload: dict) -> "RunRecord":
+        """The typed record of a finished producer dict: what `finisher` returns (the profiler's), or a schema-1
+        payload with its `record` path."""
+        record = cls.from_payload(kind, payload.get("kernel") or payload.get("file", ""), payload)
+        record.path, record.save_error = payload.get("record"), payload.get("record_error")
+        return record
+
     @property
     def source_digest(self) -> str | None:
         """text_digest of the source file when the action started (None for older records, which lack it)."""
         return self.details.get("source_digest")
-
-    def legacy_figures(self) -> dict:
-        """The schema-1 keys that in-process consumers (the agent) still read from a finished run's dict."""
-        out: dict = {}
-        for key, label in (("eager", "eager"), ("torch_compile", "compile")):
-            ratio = self.speedup(key)
-            if ratio is not None:
-                out[f"speedup_vs_{label}"] = ratio
-        return out
 
 
 def _ms(value: float) -> str:
@@ -447,22 +503,41 @@ def write(state_dir: StateDir | Path, kind: str, file: str, payload: dict | RunR
     return path
 
 
+class Recorder:
+    """One action that may end at any of several steps: `finish(verdict, message, **figures)` completes the
+    producer's `payload` (verdict, message, seconds since the recorder was made), writes the record and returns
+    it, typed. The payload keeps the producer's layout (schema 1's, which `RunRecord.from_payload` alone reads),
+    so the JSON stored is what it was when producers handed back dicts."""
+
+    def __init__(self, state_dir: StateDir | Path, kind: str, file: str, payload: dict):
+        self.state_dir, self.kind, self.file, self.payload = state_dir, str(getattr(kind, "value", kind)), file, payload
+        self.started = time.perf_counter()
+        payload.setdefault("source_digest", source_digest(file))  # what the figures belong to: the text as it starts
+
+    def finish(self, verdict: str, message: str, **figures) -> RunRecord:
+        self.payload.update(verdict=str(getattr(verdict, "value", verdict)), message=message,
+                            seconds=time.perf_counter() - self.started, **figures)
+        record = RunRecord.from_payload(self.kind, self.file, self.payload)
+        try:
+            write(self.state_dir, self.kind, self.file, record)
+        except OSError as e:  # a full disk: the verdict stands; the caller says it was not saved (files.py)
+            record.path, record.save_error = None, str(e)
+        return record
+
+
 def finisher(state_dir: StateDir | Path, kind: str, file: str, record: dict):
-    """`finish(verdict, message, **extra)` for an action that may end at any of several steps: it completes the
-    producer's `record` dict (verdict, message, seconds since now), writes it, and returns the dict with where
-    it went (`record`), its one-line `summary` and its `level` added, for the caller to present."""
-    started = time.perf_counter()
-    record.setdefault("source_digest", source_digest(file))  # what the figures belong to: the text as it starts
+    """The profiler's and the sanitizer's `finish`: a Recorder whose finished record comes back as the producer's
+    dict with where it went (`record`), its `summary` and its `level` added (their consumers, the agent's
+    profile prompt among them, read the full classification and signal evidence, which the record does not
+    keep)."""
+    recorder = Recorder(state_dir, kind, file, record)
 
     def finish(verdict: str, message: str, **extra) -> dict:
-        record.update(verdict=str(getattr(verdict, "value", verdict)), message=message,
-                      seconds=time.perf_counter() - started, **extra)
-        typed = RunRecord.from_payload(kind, file, record)
-        try:
-            record["record"] = str(write(state_dir, kind, file, typed))
-        except OSError as e:  # a full disk: the verdict stands; the caller says it was not saved (files.py)
-            record["record"], record["record_error"] = None, str(e)
-        record.update(summary=typed.summary(), level=typed.level, **typed.legacy_figures())
+        typed = recorder.finish(verdict, message, **extra)
+        record["record"] = typed.path
+        if typed.save_error is not None:
+            record["record_error"] = typed.save_error
+        record.update(summary=typed.summary(), level=typed.level)
         return record
 
     return finish

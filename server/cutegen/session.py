@@ -142,10 +142,11 @@ class Session:
         self._shown_error = key
         return True
 
-    # -- actions: each returns the finished run record (records.finisher's dict) --------------------
+    # -- actions: each returns the finished run record (typed; a profile's still the producer's dict,
+    # records.finisher) ---------------------------------------------------------------------------------
 
     def test(self, path: Path, *, timing: bool = False, trials: int = 5, seed: int = 0,
-             on_stage: Stage | None = None, cancel: Cancel | None = None) -> dict:
+             on_stage: Stage | None = None, cancel: Cancel | None = None) -> "records.RunRecord":
         """Build, run in the worker, judge; `timing` also times the kernel against eager and torch.compile.
         `cancel` stops it (harness/run.py: Cancelled, no record)."""
         from cutegen.harness.run import verify_kernel
@@ -167,7 +168,8 @@ class Session:
                                   state_dir=self.state_dir(path), reference=reference, on_stage=on_stage, lines=lines,
                                   cancel=cancel)
 
-    def sanitize(self, path: Path, *, tools: tuple[str, ...] | None = None, on_stage: Stage | None = None) -> dict:
+    def sanitize(self, path: Path, *, tools: tuple[str, ...] | None = None,
+                 on_stage: Stage | None = None) -> "records.RunRecord":
         """compute-sanitizer's tools on one call with the problem's inputs; findings at user lines."""
         from cutegen.profiler.sanitizer import TOOLS, sanitize_kernel
 

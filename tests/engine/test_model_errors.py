@@ -393,12 +393,12 @@ def test_a_modelnew_that_does_not_build_is_reported_as_cutegen_check_reports_it(
     record = verify_kernel(case.path, builder, _FailedLoadInline(case), problem=LEVEL1 / "23_Softmax.py", gpu=True,
                            state_dir=tmp_path / ".cutegen")
     checked = builder.run(Tier.CHECK, case.path).errors
-    assert record["verdict"] == "build-failed" and record["message"] == f"load_inline failed: {checked[0].format()}"
-    first, *rest = record["build"]["diagnostics"]
-    assert first == checked[0].to_json() and first["line"] in case.bug_lines and "never closed" in first["message"]
+    assert record.verdict == "build-failed" and record.message == f"load_inline failed: {checked[0].format()}"
+    first, *rest = record.build.diagnostics
+    assert first.to_json() == checked[0].to_json() and first.line in case.bug_lines and "never closed" in first.message
     include = case.text.splitlines().index("#include <cute/tensor.hpp>") + 1
-    assert [(d["line"], d["message"]) for d in rest] == [(include, "cute/tensor.hpp: No such file or directory")]
-    assert [d["line"] for d in record["build"]["worker_diagnostics"]] == [include]
+    assert [(d.line, d.message) for d in rest] == [(include, "cute/tensor.hpp: No such file or directory")]
+    assert [d.line for d in record.build.worker_diagnostics] == [include]
 
 
 @pytest.mark.gpu
@@ -419,12 +419,12 @@ def test_cutegen_test_of_a_modelnew_that_does_not_build_on_the_gpu(tmp_path):
                                state_dir=tmp_path / ".cutegen")
     finally:
         worker.stop()
-    assert record["verdict"] == "build-failed", record["message"]
-    first = record["build"]["diagnostics"][0]
-    assert (first["file"], first["line"]) == (str(case.path), 19), first
-    assert "`total_vec` is not declared (first used here)" in first["message"]
-    assert record["build"]["worker_diagnostics"][0]["line"] == 19, record["build"]["worker_diagnostics"]
-    print("GPU-RESULT", record["message"], "| check", record["build"]["check"])
+    assert record.verdict == "build-failed", record.message
+    first = record.build.diagnostics[0]
+    assert (first.file, first.line) == (str(case.path), 19), first
+    assert "`total_vec` is not declared (first used here)" in first.message
+    assert record.build.worker_diagnostics[0].line == 19, record.build.worker_diagnostics
+    print("GPU-RESULT", record.message, "| check", record.build.check)
 
 
 def test_a_modelnew_that_includes_cute_without_an_include_path_is_warned_at_check_time():

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from cutegen import records
+from cutegen.harness.verdicts import Verdict
 from cutegen.records import RunRecord
 from cutegen.state import StateDir, workspace_root
 
@@ -63,16 +64,40 @@ def test_schema2_round_trip_keeps_every_figure(tmp_path, name):
     assert records.latest(tmp_path / ".cutegen", old.file, old.kind).summary() == old.summary()
 
 
-def test_finisher_returns_the_summary_the_editor_shows(tmp_path):
+def test_a_recorder_returns_the_typed_record_the_editor_shows(tmp_path):
     payload = json.loads((H200_RECORDS / "softsign-bench.json").read_text())
     verdict, message = payload.pop("verdict"), payload.pop("message")
     for key in ("schema", "kind", "file", "time", "seconds"):
         payload.pop(key)
-    finish = records.finisher(tmp_path / ".cutegen", "bench", "/ws/softsign.cu", dict(payload))
-    done = finish(verdict, message)
-    assert done["summary"] == SUMMARIES["softsign-bench.json"] and done["level"] == "ok"
-    assert done["speedup_vs_eager"] == pytest.approx(3.3225, abs=1e-4)  # still there for the agent
-    assert records.read(Path(done["record"])).summary() == done["summary"]
+    recorder = records.Recorder(tmp_path / ".cutegen", "bench", "/ws/softsign.cu", dict(payload))
+    done = recorder.finish(Verdict(verdict), message)
+    assert done.summary() == SUMMARIES["softsign-bench.json"] and done.level == "ok"
+    assert done.verdict == "pass" and f"{done.verdict}" == "pass"  # the enum's value, as a user reads it
+    assert done.speedup("eager") == pytest.approx(3.3225, abs=1e-4)  # what the agent reads
+    assert records.read(Path(done.path)).summary() == done.summary() and done.save_error is None
+
+
+def test_a_recorder_on_a_full_disk_keeps_the_verdict_and_says_why(tmp_path):
+    blocked = tmp_path / "file"
+    blocked.write_text("")  # the state folder cannot be made under a file
+    done = records.Recorder(blocked / ".cutegen", "test", "/ws/k.cu", {}).finish(Verdict.NOT_RUN, "built, not run")
+    assert done.verdict == "not-run" and done.level == "info" and done.path is None and done.save_error
+
+
+def test_the_json_written_is_what_the_old_dict_producers_wrote(tmp_path):
+    """A finished record's file holds exactly the payload's figures: schema 1's layout in, schema 2 out, unchanged
+    by the typed return (tests/records/h200 are what readers are tested on)."""
+    payload = json.loads((H200_RECORDS / "softsign-bench.json").read_text())
+    verdict, message = payload.pop("verdict"), payload.pop("message")
+    for key in ("schema", "kind", "file", "time", "seconds"):
+        payload.pop(key)
+    done = records.Recorder(tmp_path / ".cutegen", "bench", "/ws/softsign.cu", dict(payload)).finish(verdict, message)
+    stored = json.loads(Path(done.path).read_text())
+    expected = records.RunRecord.from_payload("bench", "/ws/softsign.cu", {**payload, "verdict": verdict,
+                                                                            "message": message}).to_json()
+    for moving in ("time", "seconds"):
+        stored.pop(moving), expected.pop(moving)
+    assert stored == expected and "save_error" not in stored and "path" not in stored
 
 
 @pytest.mark.parametrize("content, says", [

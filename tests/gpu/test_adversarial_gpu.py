@@ -85,9 +85,9 @@ def test_abi_kernel_gets_its_verdict(engine, name):
     assert builds[name].ok, [d.format() for d in builds[name].errors]
     verdict, pattern = ABI[name]
     record = verify_kernel(CORPUS / f"{name}.cu", builder, worker, state_dir=state)
-    assert record["verdict"] in _names(verdict), record["message"]
+    assert record.verdict in _names(verdict), record.message
     if pattern:
-        assert record["mismatch"]["pattern"] == pattern, record["message"]
+        assert record.mismatch.pattern == pattern, record.message
 
 
 @pytest.mark.gpu
@@ -95,7 +95,7 @@ def test_abi_kernel_gets_its_verdict(engine, name):
 def test_modelnew_gets_its_verdict(engine, name):
     builder, worker, state, _ = engine
     record = verify_kernel(CORPUS / f"{name}.py", builder, worker, state_dir=state)
-    assert record["verdict"] in _names(MODELNEW[name]), record["message"]
+    assert record.verdict in _names(MODELNEW[name]), record.message
 
 
 def _names(expected) -> tuple[str, ...]:
@@ -110,7 +110,7 @@ def test_the_half_precision_kernels_pass_only_at_a_looser_tolerance(engine, kern
     loose = tmp_path / "softsign_loose.py"
     loose.write_text((CORPUS / "softsign_ref.py").read_text() + "\nCUTEGEN_ATOL = CUTEGEN_RTOL = 1e-2\n")
     record = verify_kernel(CORPUS / kernel, builder, worker, problem=loose, state_dir=state)
-    assert record["verdict"] == "pass", record["message"]
+    assert record.verdict == "pass", record.message
 
 
 @pytest.mark.gpu
@@ -121,8 +121,8 @@ def test_a_bench_of_a_correct_kernel_carries_intervals_and_fp64_errors(engine):
     builder, worker, state, _ = engine
     record = verify_kernel(CORPUS / "side_stream_correct.cu", builder, worker, state_dir=state, timing=True,
                            baselines=("eager",))
-    assert record["verdict"] == "pass", record["message"]
-    r = RunRecord.from_payload("bench", record["kernel"], record)
+    assert record.verdict == "pass", record.message
+    r: RunRecord = record
     assert len(r.timing.block_ms) >= 10 and r.timing.calls_per_block >= 1
     assert r.speedup_interval("eager") is not None and ("[" in r.summary() or "within noise" in r.summary())
     assert r.accuracy.truth == "fp64" and r.accuracy.kernel_error <= 1.0

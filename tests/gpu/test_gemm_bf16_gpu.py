@@ -45,9 +45,9 @@ def test_flagship_passes_the_harness_at_4096_cubed(engine):
 
     builder, worker, state = engine
     record = verify_kernel(FLAGSHIP, builder, worker, state_dir=state, timing=True, baselines=("eager",))
-    assert record["verdict"] == "pass", record["message"]
-    print(f"gemm_bf16 4096^3: {record.get('timing', {}).get('median_ms')} ms; {record.get('throughput')}; "
-          f"baselines {record.get('baselines')}")
+    assert record.verdict == "pass", record.message
+    print(f"gemm_bf16 4096^3: {record.timing and record.timing.median_ms} ms; {record.throughput}; "
+          f"baselines {record.baselines}")
 
 
 @pytest.mark.gpu
@@ -57,7 +57,7 @@ def test_flagship_handles_shapes_that_do_not_divide_the_tile(engine, tmp_path):
     builder, worker, state = engine
     problem = problem_with_shape(tmp_path, 1000, 1032, 520)  # M, N, K off the 128x256x64 tile, 16-byte rows
     record = verify_kernel(FLAGSHIP, builder, worker, problem=problem, state_dir=state)
-    assert record["verdict"] == "pass", record["message"]
+    assert record.verdict == "pass", record.message
 
 
 @pytest.mark.gpu
@@ -67,5 +67,5 @@ def test_flagship_refuses_rows_tma_cannot_address(engine, tmp_path):
     builder, worker, state = engine
     problem = problem_with_shape(tmp_path, 8205, 5921, 2949)  # KernelBench level 1 #8, in bf16
     record = verify_kernel(FLAGSHIP, builder, worker, problem=problem, state_dir=state)
-    assert record["verdict"] == "launch-error", record["message"]
-    assert "cudaErrorInvalidValue" in record["message"]
+    assert record.verdict == "launch-error", record.message
+    assert "cudaErrorInvalidValue" in record.message

@@ -45,7 +45,7 @@ def engine(tmp_path_factory):
 def test_example_passes(engine, kernel):
     builder, worker, state = engine
     record = verify_kernel(kernel, builder, worker, state_dir=state)
-    assert record["verdict"] == "pass", record["message"]
+    assert record.verdict == "pass", record.message
 
 
 @pytest.mark.gpu
@@ -62,19 +62,19 @@ def test_cheat_or_bug_gets_its_verdict_and_next_run_works(engine, name):
         record = verify_kernel(kernel, builder, worker, state_dir=state)
     finally:
         builder.settings.test_timeout = 90
-    assert record["verdict"] == verdict, record["message"]
+    assert record.verdict == verdict, record.message
     if pattern:
-        assert record["mismatch"]["pattern"] == pattern, record["message"]
+        assert record.mismatch.pattern == pattern, record.message
     # The worker survived or was replaced: a correct kernel still passes right after.
     good = ROOT / "examples" / "softsign" / "softsign.cu"
-    assert verify_kernel(good, builder, worker, state_dir=state)["verdict"] == "pass"
+    assert verify_kernel(good, builder, worker, state_dir=state).verdict == "pass"
 
 
 @pytest.mark.gpu
 def test_modelnew_alias_cheat_is_named(engine):
     builder, worker, state = engine
     record = verify_kernel(KERNELS / "modelnew_alias.py", builder, worker, state_dir=state)
-    assert record["verdict"] == "output-aliases-input", record["message"]
+    assert record.verdict == "output-aliases-input", record.message
 
 
 @pytest.mark.gpu
@@ -82,7 +82,7 @@ def test_modelnew_load_inline_example_passes(engine):
     builder, worker, state = engine
     builder.settings.build_timeout = 400
     record = verify_kernel(ROOT / "examples/softsign_modelnew/softsign_modelnew.py", builder, worker, state_dir=state)
-    assert record["verdict"] == "pass", record["message"]
+    assert record.verdict == "pass", record.message
 
 
 @pytest.mark.gpu
@@ -90,4 +90,4 @@ def test_modelnew_with_random_weights_passes(engine):
     """Depthwise conv + linear with kaiming-uniform weights: built from the reference's random state on the GPU."""
     builder, worker, state = engine
     record = verify_kernel(KERNELS / "modelnew_depthwise.py", builder, worker, state_dir=state)
-    assert record["verdict"] == "pass", record["message"]
+    assert record.verdict == "pass", record.message

@@ -52,4 +52,4 @@ def test_membound_kernel_passes_off_its_benchmark_size(engine, tmp_path, name, m
         f"def get_inputs():\n    return {inputs.format(M=m, K=k, s=s)}\n"
         "def get_init_inputs():\n    return []\n")
     record = verify_kernel(LEVEL1 / f"{name}.cu", builder, worker, problem=problem, state_dir=state)
-    assert record["verdict"] == "pass", record["message"]
+    assert record.verdict == "pass", record.message

@@ -104,7 +104,7 @@ def test_kernel_passes_on_other_shapes_and_signed_inputs(problem, shape, gpu_eng
     builder, worker, state = gpu_engine
     ref = _small_problem(problem, *shape, tmp_path)
     record = verify_kernel(problem.with_suffix(".cu"), builder, worker, problem=ref, state_dir=state)
-    assert record["verdict"] == "pass", record["message"]
+    assert record.verdict == "pass", record.message
 
 
 def _with_init(problem: Path, init: str, folder: Path) -> Path:
@@ -143,8 +143,8 @@ def test_kernel_computes_with_non_default_init_values(name, init, verdict, init_
     problem = LEVEL1 / f"{name}.py"
     record = verify_kernel(problem.with_suffix(".cu"), builder, worker, problem=_with_init(problem, init, tmp_path),
                            state_dir=state)
-    assert record["verdict"] == verdict, record["message"]
-    assert "init_inputs_unseen" not in record
+    assert record.verdict == verdict, record.message
+    assert "init_inputs_unseen" not in record.details
 
 
 MATMULS = [p for p in PROBLEMS if int(p.name.split("_", 1)[0]) <= 18]
@@ -172,9 +172,9 @@ def test_matmul_on_signed_inputs_passes_against_the_fp64_truth(problem, gpu_engi
     builder.settings.test_timeout = 300
     record = verify_kernel(problem.with_suffix(".cu"), builder, worker, problem=_signed(problem, tmp_path),
                            state_dir=state)
-    acc = record.get("accuracy") or {}
-    print(f"{problem.stem}: {record['verdict']} kernel {acc.get('kernel_error')} fp32-eager {acc.get('reference_error')}")
-    assert record["verdict"] == "pass", record["message"]
-    assert acc["truth"] == "fp64"
+    acc = record.accuracy
+    print(f"{problem.stem}: {record.verdict} kernel {acc and acc.kernel_error} fp32-eager {acc and acc.reference_error}")
+    assert record.verdict == "pass", record.message
+    assert acc.truth == "fp64"
     if problem.name.startswith("4_"):
-        assert acc["kernel_error"] <= 1.0, record["message"]
+        assert acc.kernel_error <= 1.0, record.message

@@ -52,5 +52,5 @@ def test_idiom_kernel_passes_the_harness(engine, kernel):
 
     builder, worker, state = engine
     record = verify_kernel(kernel, builder, worker, state_dir=state, timing=True)
-    assert record["verdict"] == "pass", record["message"]
-    print(f"{kernel.stem}: {record.get('timing', {}).get('median_ms')} ms; {record.get('throughput')}")
+    assert record.verdict == "pass", record.message
+    print(f"{kernel.stem}: {record.timing and record.timing.median_ms} ms; {record.throughput}")

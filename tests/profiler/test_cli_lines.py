@@ -13,6 +13,7 @@ from cutegen.cli.lens import lines_table, sanitizer_errors
 from cutegen.profiler.line_table import find_tool, read_line_table
 from cutegen.profiler.lines import Folder, fold, read_report, system_folders
 from cutegen.profiler.sanitizer import condense, diagnostics, parse
+from cutegen.records import RunRecord
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -54,7 +55,7 @@ def test_sanitizer_errors_print_like_compile_errors(capsys, tmp_path, monkeypatc
     payload = {"verdict": "sanitizer-errors", "message": "m", "kernel": str(kernel), "diagnostics": diagnostics(findings),
                "sanitizer": {"findings": findings, "tools": {"racecheck": errors}, "unplaced": unplaced}, "record": "r.json"}
     monkeypatch.chdir(tmp_path)
-    sanitizer_errors(payload, Console(stderr=True, width=200))
+    sanitizer_errors(RunRecord.finished("sanitize", payload), Console(stderr=True, width=200))
     out, err = capsys.readouterr()
     first = out.splitlines()[0]
     assert first == "smem_race.cu:8:1: error: racecheck: (Warp Level Programming) Potential RAW hazard detected (20 reports)"

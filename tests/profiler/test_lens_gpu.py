@@ -38,10 +38,10 @@ def test_lens_sanitize_runs_four_tools_and_places_an_out_of_bounds_store_at_its_
     case = CASES / "oob_store.cu"
     bug = next(i for i, l in enumerate(case.read_text().splitlines(), 1) if "// BUG:" in l)
     record = sanitize_kernel(case, builder, state_dir=tmp_path)
-    print(json.dumps(record.get("sanitizer"), indent=1)[:3000])
-    assert record["verdict"] == "sanitizer-errors", record["message"]
-    assert set(record["sanitizer"]["tools"]) == {"memcheck", "racecheck", "initcheck", "synccheck"}
-    (f,) = record["sanitizer"]["findings"]
-    assert (f["tool"], f["file"], f["line"]) == ("memcheck", str(case), bug) and "write" in f["message"]
-    assert f["count"] >= 1 and f["threads"] and f["addresses"]
-    assert record["diagnostics"][0]["line"] == bug
+    print(json.dumps(record.to_json().get("sanitizer"), indent=1, default=str)[:3000])
+    assert record.verdict == "sanitizer-errors", record.message
+    assert set(record.sanitizer.tools) == {"memcheck", "racecheck", "initcheck", "synccheck"}
+    (f,) = record.sanitizer.findings
+    assert (f.tool, f.file, f.line) == ("memcheck", str(case), bug) and "write" in f.message
+    assert f.count >= 1 and f.threads and f.addresses
+    assert record.diagnostics[0].line == bug

@@ -31,8 +31,8 @@ def test_a_verify_with_timing_passes_inside_the_sandbox(jail, builder, tmp_path)
         rec = verify_kernel(KERNEL, builder, worker, timing=True, state_dir=tmp_path / ".cutegen")
     finally:
         worker.stop()
-    assert rec["verdict"] == "pass", rec["message"]
-    assert rec["timing"]["median_ms"] > 0
+    assert rec.verdict == "pass", rec.message
+    assert rec.timing.median_ms > 0
 
 
 def test_a_candidate_is_verified_in_the_jailed_worker(builder, tmp_path):
@@ -122,7 +122,7 @@ def test_cuda_runs_under_a_tight_host_memory_cap(jail, builder, tmp_path):
         rec = verify_kernel(TAIL, builder, worker, timing=True, state_dir=tmp_path / ".cutegen")
     finally:
         worker.stop()
-    assert rec["verdict"] == "pass", rec["message"]
+    assert rec.verdict == "pass", rec.message
     print(f"verified under a 4 GiB cap (memory cgroup: {cgroup.memory_binds()})")
 
 
@@ -134,9 +134,9 @@ def test_a_candidate_that_fills_the_cards_memory_is_a_verdict(jail, builder, tmp
         rec = verify_kernel(kernel, builder, worker, state_dir=tmp_path / ".cutegen")
     finally:
         worker.stop()
-    assert rec["verdict"] in ("launch-error", "out-of-memory"), (rec["verdict"], rec["message"])
-    assert "memory" in rec["message"].lower() or "MemoryAllocation" in rec["message"], rec["message"]
-    print(f"a card-filling candidate: {rec['verdict']}: {rec['message'][:160]}")
+    assert rec.verdict in ("launch-error", "out-of-memory"), (rec.verdict, rec.message)
+    assert "memory" in rec.message.lower() or "MemoryAllocation" in rec.message, rec.message
+    print(f"a card-filling candidate: {rec.verdict}: {rec.message[:160]}")
 
 
 def test_a_kernel_that_hangs_in_the_sandbox_is_a_timeout_and_frees_the_gpu(jail, toolchain, tmp_path):
@@ -148,8 +148,8 @@ def test_a_kernel_that_hangs_in_the_sandbox_is_a_timeout_and_frees_the_gpu(jail,
     worker = _jailed_worker(jail, builder)
     try:
         rec = verify_kernel(kernel, builder, worker, state_dir=tmp_path / ".cutegen")
-        assert rec["verdict"] == "timeout" and "hangs" in rec["message"], rec
+        assert rec.verdict == "timeout" and "hangs" in rec.message, rec
         after = verify_kernel(TAIL, builder, worker, state_dir=tmp_path / ".cutegen")  # a fresh jailed worker
     finally:
         worker.stop()
-    assert after["verdict"] == "pass", after["message"]
+    assert after.verdict == "pass", after.message

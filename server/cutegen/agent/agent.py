@@ -172,9 +172,9 @@ class Agent:
                                   "test to fix")
         record = verify_kernel(kernel, v.builder, v.worker, problem=v.problem, trials=v.trials,
                                state_dir=self.state_dir)
-        if record["verdict"] == "pass":
+        if record.passed:
             return Outcome(True, f"{kernel.name} passes its test: nothing to fix")
-        return self.fix(kernel, text, record=record)
+        return self.fix(kernel, text, record=record.to_json())  # the prompt and the knowledge base read the JSON
 
     def fix(self, kernel: Path, text: str, *, diagnostic: Diagnostic | None = None, record: dict | None = None) -> Outcome:
         kernel = Path(kernel).resolve()

@@ -32,8 +32,10 @@ from cutegen.build import Builder, Tier
 from cutegen.build.includes import user_headers
 from cutegen.cancel import Cancelled  # also what verify_kernel raises for a stopped build
 from cutegen.files import write_atomic
+from cutegen.harness.verdicts import Verdict
 from cutegen.model import CheckResult, Diagnostic
 from cutegen.pairing import find_problem
+from cutegen.records import RunRecord
 from cutegen.sandbox import gate, library, preprocess
 from cutegen.state import StateDir
 from cutegen.toolchain import ABI_INCLUDE, includes_torch, torch_include_dirs
@@ -213,27 +215,27 @@ class Verifier:
             return Verification(True, "verified", f"compiled and built · not run: {note}",
                                 "compiled, not run: no sandbox", figures=figures, tiers=tiers)
         record = self._harness(shadow, builder, problem, figures, "test_s", timing=False)
-        if record["verdict"] != "pass":
-            return Verification(False, record["verdict"], f"{record['verdict']}: {record['message']}", record["verdict"],
-                                feedback=_test_feedback(record), figures=figures, tiers=tiers, record=record.get("record"))
+        if record.verdict != Verdict.PASS:
+            return Verification(False, record.verdict, f"{record.verdict}: {record.message}", record.verdict,
+                                feedback=_test_feedback(record), figures=figures, tiers=tiers, record=record.path)
         tiers.append("test")
         correct = f"correct on {self.trials} trials"
         if not timing:
             return Verification(True, "verified", f"compiles · {correct}", correct, figures=figures, tiers=tiers,
-                                record=record.get("record"))
+                                record=record.path)
         timed = self._harness(shadow, builder, problem, figures, "time_s", timing=True, trials=1)
-        if timed["verdict"] != "pass":  # flaky: passed 5 trials, failed the timed one
-            return Verification(False, timed["verdict"], f"{timed['verdict']}: {timed['message']}", timed["verdict"],
-                                feedback=_test_feedback(timed), figures=figures, tiers=tiers, record=timed.get("record"))
+        if timed.verdict != Verdict.PASS or timed.timing is None:  # flaky: passed 5 trials, failed the timed one
+            return Verification(False, timed.verdict, f"{timed.verdict}: {timed.message}", timed.verdict,
+                                feedback=_test_feedback(timed), figures=figures, tiers=tiers, record=timed.path)
         tiers.append("time")
-        t = timed["timing"]
-        figures.update(median_ms=t["median_ms"], spread=t["spread"], timing_trials=t["trials"])
-        if "throughput" in timed:
-            figures["gb_per_s"] = timed["throughput"].get("gb_per_s")
+        t = timed.timing
+        figures.update(median_ms=t.median_ms, spread=t.spread, timing_trials=t.trials)
+        if timed.throughput is not None:
+            figures["gb_per_s"] = timed.throughput.gb_per_s
         if baseline is None:
-            return Verification(True, "verified", f"compiles · {correct} · {t['median_ms']:.3f} ms", correct,
-                                figures=figures, tiers=tiers, record=timed.get("record"))
-        return _compare(baseline, figures, correct, tiers, timed.get("record"))
+            return Verification(True, "verified", f"compiles · {correct} · {t.median_ms:.3f} ms", correct,
+                                figures=figures, tiers=tiers, record=timed.path)
+        return _compare(baseline, figures, correct, tiers, timed.path)
 
     def _build(self, tier: Tier, builder: Builder, path: Path, text: str | None, figures: dict, key: str) -> CheckResult:
         if self.cancel_event.is_set():
@@ -253,7 +255,7 @@ class Verifier:
         return result
 
     def _harness(self, shadow: Path, builder: Builder, problem: Path, figures: dict, key: str, *, timing: bool,
-                 trials: int | None = None) -> dict:
+                 trials: int | None = None) -> RunRecord:
         from cutegen.harness.run import verify_kernel
 
         if self.cancel_event.is_set():
@@ -457,11 +459,11 @@ def describe_diagnostic(d: Diagnostic, explanation_chars: int = 600) -> str:
     return text
 
 
-def _test_feedback(record: dict) -> str:
-    text = f"The harness verdict is `{record['verdict']}`: {record.get('message', '')}"
-    mismatch = record.get("mismatch")
-    if isinstance(mismatch, dict):
-        keep = {k: mismatch[k] for k in ("pattern", "bad", "total", "max_abs", "first_bad_index", "expected", "got")
-                if k in mismatch}
+def _test_feedback(record: RunRecord) -> str:
+    text = f"The harness verdict is `{record.verdict}`: {record.message}"
+    if record.mismatch is not None:
+        m = record.mismatch
+        keep = {"pattern": m.pattern, "bad": m.bad, "total": m.total, "max_abs": m.max_abs,
+                "first_bad_index": m.first_bad_index, "expected": m.expected, "got": m.got}
         text += f"\nMismatch: {keep}"
     return text

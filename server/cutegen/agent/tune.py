@@ -165,9 +165,9 @@ def _measure(kernel, text, verifier, result, shadows, current, stage) -> TuneRes
         stage(f"timing {_name(v.assignment)}")
         rec = verify_kernel(shadow, builder, worker, problem=problem, trials=verifier.trials, timing=True,
                             state_dir=verifier.state_dir)
-        v.verdict, v.message = rec["verdict"], rec["message"]
-        if v.verdict == "pass":
-            v.median_ms, v.spread = rec["timing"]["median_ms"], rec["timing"]["spread"]
+        v.verdict, v.message = rec.verdict, rec.message
+        if rec.passed and rec.timing is not None:
+            v.median_ms, v.spread = rec.timing.median_ms, rec.timing.spread
     result = _choose(kernel, text, result, current)
     if note:
         result.message += f" ({note})"

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from cutegen.cli import present
 from cutegen.cli.options import command, console, session, settings, toolchain_options
-from cutegen.records import LineProfile, RunRecord, SanitizerReport
+from cutegen.profiler.signals import SanitizeVerdict
+from cutegen.records import LineProfile, RunRecord
 from cutegen.settings import Settings
 
 DEFAULTS = Settings()
@@ -94,22 +95,18 @@ def _sanitize(args) -> int:
     record = run_action(args, s, err, "sanitizing", lambda path, stage: s.sanitize(path, tools=tools, on_stage=stage))
     if not args.json:
         sanitizer_errors(record, err)
-    verdict = record.get("verdict")
-    return 0 if verdict == "clean" else 1 if verdict == "sanitizer-errors" else 2
+    verdict = record.verdict
+    return 0 if verdict == SanitizeVerdict.CLEAN else 1 if verdict == SanitizeVerdict.ERRORS else 2
 
 
-def sanitizer_errors(payload: dict, err) -> None:
+def sanitizer_errors(r: RunRecord, err) -> None:
     """Like compile errors: `file:line:1: error: memcheck: ...`, the evidence indented below, then the summary."""
-    from cutegen.model import Diagnostic
-
-    for d in (Diagnostic.from_json(x) for x in payload.get("diagnostics", [])):
+    for d in r.diagnostics:
         print(d.format(relative_to=Path.cwd()))
         for rel in d.related:
             where = f"{Path(rel.file).name}:{rel.line}: " if (rel.file, rel.line) != (d.file, d.line) else ""
             print(f"    {where}{rel.message}")
-    report = SanitizerReport.from_json(payload["sanitizer"]) if payload.get("sanitizer") else None
-    for text in (report.unplaced if report else [])[:5]:
+    for text in (r.sanitizer.unplaced if r.sanitizer else [])[:5]:
         print(f"  (no user line) {text}")
-    r = RunRecord.from_payload("sanitize", payload.get("kernel", ""), payload)
     color = {"ok": "green", "info": "yellow"}.get(r.level, "red")
-    err.print(f"[{color}]{r.summary()}[/]" + ("" if r.passed else f": {r.message}") + f" · run record {payload.get('record')}")
+    err.print(f"[{color}]{r.summary()}[/]" + ("" if r.passed else f": {r.message}") + f" · run record {r.path}")

@@ -39,10 +39,9 @@ def check(result: CheckResult, record: Path | OSError, verbose: bool, err) -> No
         err.print(f"{verdict} · {result.tier} tier · {state} · raw log in {_plain(shown_path(record))}")
 
 
-def verdict(payload: dict, err) -> None:
+def verdict(r: RunRecord, err) -> None:
     """A finished test or bench: the summary line, the message, then the figures in full."""
-    r = RunRecord.from_payload(payload.get("kind", "test"), payload.get("kernel", ""), payload)
-    print(f"{shown_path(payload['kernel'])}: {r.summary()}")
+    print(f"{shown_path(r.kernel)}: {r.summary()}")
     print(f"  {r.message}")
     if r.timing is not None:
         t, tp = r.timing, r.throughput
@@ -64,8 +63,8 @@ def verdict(payload: dict, err) -> None:
     if hint := suggestion(r.verdict, r.message):
         print(f"  next: {hint}")
     color = {"ok": "green", "info": "yellow"}.get(r.level, "red")
-    where = (f"run record {_plain(shown_path(payload['record']))}" if payload.get("record") else
-             "the run record was not saved: " + _plain(str(payload.get("record_error", "(no record)"))))
+    where = (f"run record {_plain(shown_path(r.path))}" if r.path else
+             "the run record was not saved: " + _plain(str(r.save_error or "(no record)")))
     err.print(f"[{color}]{r.verdict}[/] · {where}")
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from cutegen.cli import present
 from cutegen.cli.options import command, console, reference_mode_option, session, settings, toolchain_options
+from cutegen.records import RunRecord
 from cutegen.settings import Settings
 
 DEFAULTS = Settings()
@@ -85,10 +86,10 @@ def _verify(args) -> int:
         path, timing=args.timing, trials=args.trials, seed=args.seed, on_stage=stage))
     if not args.json:
         present.verdict(record, err)
-    return 0 if record["verdict"] == "pass" else 1
+    return 0 if record.passed else 1
 
 
-def run_action(args, s, err, first: str, action) -> dict:
+def run_action(args, s, err, first: str, action):
     """One session action on the file with a live status line; the session is closed after (its GPU worker too).
     With --json the record is printed here; otherwise the caller presents it."""
     try:
@@ -97,8 +98,18 @@ def run_action(args, s, err, first: str, action) -> dict:
     finally:
         s.close()
     if args.json:
-        print(json.dumps(record, indent=1, default=str))
+        print(json.dumps(_json(record), indent=1, default=str))
     return record
+
+
+def _json(record) -> dict:
+    """--json: a test's record as `.cutegen/runs/` stores it, with where (`record`), its `summary` and `level`;
+    a profile's or a sanitizer's finished dict as the producer returned it."""
+    if not isinstance(record, RunRecord):
+        return record
+    saved = {"record": record.path} if record.save_error is None else \
+        {"record": None, "record_error": record.save_error}
+    return {**record.to_json(), **saved, "summary": record.summary(), "level": record.level}
 
 
 def _lsp(args) -> int:

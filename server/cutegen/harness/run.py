@@ -10,6 +10,7 @@ from typing import Callable
 from cutegen import records
 from cutegen.build import Builder, Tier
 from cutegen.cancel import Cancel, Cancelled
+from cutegen.harness.verdicts import Verdict, parse
 from cutegen.harness.worker import Worker
 from cutegen.model import Diagnostic
 from cutegen.pairing import find_problem
@@ -20,22 +21,24 @@ from cutegen.toolchain import local_gpu_arch
 def verify_kernel(kernel: Path, builder: Builder, worker: Worker, *, problem: str | Path | None = None,
                   trials: int = 5, seed: int = 0, timing: bool = False, baselines: tuple[str, ...] = (),
                   state_dir: Path = IN_WORKING_FOLDER, on_stage: Callable[[str], None] | None = None,
-                  gpu: bool | None = None, cancel: Cancel | None = None) -> dict:
-    """Returns the run record (also written under `state_dir`). `gpu`: whether `worker` runs on a GPU (default:
-    this machine has one); `cutegen suite` says so for workers that live elsewhere (a Ray cluster). A stopped
-    build, or a run whose `cancel` was cancelled, raises Cancelled and records nothing (not a failure)."""
+                  gpu: bool | None = None, cancel: Cancel | None = None) -> records.RunRecord:
+    """Returns the run record, typed (also written under `state_dir`: its `path`, or `save_error` why not). `gpu`:
+    whether `worker` runs on a GPU (default: this machine has one); `cutegen suite` says so for workers that live
+    elsewhere (a Ray cluster). A stopped build, or a run whose `cancel` was cancelled, raises Cancelled and records
+    nothing (not a failure)."""
     cancel = cancel or Cancel()
     kernel = Path(kernel).resolve()
     stage = on_stage or (lambda s: None)
     kind = "bench" if timing else "test"
     record: dict = {"kernel": str(kernel), "problem": None, "environment": _environment(builder)}
 
-    finish = records.finisher(state_dir, kind, str(kernel), record)
+    finish = records.Recorder(state_dir, kind, str(kernel), record).finish
 
     problem_path = find_problem(kernel, problem)
     if problem_path is None or not problem_path.is_file():
-        return finish("no-problem", f"no problem paired with {kernel.name}: add `// cutegen: problem=path/to/ref.py` "
-                      f"or a sibling {kernel.stem}.py" + (f" ({problem_path} does not exist)" if problem_path else ""))
+        return finish(Verdict.NO_PROBLEM, f"no problem paired with {kernel.name}: add "
+                      f"`// cutegen: problem=path/to/ref.py` or a sibling {kernel.stem}.py"
+                      + (f" ({problem_path} does not exist)" if problem_path else ""))
     record["problem"] = str(problem_path)
     if kernel.suffix == ".py":
         return _verify_modelnew(kernel, problem_path, builder, worker, trials, seed, timing, baselines, finish, stage,
@@ -49,34 +52,34 @@ def verify_kernel(kernel: Path, builder: Builder, worker: Worker, *, problem: st
                        "resources": [r.__dict__ for r in build.resources]}
     if not build.ok:
         first = build.errors[0].format() if build.errors else "see the build log"
-        return finish("build-failed", f"the kernel does not build: {first}")
+        return finish(Verdict.BUILD_FAILED, f"the kernel does not build: {first}")
     if not (local_gpu_arch() is not None if gpu is None else gpu):
-        return finish("not-run", "built, not run: no NVIDIA GPU on this machine")
+        return finish(Verdict.NOT_RUN, "built, not run: no NVIDIA GPU on this machine")
     stage("bench" if timing else "test")
     reply = worker.call({"problem": str(problem_path), "library": build.artifact, "trials": trials, "seed": seed,
                          "timing": timing, "baselines": list(baselines), "reference": builder.settings.reference_mode},
                         timeout=builder.settings.test_timeout)
     cancel.check()  # a worker stopped mid-call answers "crashed": not a verdict on the kernel
-    verdict, message = reply.pop("verdict"), reply.pop("message")
+    verdict, message = _verdict(reply.pop("verdict")), reply.pop("message")
     return finish(verdict, message, **reply)
 
 
 def _verify_modelnew(kernel, problem_path, builder, worker, trials, seed, timing, baselines, finish, stage, gpu,
-                     cancel) -> dict:
+                     cancel) -> records.RunRecord:
     """KernelBench `ModelNew` files: built by load_inline inside the worker (torch headers: slow)."""
     from cutegen.harness.modelnew import is_modelnew
 
     if not is_modelnew(kernel):
-        return finish("problem-error", f"{kernel.name} defines no `class ModelNew`")
+        return finish(Verdict.PROBLEM_ERROR, f"{kernel.name} defines no `class ModelNew`")
     if not (local_gpu_arch() is not None if gpu is None else gpu):
-        return finish("not-run", "not run: ModelNew files build and run only on a machine with an NVIDIA GPU")
+        return finish(Verdict.NOT_RUN, "not run: ModelNew files build and run only on a machine with an NVIDIA GPU")
     stage("build + test (load_inline)")
     reply = worker.call({"problem": str(problem_path), "modelnew": str(kernel), "trials": trials, "seed": seed,
                          "timing": timing, "baselines": list(baselines), "reference": builder.settings.reference_mode},
                         timeout=builder.settings.build_timeout + builder.settings.test_timeout)
     cancel.check()
-    verdict, message = reply.pop("verdict"), reply.pop("message")
-    if verdict == "build-failed":
+    verdict, message = _verdict(reply.pop("verdict")), reply.pop("message")
+    if verdict is Verdict.BUILD_FAILED:
         stage("check (why load_inline failed)")
         message, reply["build"] = _checked_build_failure(kernel, builder, reply.get("build") or {}, message)
     return finish(verdict, message, **reply)
@@ -99,6 +102,12 @@ def _checked_build_failure(kernel: Path, builder: Builder, build: dict, message:
     return (f"load_inline failed: {first.format()}",
             {**build, "diagnostics": errors, "worker_diagnostics": worker,
              "check": {"seconds": check.seconds, "cached": check.cached}})
+
+
+def _verdict(name: str) -> Verdict | str:
+    """The worker's verdict (its wire format is JSON) as the enum; a name this version does not know is kept as it
+    came (a newer remote worker's), shown as an error."""
+    return parse(name) or name
 
 
 def _environment(builder: Builder) -> dict:

@@ -14,6 +14,8 @@ import signal
 import threading
 import traceback
 
+from cutegen.harness.verdicts import Verdict
+
 
 class Worker:
     def __init__(self, jail=None):
@@ -35,8 +37,8 @@ class Worker:
         conn.send(request)
         if not conn.poll(timeout):
             self.stop()
-            return {"verdict": "timeout", "message": f"no result within {timeout:.0f} s: the kernel hangs (or is far "
-                    "too slow); the worker was killed and will restart"}
+            return {"verdict": Verdict.TIMEOUT.value, "message": f"no result within {timeout:.0f} s: the kernel hangs "
+                    "(or is far too slow); the worker was killed and will restart"}
         try:
             reply = conn.recv()
         except (EOFError, OSError):
@@ -90,7 +92,7 @@ def _died(code: int | None, jailed: bool, proc=None) -> dict:
     message names the cap), else crashed, with the signal by name and which jail limit it means."""
     over_cap = getattr(proc, "ended_by_memory_cap", lambda: None)()
     if over_cap:
-        return {"verdict": "out-of-memory", "message": over_cap}
+        return {"verdict": Verdict.OUT_OF_MEMORY.value, "message": over_cap}
     sig = -code if code is not None and code < 0 else None
     if jailed and code is not None and code > 128:
         sig = code - 128  # bwrap exits with 128+n when its child is killed by signal n
@@ -101,8 +103,8 @@ def _died(code: int | None, jailed: bool, proc=None) -> dict:
                  "limit", signal.SIGKILL: "; it was killed (a resource limit or the timeout)"}.get(sig, "") if jailed else ""
         how = f"killed by {signal.Signals(sig).name}{limit}"
     where = " in the sandbox" if jailed else ""
-    return {"verdict": "crashed", "message": f"the worker process died{where} during the run: a host-side crash in "
-            f"the kernel library or the problem ({how})"}
+    return {"verdict": Verdict.CRASHED.value, "message": f"the worker process died{where} during the run: a host-side "
+            f"crash in the kernel library or the problem ({how})"}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -142,21 +144,23 @@ def _handle(request: dict) -> dict:
     except Failed as f:
         return f.to_json()
     except BuildFailed as b:
-        return {"verdict": "build-failed", "message": f"load_inline failed: {b}", "build": {
+        return {"verdict": Verdict.BUILD_FAILED.value, "message": f"load_inline failed: {b}", "build": {
             "ok": False, "log": b.log, "diagnostics": [d.to_json() for d in b.diagnostics]}}
     except (ProblemError, LookupError, OSError) as e:
-        return {"verdict": "problem-error", "message": str(e)}
+        return {"verdict": Verdict.PROBLEM_ERROR.value, "message": str(e)}
     except torch.OutOfMemoryError as e:
         torch.cuda.empty_cache()
-        return {"verdict": "out-of-memory", "message": f"the GPU ran out of memory: {str(e).splitlines()[0]}"}
+        return {"verdict": Verdict.OUT_OF_MEMORY.value,
+                "message": f"the GPU ran out of memory: {str(e).splitlines()[0]}"}
     except Exception as e:  # CUDA errors (illegal address, ...) surface here, asynchronously
         text = str(e).splitlines()[0] if str(e) else type(e).__name__
         cuda = "CUDA error" in text or "cuda" in type(e).__name__.lower() or isinstance(e, torch.AcceleratorError if hasattr(torch, "AcceleratorError") else ())
         if cuda and "out of memory" in text:  # a cudaMalloc the card refused, raised as a plain CUDA error (a
             # candidate that leaks device memory call after call): the context stays usable, but start afresh
-            return {"verdict": "out-of-memory", "poisoned": True, "message": f"the GPU ran out of memory: {text} "
-                    "(the kernel library allocates device memory it does not free, or asks for more than the card has)"}
-        return {"verdict": "cuda-error" if cuda else "error", "message": text, "poisoned": cuda,
+            return {"verdict": Verdict.OUT_OF_MEMORY.value, "poisoned": True,
+                    "message": f"the GPU ran out of memory: {text} (the kernel library allocates device memory it "
+                               "does not free, or asks for more than the card has)"}
+        return {"verdict": (Verdict.CUDA_ERROR if cuda else Verdict.ERROR).value, "message": text, "poisoned": cuda,
                 "traceback": traceback.format_exc(limit=6)}
 
 

@@ -155,10 +155,11 @@ class Loop:
                 self.server.refresh_code_lens()
             return
         shown.running = None
-        record = e.record or {}
-        self._publish_failure(w, record)
-        self._notify(w, e.stage, "done", summary=record.get("summary", ""), level=record.get("level", "info"),
-                     since=e.at - w.saved)
+        record = e.record
+        if record is not None:
+            self._publish_failure(w, record)
+        self._notify(w, e.stage, "done", summary=record.summary() if record else "",
+                     level=record.level if record else "info", since=e.at - w.saved)
         self.server.refresh_code_lens()
 
     def _finished(self, w: Waiting, outcome: Outcome, cancelled: bool) -> None:
@@ -191,10 +192,8 @@ class Loop:
 
     # -- a failed verdict as a diagnostic ------------------------------------------------------
 
-    def _publish_failure(self, w: Waiting, record: dict) -> None:
-        path = record.get("record")
-        typed = records.read(Path(path)) if path else None
-        if typed is None or typed.kind not in ("test", "bench"):
+    def _publish_failure(self, w: Waiting, typed: RunRecord) -> None:
+        if typed.path is None or typed.kind not in ("test", "bench"):
             return
         text = self._text(w.uri, w.path)
         if text is None or typed.source_digest != records.text_digest(text):
@@ -288,8 +287,8 @@ def _end_message(outcome: Outcome, cancelled: bool) -> str:
         return "cancelled"
     if outcome.cancelled:
         return "stopped: the file was saved again"
-    last = list(outcome.records.values())[-1] if outcome.records else {}
-    return last.get("summary") or "done"
+    last = list(outcome.records.values())[-1] if outcome.records else None
+    return (last.summary() if last else "") or "done"
 
 
 def register(server: CuteGenServer) -> None:

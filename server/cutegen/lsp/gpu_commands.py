@@ -16,6 +16,7 @@ from lsprotocol import types
 
 from cutegen.lsp.documents import path_of
 from cutegen.lsp.progress import Work
+from cutegen.records import RunRecord
 from cutegen.toolchain import ToolchainError
 
 if TYPE_CHECKING:
@@ -32,14 +33,13 @@ def say(ls: CuteGenServer, answer: dict) -> dict:
     return answer
 
 
-def _finished(ls: CuteGenServer, path: Path, record: dict) -> dict:
+def _finished(ls: CuteGenServer, path: Path, record: RunRecord) -> dict:
     """The reply of a finished test or profile: the record's one-line summary (what CodeLens, hover and the CLI
     show) and its level, so the extension needs no verdict list of its own."""
     ls.refresh_code_lens()
-    verdict = record.get("verdict")
-    summary = record.get("summary") or str(verdict)
-    return say(ls, reply(record.get("level") == "ok", f"{path.name}: {summary}: {record.get('message', '')}",
-                         verdict=verdict, summary=summary, level=record.get("level"), record=record.get("record")))
+    summary = record.summary() or record.verdict
+    return say(ls, reply(record.level == "ok", f"{path.name}: {summary}: {record.message}",
+                         verdict=record.verdict, summary=summary, level=record.level, record=record.path))
 
 
 async def _unready(ls: CuteGenServer, path: Path, module: str, action: str) -> dict | None:
@@ -67,7 +67,7 @@ async def test(ls: CuteGenServer, uri: str) -> dict:
             ls.session.stop_worker()
             work.end_message = "cancelled"
             return reply(False, f"test of {path.name} cancelled", cancelled=True)
-        work.end_message = record.get("summary") or str(record.get("verdict"))
+        work.end_message = record.summary() or record.verdict
     return _finished(ls, path, record)
 
 
@@ -81,4 +81,4 @@ async def profile(ls: CuteGenServer, uri: str) -> dict:
         except asyncio.CancelledError:
             work.end_message = "cancelled"
             return reply(False, f"profile of {path.name} cancelled", cancelled=True)
-    return _finished(ls, path, record)
+    return _finished(ls, path, RunRecord.finished("profile", record))  # the profiler still hands back its dict

@@ -266,19 +266,19 @@ async def sanitize(ls: CuteGenServer, uri: str, args: dict) -> dict:
         except asyncio.CancelledError:
             work.end_message = "cancelled"
             return reply(False, f"sanitizer run of {path.name} cancelled", cancelled=True)
-        work.end_message = record.get("summary") or str(record.get("verdict"))
-    publish_findings(ls, uri, record.get("diagnostics") or [])
+        work.end_message = record.summary() or record.verdict
+    publish_findings(ls, uri, record.diagnostics)
     ls.refresh_code_lens()
-    return say(ls, reply(record.get("level") == "ok", f"{path.name}: {record.get('summary')}: {record.get('message', '')}",
-                         verdict=record.get("verdict"), summary=record.get("summary"), record=record.get("record"),
-                         findings=len(record.get("diagnostics") or [])))
+    return say(ls, reply(record.level == "ok", f"{path.name}: {record.summary()}: {record.message}",
+                         verdict=record.verdict, summary=record.summary(), record=record.path,
+                         findings=len(record.diagnostics)))
 
 
-def publish_findings(ls: CuteGenServer, uri: str, diagnostics: list[dict]) -> None:
+def publish_findings(ls: CuteGenServer, uri: str, diagnostics: list[Diagnostic]) -> None:
     """The sanitizer's diagnostics, under their own owner: a check of the file leaves them, a change withdraws them."""
     groups: dict[str, list] = {uri: []}
     main = path_of(uri)
-    for d in (Diagnostic.from_json(x) for x in diagnostics):
+    for d in diagnostics:
         target = uri if main is not None and Path(d.file) == main else uri_of(Path(d.file).resolve())
         groups.setdefault(target, []).append((to_lsp(d), d))
     doc = ls.open_document(uri)
@@ -296,7 +296,7 @@ def _sync_findings(ls: CuteGenServer, job, result) -> None:
     fresh = record.sanitizer is not None and text is not None and \
         record.sanitizer.digests.get(str(job.path)) == digest(text)
     if fresh:
-        publish_findings(ls, job.uri, record.details.get("diagnostics") or [])
+        publish_findings(ls, job.uri, record.diagnostics)
     else:
         for affected in ls.published.drop(SANITIZE_OWNER + job.uri):  # nothing when none was published
             ls.checks.send(affected, None)

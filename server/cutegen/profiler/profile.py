@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict
 from pathlib import Path
 from typing import Callable
 
@@ -106,8 +107,9 @@ def profile_kernel(kernel: Path, builder: Builder, worker=None, *, problem: str 
         if verdict == "no-counter-permission" and worker is not None:
             from cutegen.harness.run import verify_kernel
 
-            timing = verify_kernel(kernel, builder, worker, problem=problem, timing=True, state_dir=state_dir)
-            return finish(verdict, message, timing=timing.get("timing"), throughput=timing.get("throughput"))
+            timed = verify_kernel(kernel, builder, worker, problem=problem, timing=True, state_dir=state_dir)
+            return finish(verdict, message, timing=timed.timing.to_json() if timed.timing else None,
+                          throughput=asdict(timed.throughput) if timed.throughput else None)
         return finish(verdict, message)
     stage("read report")
     started = time.perf_counter()

@@ -14,12 +14,15 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from cutegen.profiler.line_table import FunctionLines
 from cutegen.profiler.lines import Folder
 from cutegen.profiler.sanitizer_output import condense, diagnostics, parse
 from cutegen.state import IN_WORKING_FOLDER
+
+if TYPE_CHECKING:
+    from cutegen.records import RunRecord
 
 __all__ = ["TOOLS", "condense", "diagnostics", "parse", "sanitize_kernel", "suggestion"]
 
@@ -77,8 +80,9 @@ def run_tool(argv: list[str], timeout: float, wrap=None) -> tuple[str, str | Non
 
 
 def sanitize_kernel(kernel: Path, builder, *, problem: str | Path | None = None, state_dir: Path = IN_WORKING_FOLDER,
-                    tools: tuple[str, ...] = TOOLS, on_stage: Callable[[str], None] | None = None, jail=None) -> dict:
-    """Build `kernel` (-lineinfo), run each sanitizer tool on one call, and write the run record."""
+                    tools: tuple[str, ...] = TOOLS, on_stage: Callable[[str], None] | None = None,
+                    jail=None) -> "RunRecord":
+    """Build `kernel` (-lineinfo), run each sanitizer tool on one call, and write the run record (returned, typed)."""
     from cutegen import records
     from cutegen.build import Tier
     from cutegen.pairing import find_problem
@@ -90,7 +94,7 @@ def sanitize_kernel(kernel: Path, builder, *, problem: str | Path | None = None,
     kernel = Path(kernel).resolve()
     stage = on_stage or (lambda s: None)
     record: dict = {"kernel": str(kernel)}
-    finish = records.finisher(state_dir, "sanitize", str(kernel), record)
+    finish = records.Recorder(state_dir, "sanitize", str(kernel), record).finish
     problem_path = find_problem(kernel, problem)
     if problem_path is None or not problem_path.is_file():
         return finish(V.NO_PROBLEM, f"no problem paired with {kernel.name}: the sanitizer needs its inputs")

@@ -67,10 +67,9 @@ def judge(entry: Entry, ctx: Context, worker: GpuWorker | None = None, profile_o
             build_s = time.perf_counter() - started
     from cutegen.harness.run import verify_kernel
 
-    finished = verify_kernel(entry.kernel, ctx.builder, worker or ctx.backend.worker(entry.name), problem=entry.problem,
+    record = verify_kernel(entry.kernel, ctx.builder, worker or ctx.backend.worker(entry.name), problem=entry.problem,
                              trials=ctx.trials, timing=True, baselines=("eager", "compile"), state_dir=ctx.state_dir,
                              on_stage=lambda s: ctx.on_stage(entry.name, s), gpu=ctx.backend.has_gpu)
-    record = rows.typed(finished, "bench")
     profile = reply = None
     row = rows.from_record(entry.name, record)
     if ctx.profile and row["correct"] and not profile_ok:

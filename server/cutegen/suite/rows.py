@@ -13,13 +13,6 @@ COMPILE_FAILURES = ("build-failed", "check-failed")
 UNKNOWN = frozenset({*(v.value for v in NOT_JUDGED), "no-kernel", "suite-error"})
 
 
-def typed(payload: dict, kind: str) -> RunRecord:
-    """The typed record of what a producer returned (verify_kernel's or profile_kernel's finished dict)."""
-    record = RunRecord.from_payload(kind, payload.get("kernel", ""), payload)
-    record.path = payload.get("record")
-    return record
-
-
 def from_record(name: str, record: RunRecord, profile: RunRecord | None = None) -> dict:
     """The row for a test/bench record (and optionally a profile record of the same kernel)."""
     verdict = record.verdict or "suite-error"
@@ -144,7 +137,7 @@ def gpu_seconds(reply: RunRecord | dict | None) -> float:
 def profile_record(reply: dict) -> RunRecord | None:
     """The profile record inside a GPU worker's reply to a profile request (None when the worker failed)."""
     payload = reply.get("profile_record")
-    return typed(payload, "profile") if isinstance(payload, dict) else None
+    return RunRecord.finished("profile", payload) if isinstance(payload, dict) else None
 
 
 def queue_seconds(reply: RunRecord | dict | None) -> float:
