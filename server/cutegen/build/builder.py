@@ -18,7 +18,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Callable
 
-from cutegen.build.cache import BuildCache, cache_key
+from cutegen.build.cache import BuildCache, cache_key, diagnosis_code
 from cutegen.build.includes import user_headers
 from cutegen.build.inline_sources import (
     as_cuda_file, checked_lines, cuda_sources, include_path_warnings, syntax_error,
@@ -77,6 +77,7 @@ class Builder:
         self.cache = BuildCache(StateDir(state_dir).build_cache)
         self._jobs: dict[str, _Job] = {}
         self._lock = threading.Lock()
+        self._demangler = toolchain.tool("cu++filt") or toolchain.tool("c++filt")
         self.jail = None  # a cutegen.sandbox.Jail: the compiler runs inside it (model-written candidates)
         # Library and system headers: everything else is the user's (asked for every frame of every message).
         self._system = tuple(os.path.realpath(s) + os.sep for s in (
@@ -113,7 +114,7 @@ class Builder:
                         text=source, headers=headers)
         hit = self.cache.get(key)
         if hit is not None:
-            return self._result(tier, path, source, _Outcome(**hit), cached=True)
+            return self._result(tier, path, source, _Outcome(**hit), cached=True, key=key)
 
         copy, cacheable = _source_copy(self.cache.entry(key), path.name if path.suffix != ".py" else path.stem + ".cu",
                                        compiled)
@@ -123,12 +124,13 @@ class Builder:
             outcome = self._compile(tier, path, copy, flags, handle, on_stage, torch)
         finally:
             self._end_job(job_key, handle)
-        if cacheable and not outcome.cancelled and not outcome.timed_out:
+        stored = cacheable and not outcome.cancelled and not outcome.timed_out
+        if stored:
             try:
                 self.cache.put(key, asdict(outcome))
             except OSError:
-                pass  # a full disk: the result is right, only not cached (the caller's record says why)
-        return self._result(tier, path, source, outcome, cached=False)
+                stored = False  # a full disk: the result is right, only not cached (the caller's record says why)
+        return self._result(tier, path, source, outcome, cached=False, key=key if stored else None)
 
     @staticmethod
     def job_key(tier: Tier, path: str | Path) -> str:
@@ -187,9 +189,11 @@ class Builder:
             timed_out=step.timed_out, cancelled=job.cancelled, timeout=timeout, torch=torch, progress=progress,
         )
 
-    def _result(self, tier: Tier, path: Path, source: str, o: "_Outcome", cached: bool) -> CheckResult:
+    def _result(self, tier: Tier, path: Path, source: str, o: "_Outcome", cached: bool,
+                key: str | None) -> CheckResult:
+        """The result of a compile's outcome; `key`: the cache entry its diagnosis is read from and stored in."""
         ptx = Path(o.artifact) if tier is Tier.CHECK and o.artifact else None
-        diagnostics, resources = self._diagnose(o.log, path, source, ptx)
+        diagnostics, resources = self._diagnosis(key, o.log, path, source, ptx)
         if o.timed_out:
             diagnostics.insert(0, file_level(path, self._timeout_message(tier, o), "timeout"))
         elif o.returncode != 0 and not o.cancelled and not any(d.severity is Severity.ERROR for d in diagnostics):
@@ -230,10 +234,25 @@ class Builder:
         return CheckResult(file=str(path), tier=tier.value, ok=False, diagnostics=[d], resources=[], raw_log="",
                            command=[], seconds=0.0)
 
+    def _diagnosis(self, key: str | None, log: str, path: Path, source: str,
+                   ptx: Path | None) -> tuple[list[Diagnostic], list[KernelResources]]:
+        """The log's diagnosis: the one stored with the cached log when the same code made it, else made (and
+        stored) now. Everything it reads is in the key (text, headers, flags, toolchain) or in `made_by`."""
+        made_by = f"{diagnosis_code()}|{self._demangler}"
+        stored = self.cache.diagnosis(key, made_by) if key else None
+        if stored is not None:
+            return stored
+        diagnostics, resources = self._diagnose(log, path, source, ptx)
+        if key:
+            try:
+                self.cache.put_diagnosis(key, made_by, diagnostics, resources)
+            except OSError:
+                pass  # not stored: the next hit condenses the log again
+        return diagnostics, resources
+
     def _diagnose(self, log: str, path: Path, source: str, ptx: Path | None) -> tuple[list[Diagnostic], list[KernelResources]]:
         lines = checked_lines(source) if path.suffix == ".py" else source.splitlines()
-        demangler = self.toolchain.tool("cu++filt") or self.toolchain.tool("c++filt")
-        return diagnose(log, path, source, lines, ptx, arch=self.toolchain.arch, demangler=demangler,
+        return diagnose(log, path, source, lines, ptx, arch=self.toolchain.arch, demangler=self._demangler,
                         is_user=self._is_user, is_quiet=self._is_quiet)
 
     def _is_quiet(self, file: str) -> bool:
