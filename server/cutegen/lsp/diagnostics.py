@@ -14,19 +14,25 @@ import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Protocol
 
 from lsprotocol import types
 
-from cutegen.build import Builder, Tier
 from cutegen.lsp import convert
 from cutegen.lsp.documents import is_checked, path_of, unfit
 from cutegen.lsp.typing_tier import TypingTier
 from cutegen.model import CheckResult, Diagnostic, Severity
+from cutegen.session import Tier
 from cutegen.toolchain import ToolchainError
 
 if TYPE_CHECKING:
     from cutegen.lsp.server import CuteGenServer
+
+
+class Compiler(Protocol):
+    """What runs a job's compile (the session's Builder, the type tier's checker): cancelled by job key."""
+
+    def cancel(self, job: str) -> None: ...
 
 
 @dataclass
@@ -36,7 +42,7 @@ class Job:
     version: int | None  # None: the file is not open, its text comes from disk
     key: str
     stop: threading.Event = field(default_factory=threading.Event)
-    builder: Builder | None = None
+    builder: Compiler | None = None
     task: asyncio.Task | None = None
     saved: bool = True  # checks the saved state (open/save), not text still being typed
     text: str | None = None  # the editor's text it checks (None: the file on disk)
