@@ -155,3 +155,8 @@ def test_a_stored_diagnosis_of_other_condenser_code_is_made_again(builder, kerne
     again = builder.run(Tier.CHECK, kernel)
     assert again.cached and len(made) == 1
     assert [d.to_json() for d in again.diagnostics] == [d.to_json() for d in first.diagnostics]
+
+
+def test_the_probe_tier_is_compiled_not_diagnosed(toolchain, kernel, tmp_path):
+    with pytest.raises(ValueError, match="Builder.compile"):
+        Builder(toolchain, Settings(), tmp_path / "state").run(Tier.PROBE, kernel)

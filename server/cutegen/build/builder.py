@@ -104,6 +104,8 @@ class Builder:
         A newer run with the same `job` key (default: tier + file) cancels this one: its compiler is
         killed and this call returns a result with `cancelled=True`.
         """
+        if tier is Tier.PROBE:
+            raise ValueError("the probe tier's log is not a diagnosis: read it with Builder.compile")
         path = Path(path).resolve()
         data = text.encode() if text is not None else path.read_bytes()
         source = data.decode("utf-8", errors="replace")
