@@ -22,8 +22,15 @@
 // schedules today) is allocated once per device, stream-ordered, and reused.
 #pragma once
 
-// A release build, as CUTLASS's own: without NDEBUG every CUTLASS/CuTe device assert stays in the kernel,
-// and in the ping-pong schedule its registers spill (ptxas: 8 bytes, 168 registers).
+// CUTLASS as a release build, as CUTLASS's own: without NDEBUG every CUTLASS/CuTe device assert stays in the
+// kernel, and in the ping-pong schedule its registers spill (ptxas: 8 bytes, 168 registers). Scoped to this
+// header, not the including file: an assert is expanded where its text is read, so the templates read here
+// (CUTLASS's, CuTe's, this file's) keep the release asserts wherever they are instantiated, and after this
+// header NDEBUG is what it was and <cassert> is read again, so the includer's own asserts follow its own flags.
+// It works only where this header comes before any other CUTLASS/CuTe include (their include guards keep a
+// header as it was first read); every includer includes it first. No build flag instead: the project has no
+// per-file flags directive, and -DNDEBUG for every kernel would hide the asserts users write.
+#pragma push_macro("NDEBUG")
 #ifndef NDEBUG
 #define NDEBUG
 #endif
@@ -31,6 +38,8 @@
 
 // CuTe's/CUTLASS's host-side constexpr helpers trip warnings #20013-D / #20015-D without
 // --expt-relaxed-constexpr (which the project's build does not pass); they are CUTLASS-internal and harmless.
+// Silenced for this header's text only (popped at its end): the includer's own code is warned as usual.
+#pragma nv_diagnostic push
 #pragma nv_diag_suppress 20013
 #pragma nv_diag_suppress 20015
 #include <cute/tensor.hpp>
@@ -205,3 +214,7 @@ int launch(const DLTensor* inputs, int num_inputs, DLTensor* outputs, int num_ou
 }
 
 }  // namespace cutegen_sm90_gemm
+
+#pragma nv_diagnostic pop
+#pragma pop_macro("NDEBUG")
+#include <cassert>  // assert as the includer's NDEBUG says (<cassert> defines it anew on every inclusion)

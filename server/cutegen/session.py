@@ -22,6 +22,10 @@ from cutegen.settings import Settings
 from cutegen.state import StateDir
 from cutegen.toolchain import Toolchain, discover
 
+# The adapters import no build/ or harness/ module (tests/engine/test_import_rules.py): what they need of them
+# comes through here (these names, and `Tier` above).
+from cutegen.build.inline_sources import is_modelnew as is_modelnew
+
 Stage = Callable[[str], None]
 
 

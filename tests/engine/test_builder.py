@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -114,3 +116,47 @@ def test_timeout_is_reported_not_hung(toolchain, kernel, tmp_path):
     result = builder.run(Tier.CHECK, kernel)
     assert not result.ok
     assert result.errors[0].code == "timeout" and "cutegen.checkTimeout" in result.errors[0].message
+
+
+def test_cache_hit_starts_no_process_and_diagnoses_as_the_miss(toolchain, kernel, tmp_path, monkeypatch):
+    """A hit reads the stored diagnosis: no nvcc, no ptxas, no demangler (cu++filt/c++filt). The demangling
+    is left to the toolkit's tool (as for a name the cpp_demangle package cannot read), so the miss starts one."""
+    monkeypatch.setitem(sys.modules, "cpp_demangle", None)  # `import cpp_demangle` raises ImportError
+    started: list[str] = []
+    real_popen = subprocess.Popen
+
+    class CountingPopen(real_popen):  # every real spawn, subprocess.run's too, still runs
+        def __init__(self, args, *a, **kw):
+            started.append(os.path.basename(str(args[0] if isinstance(args, (list, tuple)) else args)))
+            super().__init__(args, *a, **kw)
+
+    monkeypatch.setattr(subprocess, "Popen", CountingPopen)
+    warns = GOOD.replace("  int i = blockIdx.x", "  int unused_i = 0;\n  int i = blockIdx.x")
+    builder = Builder(toolchain, Settings(check_timeout=600), tmp_path / "state")  # a cold cache: a real miss
+    miss = builder.run(Tier.CHECK, kernel, text=warns)
+    assert not miss.cached and miss.ok and miss.resources, [d.format() for d in miss.diagnostics]
+    assert {"nvcc", "ptxas"} <= set(started) and any(n.endswith("filt") for n in started), started
+    started.clear()
+    hit = builder.run(Tier.CHECK, kernel, text=warns)
+    assert hit.cached and started == []
+    assert [d.to_json() for d in hit.diagnostics] == [d.to_json() for d in miss.diagnostics]
+    assert hit.resources == miss.resources and hit.resources[0].name == "scale_kernel"
+
+
+def test_a_stored_diagnosis_of_other_condenser_code_is_made_again(builder, kernel, monkeypatch):
+    """The key covers the compile, not the condenser: a diagnosis stored by other code is not served."""
+    from cutegen.build import builder as builder_module
+
+    first = builder.run(Tier.CHECK, kernel)
+    monkeypatch.setattr(builder_module, "diagnosis_code", lambda: "other condenser")
+    made = []
+    real = builder._diagnose
+    monkeypatch.setattr(builder, "_diagnose", lambda *a: made.append(a) or real(*a))
+    again = builder.run(Tier.CHECK, kernel)
+    assert again.cached and len(made) == 1
+    assert [d.to_json() for d in again.diagnostics] == [d.to_json() for d in first.diagnostics]
+
+
+def test_the_probe_tier_is_compiled_not_diagnosed(toolchain, kernel, tmp_path):
+    with pytest.raises(ValueError, match="Builder.compile"):
+        Builder(toolchain, Settings(), tmp_path / "state").run(Tier.PROBE, kernel)

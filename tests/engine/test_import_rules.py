@@ -160,6 +160,24 @@ def test_packages_of_one_layer_import_each_other_one_way_only():
     _check(found, "circle")
 
 
+# What the adapters reach only through the session (issue 31, part 2): the build tiers and the harness.
+ADAPTERS = ("lsp", "cli", "__main__")
+THROUGH_THE_SESSION = ("build", "harness")
+
+
+def test_adapters_reach_build_and_harness_only_through_the_session():
+    found = {}
+    for name in modules():
+        if not any(_within(name, a) for a in ADAPTERS):
+            continue
+        for line, target in cutegen_imports(name):
+            if any(_within(target, t) for t in THROUGH_THE_SESSION) and not _is_leaf(target):
+                found[("adapter", name, target)] = (
+                    f"cutegen/{modules()[name].relative_to(ENGINE)}:{line} imports {target}: an adapter asks the "
+                    f"session (cutegen/session.py) for it")
+    _check(found, "adapter")
+
+
 def test_leaf_modules_import_nothing_of_cutegen():
     found = {("leaf", n, t): f"the leaf {n} imports {t} (line {line})"
              for n in LEAVES if n for line, t in cutegen_imports(n)}

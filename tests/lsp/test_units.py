@@ -71,3 +71,34 @@ def test_resource_titles():
     assert runs.resources_title(_result([], k), "k") == "2 instantiations: 32–40 regs · 1024 B smem · no spills"
     assert runs.resources_title(_result([_diag("/ws/k.cu", 5)]), "k") == "does not compile (1 error)"
     assert runs.resources_title(None, "k") == "not checked yet"
+
+
+def test_a_newer_job_of_a_document_kills_the_older_and_outlives_its_end():
+    import asyncio
+    from pathlib import Path
+
+    from cutegen.lsp.jobs import Job, JobTable
+
+    class Compiler:
+        def __init__(self):
+            self.cancelled: list[str] = []
+
+        def cancel(self, job: str) -> None:
+            self.cancelled.append(job)
+
+    async def scenario():
+        table, compiler = JobTable(), Compiler()
+        old = Job("file:///ws/k.cu", Path("/ws/k.cu"), 1, "lsp:k:0", builder=compiler)
+        old.task = asyncio.create_task(asyncio.Event().wait())
+        table.start(old)
+        new = Job("file:///ws/k.cu", Path("/ws/k.cu"), 2, "lsp:k:1", builder=compiler)
+        new.task = asyncio.create_task(asyncio.Event().wait())
+        table.start(new)
+        await asyncio.sleep(0)  # the cancelled task sees its cancel
+        assert old.stop.is_set() and old.task.cancelled() and compiler.cancelled == ["lsp:k:0"]
+        table.finished(old)  # the older one's end must not forget the newer
+        table.cancel_all()
+        await asyncio.sleep(0)
+        assert new.stop.is_set() and new.task.cancelled() and compiler.cancelled == ["lsp:k:0", "lsp:k:1"]
+
+    asyncio.run(scenario())

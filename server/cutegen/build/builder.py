@@ -1,8 +1,10 @@
-"""One engine API for both build tiers, with a content-hash cache and per-file cancellation.
+"""One engine API for the build tiers, with a content-hash cache and per-file cancellation.
 
 `check` runs `nvcc -ptx` (front end and device code only: 2.4 s where `-c` takes 12.8 s on a small
 CuTe kernel) and then `ptxas -v` on that PTX (tens of milliseconds) for registers, spills and the
 warnings ptxas alone gives. `build` produces the shared library the harness loads (no torch headers).
+`probe` is the layout probe's compile (layouts/probe.py): the check's front end, no output, every error kept;
+its caller reads the log (`compile`), not a diagnosis.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Callable
 
-from cutegen.build.cache import BuildCache, cache_key
+from cutegen.build.cache import BuildCache, cache_key, diagnosis_code
 from cutegen.build.includes import user_headers
 from cutegen.build.inline_sources import (
     as_cuda_file, checked_lines, cuda_sources, include_path_warnings, syntax_error,
@@ -37,17 +39,23 @@ from cutegen.toolchain import ABI_INCLUDE, TORCH_NVCC_FLAGS, Toolchain, includes
 class Tier(str, Enum):
     CHECK = "check"
     BUILD = "build"
+    PROBE = "probe"
+
+
+_ARTIFACT = {Tier.CHECK: ".ptx", Tier.BUILD: ".so", Tier.PROBE: None}  # None: nothing is kept (-o /dev/null)
+_PRE_INCLUDE = "cutegen_pre_include.h"
 
 
 @dataclass
 class _Job:
+    tier: Tier
     proc: subprocess.Popen | None = None
     cancelled: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 @dataclass
-class _Outcome:
+class Outcome:
     """What the compiler did: the part of a build that is cached."""
 
     returncode: int
@@ -77,6 +85,7 @@ class Builder:
         self.cache = BuildCache(StateDir(state_dir).build_cache)
         self._jobs: dict[str, _Job] = {}
         self._lock = threading.Lock()
+        self._demangler = toolchain.tool("cu++filt") or toolchain.tool("c++filt")
         self.jail = None  # a cutegen.sandbox.Jail: the compiler runs inside it (model-written candidates)
         # Library and system headers: everything else is the user's (asked for every frame of every message).
         self._system = tuple(os.path.realpath(s) + os.sep for s in (
@@ -95,6 +104,8 @@ class Builder:
         A newer run with the same `job` key (default: tier + file) cancels this one: its compiler is
         killed and this call returns a result with `cancelled=True`.
         """
+        if tier is Tier.PROBE:
+            raise ValueError("the probe tier's log is not a diagnosis: read it with Builder.compile")
         path = Path(path).resolve()
         data = text.encode() if text is not None else path.read_bytes()
         source = data.decode("utf-8", errors="replace")
@@ -104,31 +115,29 @@ class Builder:
             if not inline:
                 return self._not_cuda(tier, path, source)
             compiled = as_cuda_file(path, inline)
-        torch = includes_torch(compiled)
-        flags = self._flags(tier, path, torch)
-        headers = user_headers(source, path.parent, [Path(d) for d in self.settings.include_dirs])
-        # The path is part of the key: the cached log names the file, and two files with equal text must
-        # not share diagnostics.
-        key = cache_key(tier=tier.value, fingerprint=self.toolchain.fingerprint, command_flags=[str(path), *flags],
-                        text=source, headers=headers)
+        key = self._key(tier, path, source, compiled)
         hit = self.cache.get(key)
         if hit is not None:
-            return self._result(tier, path, source, _Outcome(**hit), cached=True)
+            return self._result(tier, path, source, Outcome(**hit), cached=True, key=key)
+        outcome, stored = self._compile_and_store(tier, path, compiled, key, job, on_stage)
+        return self._result(tier, path, source, outcome, cached=False, key=key if stored else None)
 
-        copy, cacheable = _source_copy(self.cache.entry(key), path.name if path.suffix != ".py" else path.stem + ".cu",
-                                       compiled)
-        job_key = job or self.job_key(tier, path)
-        handle = self._start_job(job_key)
-        try:
-            outcome = self._compile(tier, path, copy, flags, handle, on_stage, torch)
-        finally:
-            self._end_job(job_key, handle)
-        if cacheable and not outcome.cancelled and not outcome.timed_out:
-            try:
-                self.cache.put(key, asdict(outcome))
-            except OSError:
-                pass  # a full disk: the result is right, only not cached (the caller's record says why)
-        return self._result(tier, path, source, outcome, cached=False)
+    def compile(self, tier: Tier, path: str | Path, text: str, *, pre_include: str = "",
+                job: str | None = None) -> tuple[Outcome, bool]:
+        """The compiler's outcome for `text` as `path` (a .cu text), undiagnosed: the probe reads its log itself.
+        `pre_include`: a header's text, included before the file. Returns (outcome, whether it was cached);
+        cancelled as run() is."""
+        path = Path(path).resolve()
+        key = self._key(tier, path, text, text, pre_include)
+        hit = self.cache.get(key)
+        if hit is not None:
+            return Outcome(**hit), True
+        return self._compile_and_store(tier, path, text, key, job, None, pre_include)[0], False
+
+    def stored(self, tier: Tier, path: str | Path, text: str, *, pre_include: str = "") -> Outcome | None:
+        """What compile() would return from the cache, without compiling; None when nothing is stored."""
+        hit = self.cache.get(self._key(tier, Path(path).resolve(), text, text, pre_include))
+        return Outcome(**hit) if hit is not None else None
 
     @staticmethod
     def job_key(tier: Tier, path: str | Path) -> str:
@@ -141,11 +150,50 @@ class Builder:
         if handle:
             _cancel(handle)
 
+    def cancel_all(self, tier: Tier) -> None:
+        """Cancel every run of `tier` (the layout probes, when the server shuts down)."""
+        with self._lock:
+            handles = [h for h in self._jobs.values() if h.tier is tier]
+        for handle in handles:
+            _cancel(handle)
+
     # -- compiling ----------------------------------------------------------------------------
+
+    def _key(self, tier: Tier, path: Path, source: str, compiled: str, pre_include: str = "") -> str:
+        # The path is part of the key: the cached log names the file, and two files with equal text must
+        # not share diagnostics.
+        flags = self._flags(tier, path, includes_torch(compiled))
+        headers = user_headers(source, path.parent, [Path(d) for d in self.settings.include_dirs])
+        return cache_key(tier=tier.value, fingerprint=self.toolchain.fingerprint,
+                         command_flags=[str(path), *flags, pre_include], text=source, headers=headers)
+
+    def _compile_and_store(self, tier: Tier, path: Path, compiled: str, key: str, job: str | None, on_stage,
+                           pre_include: str = "") -> tuple[Outcome, bool]:
+        """Compile in the cache entry and store the outcome; returns it and whether it was stored."""
+        entry = self.cache.entry(key)
+        copy, cacheable = _source_copy(entry, path.name if path.suffix != ".py" else path.stem + ".cu", compiled)
+        if pre_include:
+            write_atomic(copy.parent / _PRE_INCLUDE, pre_include)
+        job_key = job or self.job_key(tier, path)
+        handle = self._start_job(job_key, tier)
+        try:
+            outcome = self._compile(tier, path, copy, handle, on_stage, includes_torch(compiled), bool(pre_include))
+        finally:
+            self._end_job(job_key, handle)
+        # Killed by a signal (a cancel, a timeout, the OOM killer): no verdict on the text, not stored.
+        stored = cacheable and not outcome.cancelled and not outcome.timed_out and outcome.returncode >= 0
+        if stored:
+            try:
+                self.cache.put(key, asdict(outcome))
+            except OSError:
+                stored = False  # a full disk: the result is right, only not cached (the caller's record says why)
+        return outcome, stored
 
     def _flags(self, tier: Tier, path: Path, torch: bool = False) -> list[str]:
         tc, s = self.toolchain, self.settings
-        flags = ["-std=c++17", *tc.gencode, "-lineinfo", f"-I{tc.cutlass_include}", f"-I{ABI_INCLUDE}", f"-I{path.parent}"]
+        lineinfo = ["-lineinfo"] if tier is not Tier.PROBE else []  # the probe writes no code to map
+        flags = ["-std=c++17", *tc.gencode, *lineinfo, f"-I{tc.cutlass_include}", f"-I{ABI_INCLUDE}",
+                 f"-I{path.parent}"]
         flags += [f"-I{d}" for d in s.include_dirs]
         if torch:  # as torch.utils.cpp_extension compiles it; -isystem: torch's own warnings are not the user's
             flags += [f for d in torch_include_dirs() for f in ("-isystem", d)] + list(TORCH_NVCC_FLAGS)
@@ -153,17 +201,28 @@ class Builder:
             # -cudart shared: the library uses the process's one CUDA runtime (torch's), which Nsight Compute
             # intercepts; a statically linked runtime hides the kernels from ncu.
             flags += ["-O3", "-shared", "-Xcompiler", "-fPIC", "-cudart", "shared", "-Xptxas", "-v"]
+        elif tier is Tier.PROBE:
+            # -w: only the probes' errors matter; the error limit (100 by default) would drop probes.
+            flags += ["-ptx", "-w", "-Xcicc", "--error_limit=1000000"]
         else:
             flags += ["-ptx"]
         return flags + list(s.extra_flags)
 
-    def _compile(self, tier: Tier, path: Path, copy: Path, flags: list[str], job: _Job, on_stage,
-                 torch: bool = False) -> "_Outcome":
-        artifact = copy.with_suffix(".ptx" if tier is Tier.CHECK else ".so")
+    def _timeout(self, tier: Tier, torch: bool) -> float:
+        if tier is Tier.CHECK:
+            return self.settings.check_timeout_for(torch)
+        return self.settings.check_timeout if tier is Tier.PROBE else self.settings.build_timeout
+
+    def _compile(self, tier: Tier, path: Path, copy: Path, job: _Job, on_stage, torch: bool,
+                 pre_include: bool) -> "Outcome":
+        flags = self._flags(tier, path, torch)
+        suffix = _ARTIFACT[tier]
+        artifact = copy.with_suffix(suffix) if suffix else Path(os.devnull)
         timing = copy.with_suffix(".time.csv")  # nvcc's per-phase times: how far a cut compile got
         timing.unlink(missing_ok=True)
-        command = [self.toolchain.nvcc, *flags, "-time", str(timing), str(copy), "-o", str(artifact)]
-        timeout = self.settings.check_timeout_for(torch) if tier is Tier.CHECK else self.settings.build_timeout
+        before = ["--pre-include", str(copy.parent / _PRE_INCLUDE)] if pre_include else []
+        command = [self.toolchain.nvcc, *flags, *before, "-time", str(timing), str(copy), "-o", str(artifact)]
+        timeout = self._timeout(tier, torch)
         started = time.perf_counter()
         if on_stage:
             on_stage("nvcc")
@@ -180,16 +239,18 @@ class Builder:
             ptxas_ok = pstep.returncode == 0
             step.timed_out |= pstep.timed_out
             progress = how_far(tier.value, [], after_nvcc="ptxas -v") if pstep.timed_out else progress
-        return _Outcome(
+        return Outcome(
             returncode=step.returncode, ptxas_ok=ptxas_ok, log=log.replace(str(copy), str(path)),
             command=[self.toolchain.nvcc, *flags, str(path), "-o", str(artifact)], seconds=time.perf_counter() - started,
-            artifact=str(artifact) if step.returncode == 0 and ptxas_ok and artifact.exists() else None,
+            artifact=str(artifact) if suffix and step.returncode == 0 and ptxas_ok and artifact.exists() else None,
             timed_out=step.timed_out, cancelled=job.cancelled, timeout=timeout, torch=torch, progress=progress,
         )
 
-    def _result(self, tier: Tier, path: Path, source: str, o: "_Outcome", cached: bool) -> CheckResult:
+    def _result(self, tier: Tier, path: Path, source: str, o: "Outcome", cached: bool,
+                key: str | None) -> CheckResult:
+        """The result of a compile's outcome; `key`: the cache entry its diagnosis is read from and stored in."""
         ptx = Path(o.artifact) if tier is Tier.CHECK and o.artifact else None
-        diagnostics, resources = self._diagnose(o.log, path, source, ptx)
+        diagnostics, resources = self._diagnosis(key, o.log, path, source, ptx)
         if o.timed_out:
             diagnostics.insert(0, file_level(path, self._timeout_message(tier, o), "timeout"))
         elif o.returncode != 0 and not o.cancelled and not any(d.severity is Severity.ERROR for d in diagnostics):
@@ -210,7 +271,7 @@ class Builder:
                            raw_log=o.log, command=o.command, seconds=0.0 if cached else o.seconds, cached=cached,
                            artifact=o.artifact if ok else None, cancelled=o.cancelled)
 
-    def _timeout_message(self, tier: Tier, o: "_Outcome") -> str:
+    def _timeout_message(self, tier: Tier, o: "Outcome") -> str:
         setting = self.settings.name_of(tier.value + "_timeout")
         which = f"the {tier.value} timeout: setting {setting}"
         if tier is Tier.CHECK and o.torch:
@@ -230,10 +291,25 @@ class Builder:
         return CheckResult(file=str(path), tier=tier.value, ok=False, diagnostics=[d], resources=[], raw_log="",
                            command=[], seconds=0.0)
 
+    def _diagnosis(self, key: str | None, log: str, path: Path, source: str,
+                   ptx: Path | None) -> tuple[list[Diagnostic], list[KernelResources]]:
+        """The log's diagnosis: the one stored with the cached log when the same code made it, else made (and
+        stored) now. Everything it reads is in the key (text, headers, flags, toolchain) or in `made_by`."""
+        made_by = f"{diagnosis_code()}|{self._demangler}"
+        stored = self.cache.diagnosis(key, made_by) if key else None
+        if stored is not None:
+            return stored
+        diagnostics, resources = self._diagnose(log, path, source, ptx)
+        if key:
+            try:
+                self.cache.put_diagnosis(key, made_by, diagnostics, resources)
+            except OSError:
+                pass  # not stored: the next hit condenses the log again
+        return diagnostics, resources
+
     def _diagnose(self, log: str, path: Path, source: str, ptx: Path | None) -> tuple[list[Diagnostic], list[KernelResources]]:
         lines = checked_lines(source) if path.suffix == ".py" else source.splitlines()
-        demangler = self.toolchain.tool("cu++filt") or self.toolchain.tool("c++filt")
-        return diagnose(log, path, source, lines, ptx, arch=self.toolchain.arch, demangler=demangler,
+        return diagnose(log, path, source, lines, ptx, arch=self.toolchain.arch, demangler=self._demangler,
                         is_user=self._is_user, is_quiet=self._is_quiet)
 
     def _is_quiet(self, file: str) -> bool:
@@ -244,8 +320,8 @@ class Builder:
 
     # -- processes ------------------------------------------------------------------------------
 
-    def _start_job(self, key: str) -> _Job:
-        job = _Job()
+    def _start_job(self, key: str, tier: Tier) -> _Job:
+        job = _Job(tier)
         with self._lock:
             old = self._jobs.get(key)
             self._jobs[key] = job

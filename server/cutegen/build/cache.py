@@ -1,14 +1,31 @@
-"""Content-addressed build cache under `.cutegen/cache/`: a hit returns without running nvcc."""
+"""Content-addressed build cache under `.cutegen/cache/`: a hit returns without running nvcc, and without
+condensing the log again (its diagnosis is stored beside it, so a hit starts no process: no cu++filt)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import shutil
+from dataclasses import asdict
+from functools import cache
 from pathlib import Path
 
 from cutegen.files import write_atomic
+from cutegen.model import Diagnostic, KernelResources
 
+# The code a stored diagnosis was made by: a change to the condenser (or to the result model it writes) makes
+# every stored diagnosis stale, and it is made again from the cached log (the key covers only the compile).
+_ENGINE = Path(__file__).resolve().parents[1]
+_DIAGNOSIS_CODE = (_ENGINE / "diagnostics", _ENGINE / "model.py")
+
+
+@cache
+def diagnosis_code() -> str:
+    h = hashlib.sha256()
+    for root in _DIAGNOSIS_CODE:
+        for path in sorted(root.rglob("*.py")) if root.is_dir() else [root]:
+            h.update(path.name.encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()[:16]
 
 
 def cache_key(*, tier: str, fingerprint: str, command_flags: list[str], text: str, headers: list[Path]) -> str:
@@ -35,8 +52,7 @@ class BuildCache:
     def get(self, key: str) -> dict | None:
         """The compiler outcome stored for `key` (its log, exit codes, artifact), or None.
 
-        Only what the compiler said is cached; diagnostics are derived from it again on every hit
-        (milliseconds), so a newer condenser never serves stale messages.
+        The diagnosis made from it is stored apart (`diagnosis`): a newer condenser makes it again from this.
         """
         try:
             outcome = json.loads((self.entry(key) / "outcome.json").read_text())
@@ -50,6 +66,24 @@ class BuildCache:
         entry = self.entry(key)
         entry.mkdir(parents=True, exist_ok=True)
         write_atomic(entry / "outcome.json", json.dumps(outcome))  # a concurrent reader never sees half a file
+
+    def diagnosis(self, key: str, made_by: str) -> tuple[list[Diagnostic], list[KernelResources]] | None:
+        """The diagnostics and kernel resources stored for `key` by the same diagnosis (`made_by`: the
+        condenser's code and the demangler), or None: none stored, another version's, or unreadable."""
+        try:
+            stored = json.loads((self.entry(key) / "diagnosis.json").read_text())
+            if stored["made_by"] != made_by:
+                return None
+            return ([Diagnostic.from_json(d) for d in stored["diagnostics"]],
+                     [KernelResources(**r) for r in stored["resources"]])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def put_diagnosis(self, key: str, made_by: str, diagnostics: list[Diagnostic],
+                      resources: list[KernelResources]) -> None:
+        stored = {"made_by": made_by, "diagnostics": [d.to_json() for d in diagnostics],
+                  "resources": [asdict(r) for r in resources]}
+        write_atomic(self.entry(key) / "diagnosis.json", json.dumps(stored))
 
     def clear(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)

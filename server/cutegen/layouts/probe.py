@@ -10,30 +10,21 @@ Errors stop the compile after the front end, so a probe build costs less than th
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import signal
-import subprocess
-import threading
-import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from cutegen.build.cache import cache_key
-from cutegen.build.includes import user_headers
+from cutegen.build import Builder, Outcome, Tier
 from cutegen.diagnostics import parse_log
 from cutegen.diagnostics.cute_types import cute_notation, template_bindings
-from cutegen.files import write_atomic
 from cutegen.layouts.render import render
 from cutegen.layouts.scan import Declaration, find_declarations
 from cutegen.settings import Settings
-from cutegen.state import StateDir
-from cutegen.toolchain import ABI_INCLUDE, TORCH_NVCC_FLAGS, Toolchain, includes_torch, torch_include_dirs
+from cutegen.toolchain import Toolchain
 
 PROBE = "cutegen_layout_probe"
 PROBE_HEADER = f"// CuTeGen layout probe: declared, never defined.\ntemplate <int, int, class> struct {PROBE};\n"
-SCHEMA = 1
 _PROBE_ERROR = re.compile(
     rf'incomplete type "{PROBE}<(?P<line>\d+), (?P<col>\d+), (?P<type>.*?)>"(?: \(aka "{PROBE}<\d+, \d+, (?P<aka>.*)>"\))? is not allowed'
 )
@@ -141,122 +132,48 @@ def _instantiation(what: str) -> str | None:
 
 
 class LayoutProbe:
-    """Runs probe builds, cached by file text (and flags, user headers, toolchain) under `.cutegen/layouts/`."""
+    """Runs probe builds: the Builder's `probe` tier (its flags, cancellation and cache, keyed by the shadow
+    text); the facts are read from the cached log again on every hit (milliseconds, no process)."""
 
-    def __init__(self, toolchain: Toolchain, settings: Settings, state_dir: Path):
-        self.toolchain, self.settings = toolchain, settings
-        self.root = StateDir(state_dir).layouts
-        self._procs: dict[str, subprocess.Popen] = {}
-        self._lock = threading.Lock()
-
-    def flags(self, path: Path, text: str) -> list[str]:
-        """The check tier's flags (torch's headers where the file includes them: Builder._flags), front end only."""
-        tc, s = self.toolchain, self.settings
-        flags = ["-std=c++17", *tc.gencode, f"-I{tc.cutlass_include}", f"-I{ABI_INCLUDE}", f"-I{path.parent}"]
-        flags += [f"-I{d}" for d in s.include_dirs]
-        if includes_torch(text):
-            flags += [f for d in torch_include_dirs() for f in ("-isystem", d)] + list(TORCH_NVCC_FLAGS)
-        # -w: only the probes' errors matter; the error limit (100 by default) would drop probes.
-        return flags + ["-ptx", "-w", "-Xcicc", "--error_limit=1000000", *s.extra_flags]
-
-    def key(self, path: Path, text: str) -> str:
-        """The build cache's key, for a probe build: the toolchain, the path and flags, the text, its headers."""
-        headers = user_headers(text, path.parent, [Path(d) for d in self.settings.include_dirs])
-        return cache_key(tier=f"layout-probe-{SCHEMA}", fingerprint=self.toolchain.fingerprint,
-                         command_flags=[str(path), *self.flags(path, text)], text=text, headers=headers)
+    def __init__(self, toolchain: Toolchain, settings: Settings, state_dir: Path, builder: Builder | None = None):
+        self.builder = builder or Builder(toolchain, settings, state_dir)
 
     def cached(self, path: str | Path, text: str | None = None) -> ProbeResult | None:
         """The stored result for this version of the file, without compiling; None if there is none."""
         path = Path(path).resolve()
         text = path.read_text(errors="replace") if text is None else text
-        return self._load(self.key(path, text))
+        declarations = find_declarations(text)
+        outcome = self.builder.stored(Tier.PROBE, path, shadow_text(text, declarations), pre_include=PROBE_HEADER)
+        return _result(path, declarations, outcome, cached=True) if outcome is not None else None
 
     def run(self, path: str | Path, text: str | None = None) -> ProbeResult:
         path = Path(path).resolve()
         text = path.read_text(errors="replace") if text is None else text
-        key = self.key(path, text)
-        hit = self._load(key)
-        if hit is not None:
-            hit.cached = True
-            return hit
         declarations = find_declarations(text)
-        result = self._compile(path, text, declarations, key)
-        if not result.cancelled and result.problem != "timeout":
-            self._store(key, result)
-        return result
+        # A newer version of the same file (the same job) kills the older probe: it is useless.
+        outcome, cached = self.builder.compile(Tier.PROBE, path, shadow_text(text, declarations),
+                                               pre_include=PROBE_HEADER)
+        return _result(path, declarations, outcome, cached)
 
     def cancel(self, path: str | Path) -> None:
-        with self._lock:
-            proc = self._procs.get(str(Path(path).resolve()))
-        if proc is not None and proc.poll() is None:
-            _kill(proc)
+        self.builder.cancel(self.builder.job_key(Tier.PROBE, Path(path).resolve()))
 
     def cancel_all(self) -> None:
-        with self._lock:
-            procs = list(self._procs.values())
-        for proc in procs:
-            if proc.poll() is None:
-                _kill(proc)
+        self.builder.cancel_all(Tier.PROBE)
 
-    # -- internals ----------------------------------------------------------------------------------
 
-    def _compile(self, path: Path, text: str, declarations: list[Declaration], key: str) -> ProbeResult:
-        work = self.root / key[:2] / key
-        work.mkdir(parents=True, exist_ok=True)
-        header = work / "cutegen_layout_probe.h"
-        write_atomic(header, PROBE_HEADER)
-        shadow = work / path.name
-        write_atomic(shadow, shadow_text(text, declarations))
-        command = [self.toolchain.nvcc, *self.flags(path, text), "--pre-include", str(header), str(shadow),
-                   "-o", os.devnull]
-        started = time.perf_counter()
-        log, status = self._run(str(path), command)
-        seconds = time.perf_counter() - started
-        result = ProbeResult(str(path), declarations=len(declarations), seconds=seconds)
-        if status == "cancelled":
-            result.cancelled = True
-            return result
-        if status == "timeout":
-            result.problem = "timeout"
-            return result
-        log = log.replace(str(shadow), str(path))
-        result.facts = parse_probe_log(log, str(path), declarations)
-        others = [m for m in parse_log(log) if m.severity in ("error", "fatal") and PROBE not in m.text]
+def _result(path: Path, declarations: list[Declaration], outcome: Outcome, cached: bool) -> ProbeResult:
+    result = ProbeResult(str(path), declarations=len(declarations), seconds=outcome.seconds, cached=cached)
+    if outcome.timed_out:
+        result.problem = "timeout"
+    elif outcome.cancelled or outcome.returncode < 0:  # killed: by a newer version, a shutdown, a signal
+        result.cancelled = True
+    else:
+        result.facts = parse_probe_log(outcome.log, str(path), declarations)
+        others = [m for m in parse_log(outcome.log) if m.severity in ("error", "fatal") and PROBE not in m.text]
         if others:
             result.problem = _first_error(others[0], str(path))
-        return result
-
-    def _run(self, owner: str, command: list[str]) -> tuple[str, str]:
-        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
-        with self._lock:
-            older = self._procs.get(owner)
-            self._procs[owner] = proc
-        if older is not None and older.poll() is None:
-            _kill(older)  # a newer version of the same file: the older probe is useless
-        try:
-            out, _ = proc.communicate(timeout=self.settings.check_timeout)
-        except subprocess.TimeoutExpired:
-            _kill(proc)
-            proc.communicate()
-            return "", "timeout"
-        finally:
-            with self._lock:
-                if self._procs.get(owner) is proc:
-                    del self._procs[owner]
-        if proc.returncode < 0:
-            return "", "cancelled"
-        return out.decode(errors="replace"), "done"
-
-    def _load(self, key: str) -> ProbeResult | None:
-        try:
-            return ProbeResult.from_json(json.loads((self.root / key[:2] / key / "result.json").read_text()))
-        except (OSError, ValueError, TypeError):
-            return None
-
-    def _store(self, key: str, result: ProbeResult) -> None:
-        entry = self.root / key[:2] / key
-        entry.mkdir(parents=True, exist_ok=True)
-        write_atomic(entry / "result.json", json.dumps(result.to_json()))
+    return result
 
 
 def _first_error(message, file: str) -> str:
@@ -269,9 +186,3 @@ def _first_error(message, file: str) -> str:
     where = f"{Path(message.file).name}:{message.line}: " if message.file else ""
     return f"the file has errors (first: {where}{text}); `cutegen check` shows where"
 
-
-def _kill(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass

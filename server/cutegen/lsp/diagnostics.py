@@ -1,9 +1,8 @@
 """Diagnostics: check a file on open and save with nvcc (the save tier), publish the condensed result tagged
 with the document version; with checkOnType, the type tier (`typing_tier.py`) reports errors while typing.
 
-One job per file: a newer request cancels the older one, both its task and its nvcc process (each
-job has its own Builder job key, so cancelling never hits a newer job). A result for a version the
-editor has moved past is dropped, never published.
+One job per file (`jobs.py`): a newer request cancels the older one, both its task and its nvcc process. A
+result for a version the editor has moved past is dropped, never published.
 """
 
 from __future__ import annotations
@@ -11,48 +10,27 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
-import threading
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from lsprotocol import types
 
-from cutegen.build import Builder, Tier
 from cutegen.lsp import convert
 from cutegen.lsp.documents import is_checked, path_of, unfit
+from cutegen.lsp.jobs import Job, JobTable
 from cutegen.lsp.typing_tier import TypingTier
 from cutegen.model import CheckResult, Diagnostic, Severity
+from cutegen.session import Tier
 from cutegen.toolchain import ToolchainError
 
 if TYPE_CHECKING:
     from cutegen.lsp.server import CuteGenServer
 
 
-@dataclass
-class Job:
-    uri: str
-    path: Path
-    version: int | None  # None: the file is not open, its text comes from disk
-    key: str
-    stop: threading.Event = field(default_factory=threading.Event)
-    builder: Builder | None = None
-    task: asyncio.Task | None = None
-    saved: bool = True  # checks the saved state (open/save), not text still being typed
-    text: str | None = None  # the editor's text it checks (None: the file on disk)
-    unsaved: str = ""  # why its run record could not be written (a full disk): said once, after publishing
-
-    def kill(self) -> None:
-        """Stop the compiler (from any thread); the Builder returns a cancelled result."""
-        self.stop.set()
-        if self.builder is not None:
-            self.builder.cancel(self.key)
-
-
 class Checker:
     def __init__(self, server: CuteGenServer) -> None:
         self.server = server
-        self.jobs: dict[str, Job] = {}
+        self.jobs = JobTable()
         self._ids = itertools.count()
         # nvcc is CPU-bound: with more files checking than cores, each check would only take longer.
         self._slots = asyncio.Semaphore(max(1, (os.cpu_count() or 2) // 2))
@@ -72,18 +50,14 @@ class Checker:
         job = Job(uri, path, doc.version if doc else None, f"lsp:{path}:{next(self._ids)}", saved=record)
         job.text = text = doc.source if doc else None
         job.task = asyncio.create_task(self._run(job, text, delay, record, on_stage))
-        self.jobs[uri] = job
+        self.jobs.start(job)
         return job.task
 
     def cancel(self, uri: str) -> None:
-        job = self.jobs.pop(uri, None)
-        if job is not None:
-            job.kill()
-            job.task.cancel()
+        self.jobs.cancel(uri)
 
     def cancel_all(self) -> None:
-        for uri in list(self.jobs):
-            self.cancel(uri)
+        self.jobs.cancel_all()
         self.typing.cancel_all()
 
     async def _run(self, job: Job, text: str | None, delay: float, record: bool, on_stage) -> CheckResult | None:
@@ -108,8 +82,7 @@ class Checker:
             self.server.log_exception(f"checking {job.path.name} failed")
             return None
         finally:
-            if self.jobs.get(job.uri) is job:
-                del self.jobs[job.uri]
+            self.jobs.finished(job)
         return result
 
     def _check(self, job: Job, text: str | None, record: bool, on_stage) -> CheckResult | None:

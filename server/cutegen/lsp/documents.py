@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pygls.uris import from_fs_path, to_fs_path
 
-from cutegen.build.inline_sources import is_modelnew
+from cutegen.session import is_modelnew
 
 MAX_BYTES = 2 * 1024 * 1024  # larger files are generated code or data, not kernels being edited
 CHECKED_SUFFIXES = (".cu",)  # headers are checked through the .cu files that include them

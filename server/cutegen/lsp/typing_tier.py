@@ -24,12 +24,12 @@ from typing import TYPE_CHECKING
 from cutegen.typecheck import FAILED, TypeTierUnavailable
 from cutegen.lsp import convert
 from cutegen.lsp.documents import is_checked, path_of, unfit
+from cutegen.lsp.jobs import Job, JobTable
 from cutegen.model import CheckResult, Diagnostic, Severity
 from cutegen.toolchain import ToolchainError
 
 if TYPE_CHECKING:
     from cutegen.lsp.server import CuteGenServer
-    from cutegen.lsp.diagnostics import Job
 
 _NOT_FRONT_END = ("ptxas", "timeout", "nvcc-failed")  # errors a front end cannot agree or disagree with
 
@@ -108,8 +108,8 @@ def _line_map(old: list[str], new: list[str]) -> dict[int, int]:
 class TypingTier:
     def __init__(self, server: CuteGenServer, checker) -> None:
         self.server = server
-        self.checker = checker  # the save tier's Checker: its Job and send()
-        self.jobs: dict[str, Job] = {}
+        self.checker = checker  # the save tier's Checker: its send()
+        self.jobs = JobTable()
         self.saved: dict[str, Saved] = {}
         self.typed: dict[str, tuple[str, CheckResult]] = {}  # uri → (digest of the text, its result)
         self.quiet: dict[str, Quiet] = {}
@@ -117,26 +117,20 @@ class TypingTier:
         self._slot = asyncio.Semaphore(1)  # one parse at a time: they are CPU-bound, and nvcc needs the rest
 
     def schedule(self, uri: str, delay: float) -> asyncio.Task | None:
-        from cutegen.lsp.diagnostics import Job
-
         path, doc = path_of(uri), self.server.open_document(uri)
         if not is_checked(path) or path.suffix != ".cu" or doc is None:
             return None  # ModelNew .py files: their CUDA is in Python strings, the save tier checks them
         self.cancel(uri)
         job = Job(uri, path, doc.version, f"type:{path}:{next(self._ids)}", saved=False)
         job.task = asyncio.create_task(self._run(job, doc.source, delay))
-        self.jobs[uri] = job
+        self.jobs.start(job)
         return job.task
 
     def cancel(self, uri: str) -> None:
-        job = self.jobs.pop(uri, None)
-        if job is not None:
-            job.kill()
-            job.task.cancel()
+        self.jobs.cancel(uri)
 
     def cancel_all(self) -> None:
-        for uri in list(self.jobs):
-            self.cancel(uri)
+        self.jobs.cancel_all()
 
     def forget(self, uri: str) -> None:
         self.cancel(uri)
@@ -162,8 +156,7 @@ class TypingTier:
         except Exception:
             self.server.log_exception(f"typing check of {job.path.name} failed")
         finally:
-            if self.jobs.get(job.uri) is job:
-                del self.jobs[job.uri]
+            self.jobs.finished(job)
 
     def _parse(self, job: Job, text: str) -> CheckResult | None:
         """Runs in a worker thread."""
