@@ -467,10 +467,10 @@ CUTE_DEVICE Epilogue<TensorC, CoordC> make_epilogue(TensorC const& tCgC, CoordC 
 
 // ---------------------------------------------------------------------------------------------
 // The kernel: the three parts around one accumulator fragment (cf. sm70_gemm.hpp's operator()).
-// The statements keep the order of the kernel before the split into parts (C partitioned before
-// the mainloop, the k-range asked for after the accumulators are cleared): ptxas then emits the
-// same SASS. Other orders cost or save a few registers (237/242 instead of 238/240 for <true,
-// false, 1/4> when the scheduler computed the k-range first and the epilogue partitioned C itself).
+// The statements keep the order of the unsplit kernel (C partitioned before the mainloop, the
+// k-range asked for after the accumulators are cleared): its SASS, byte for byte, except a
+// reordered prologue in <false, true, 1>. Other orders move registers: <true, false, 1/4> took
+// 235/241 (not 238/240) with C partitioned after the mainloop, 237/242 with the k-range first.
 // ---------------------------------------------------------------------------------------------
 
 template <bool kAKMajor, bool kBKMajor, int kVec>
