@@ -9,7 +9,8 @@
 # tests 1.5), edges 2, loop 2.5 (three saves through the language server's background loop, issue 32).
 #   device run, carry [".whl"]:  bash scripts/gpu-check.sh harness adapters   (or any part below, or all)
 #   kernelbench is not in `all`: it is issue 15's measurement (near a whole call; it resumes when cut); nor is
-#   judge-signed (the Level-1 matmuls on signed inputs, issue 24: 16 GEMM builds).
+#   judge-signed (the Level-1 matmuls on signed inputs, issue 24: 16 GEMM builds), nor fixtures (a smoke of the
+#   shared test fixtures, issue 31).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/cutegen-gpu-out}; mkdir -p "$OUT"
@@ -122,6 +123,11 @@ print(availability(), '| memory cgroup:', cgroup.memory_binds(), '| seccomp name
     # figure as a table (log) and $OUT/background_loop.json.
     loop) run loop.log env OUT="$OUT" python3 -m pytest -q -s -m gpu tests/lsp/test_background_gpu.py -p no:cacheprovider \
             --durations=3 ;;
+    # The shared `engine` test fixture on the GPU (issue 31: one Session, its Builder and warm worker) through a
+    # passing example and a cheat; not in `all` (the harness part runs the same tests and more), ~1 minute.
+    fixtures) run fixtures.log python3 -m pytest -q -m gpu -p no:cacheprovider --durations=5 \
+                "tests/gpu/test_harness_gpu.py::test_example_passes[softsign]" \
+                "tests/gpu/test_harness_gpu.py::test_cheat_or_bug_gets_its_verdict_and_next_run_works[zero_output]" ;;
     # KernelBench Level 1 (problems 1-32) judged in one suite run; a run cut by the call's time limit (SIGINT
     # leaves a consistent state) resumes when the part runs again on the same machine (.cutegen stays there).
     kernelbench) run kernelbench.log timeout -s INT "${KB_SECONDS:-540}" python3 -m cutegen suite run \
@@ -129,7 +135,7 @@ print(availability(), '| memory cgroup:', cgroup.memory_binds(), '| seccomp name
                    --compile-workers "$(nproc)"
                  run kernelbench-table.log python3 bench/kernelbench_table.py .cutegen/kb-h200 --out "$OUT/kernelbench.md"
                  tar czf "$OUT/kb-h200.tgz" --exclude=.cutegen -C .cutegen kb-h200 ;;
-    *) echo "unknown part '$part' (${ALL[*]} kernelbench judge-signed all)" >&2
+    *) echo "unknown part '$part' (${ALL[*]} kernelbench judge-signed fixtures all)" >&2
        exit 2 ;;
   esac
 done
