@@ -9,7 +9,8 @@
 # tests 1.5), edges 2, loop 2.5 (three saves through the language server's background loop, issue 32).
 #   device run, carry [".whl"]:  bash scripts/gpu-check.sh harness adapters   (or any part below, or all)
 #   kernelbench is not in `all`: it is issue 15's measurement (near a whole call; it resumes when cut); nor is
-#   judge-signed (the Level-1 matmuls on signed inputs, issue 24: 16 GEMM builds).
+#   judge-signed (the Level-1 matmuls on signed inputs, issue 24: 16 GEMM builds), nor fixtures (a smoke of the
+#   shared test fixtures, issue 31).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/cutegen-gpu-out}; mkdir -p "$OUT"
@@ -130,6 +131,11 @@ print(availability(), '| memory cgroup:', cgroup.memory_binds(), '| seccomp name
                      "tests/gpu/test_harness_gpu.py::test_cheat_or_bug_gets_its_verdict_and_next_run_works[illegal_address]" \
                      tests/gpu/test_adversarial_gpu.py::test_a_bench_of_a_correct_kernel_carries_intervals_and_fp64_errors \
                      tests/sandbox/test_sandbox_gpu.py::test_a_candidate_is_verified_in_the_jailed_worker ;;
+    # The shared `engine` test fixture on the GPU (issue 31: one Session, its Builder and warm worker) through a
+    # passing example and a cheat; not in `all` (the harness part runs the same tests and more), ~1 minute.
+    fixtures) run fixtures.log python3 -m pytest -q -m gpu -p no:cacheprovider --durations=5 \
+                "tests/gpu/test_harness_gpu.py::test_example_passes[softsign]" \
+                "tests/gpu/test_harness_gpu.py::test_cheat_or_bug_gets_its_verdict_and_next_run_works[zero_output]" ;;
     # KernelBench Level 1 (problems 1-32) judged in one suite run; a run cut by the call's time limit (SIGINT
     # leaves a consistent state) resumes when the part runs again on the same machine (.cutegen stays there).
     kernelbench) run kernelbench.log timeout -s INT "${KB_SECONDS:-540}" python3 -m cutegen suite run \
@@ -137,7 +143,7 @@ print(availability(), '| memory cgroup:', cgroup.memory_binds(), '| seccomp name
                    --compile-workers "$(nproc)"
                  run kernelbench-table.log python3 bench/kernelbench_table.py .cutegen/kb-h200 --out "$OUT/kernelbench.md"
                  tar czf "$OUT/kb-h200.tgz" --exclude=.cutegen -C .cutegen kb-h200 ;;
-    *) echo "unknown part '$part' (${ALL[*]} kernelbench judge-signed typed-records all)" >&2
+    *) echo "unknown part '$part' (${ALL[*]} kernelbench judge-signed typed-records fixtures all)" >&2
        exit 2 ;;
   esac
 done

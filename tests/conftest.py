@@ -10,11 +10,14 @@ diagnostics are derived from the cached compiler log again on every hit, so cond
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
 import re
 import shutil
+import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -39,6 +42,29 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+def _needs_missing_torch(report) -> bool:
+    """A test module that failed to import only because torch is not installed (the PyTorch extra is optional)."""
+    if not report.failed or report.nodeid.count("::") or not report.nodeid.endswith(".py"):
+        return False
+    try:
+        import torch  # noqa: F401
+    except ModuleNotFoundError as e:
+        return e.name == "torch" and "No module named 'torch'" in str(report.longrepr)
+    return False
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector):
+    """A module that imports torch at its top skips without it, as `pytest.importorskip("torch")` would, wherever
+    the import is (in the module or in what it imports), instead of failing the collection."""
+    report = yield
+    if _needs_missing_torch(report):
+        report.outcome = "skipped"
+        report.longrepr = (str(collector.path), 0, "Skipped: needs torch (pip install torch)")
+        report.result = []
+    return report
 
 
 @pytest.fixture(scope="session")
@@ -75,6 +101,77 @@ def build_state(tmp_path_factory) -> Path:
     return state
 
 
+# -- folders that keep their build cache between runs ---------------------------------------------
+#
+# The build cache's key covers the file's path, so a kernel written into a fresh tmp_path compiles again in every
+# run. A test that compiles in a folder of its own gets `kept_path` instead: a folder named by the checkout and the
+# test, under the shared test build cache, emptied before the test of everything but its `.cutegen/cache` folders.
+# Its texts compile at the same paths every run, so a warm run hits the cache where a cold one compiled, and the
+# test starts as in a fresh folder otherwise (no records, transcripts or learned endpoints of the last run).
+
+KEPT_AGE_S = 7 * 86400  # a kept folder unused this long (a renamed test's) goes
+
+
+def _slug(nodeid: str) -> str:
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", nodeid.rsplit("::", 1)[-1])[:32]
+    return f"{name}-{hashlib.sha1(nodeid.encode()).hexdigest()[:8]}"
+
+
+def _empty_but_caches(folder: Path) -> None:
+    """Delete everything under `folder` but `.cutegen/cache` folders (and the folders holding them)."""
+    for child in folder.iterdir():
+        if child.is_symlink() or not child.is_dir():
+            child.unlink()
+        elif child.name == "cache" and folder.name == ".cutegen":
+            continue
+        elif (child.name == ".cutegen" and (child / "cache").is_dir()) or any(child.rglob(".cutegen/cache")):
+            _empty_but_caches(child)
+        else:
+            shutil.rmtree(child)
+
+
+@contextmanager
+def _kept(build_state: Path, name: str):
+    """The kept folder `name` of this checkout, emptied but for its build caches and locked while in use; None when
+    the cache is off or another run holds it."""
+    import fcntl
+
+    if os.environ.get("CUTEGEN_TEST_CACHE") == "off":
+        yield None
+        return
+    kept = build_state / "kept" / hashlib.sha1(str(ROOT).encode()).hexdigest()[:8]
+    folder = kept / name
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(kept / f"{name}.lock", "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            yield None
+            return
+        _empty_but_caches(folder)
+        os.utime(folder)
+        for old in kept.iterdir():
+            if time.time() - old.stat().st_mtime > KEPT_AGE_S:
+                shutil.rmtree(old, ignore_errors=True) if old.is_dir() else old.unlink(missing_ok=True)
+        yield folder
+
+
+@pytest.fixture
+def kept_path(request, build_state, tmp_path):
+    """A tmp_path whose `.cutegen/cache` folders outlive the run (see above). Another run of the same test in the
+    same checkout at the same time (it holds the folder's lock) gets the plain tmp_path instead."""
+    with _kept(build_state, _slug(request.node.nodeid)) as folder:
+        yield folder or tmp_path
+
+
+@pytest.fixture
+def workspace(kept_path) -> Path:
+    """The editor's workspace folder of the LSP and agent tests (`ws` in a kept folder)."""
+    root = kept_path / "ws"
+    root.mkdir(exist_ok=True)
+    return root
+
+
 @pytest.fixture(scope="session")
 def builder(toolchain, build_state):
     from cutegen.build import Builder
@@ -83,6 +180,51 @@ def builder(toolchain, build_state):
     # A check timeout of 10 minutes, not the editor's 2: on a loaded 2-core CI machine a cold check of a big
     # kernel (15_Matmul's triangle GEMM) has taken longer than 120 s. The tests of the timeout set their own.
     return Builder(toolchain, Settings(check_timeout=600), build_state)
+
+
+# -- the engine of the GPU tests -----------------------------------------------------------------
+
+class Engine:
+    """One Session, as both adapters build it (its Builder, its warm GPU worker, its state dir), for a test module's
+    kernels. Unpacks as (builder, worker, state) for the harness entry points (verify_kernel, profile_kernel)."""
+
+    def __init__(self, session):
+        self.session = session
+
+    @property
+    def builder(self):
+        return self.session.builder(ROOT)  # one state dir (the session's fixed one): one Builder for every path
+
+    @property
+    def worker(self):
+        return self.session.worker()
+
+    @property
+    def state(self):
+        return self.session.fixed_state
+
+    def __iter__(self):
+        return iter((self.builder, self.worker, self.state))
+
+    def __getitem__(self, index: int):
+        return tuple(self)[index]
+
+
+@pytest.fixture(scope="module")
+def engine(request, build_state, tmp_path_factory):
+    """The module's Engine: settings from its `ENGINE_SETTINGS` dict (e.g. a longer test_timeout), its state dir a
+    kept folder (its builds outlive the run, its records do not). The worker stops when the module ends."""
+    from cutegen.session import Session
+    from cutegen.settings import Settings
+
+    settings = Settings(**getattr(request.module, "ENGINE_SETTINGS", {}))
+    with _kept(build_state, "engine-" + request.module.__name__.rsplit(".", 1)[-1]) as folder:
+        state = (folder or tmp_path_factory.mktemp("engine")) / ".cutegen"
+        session = Session(settings, state_dir=state)
+        try:
+            yield Engine(session)
+        finally:
+            session.close()
 
 
 # -- progress: one line per test folder (with -q, pytest itself prints only dots) ---------------------
@@ -151,3 +293,113 @@ def corpus(kind: str) -> list[CorpusCase]:
 
 def has_nvcc() -> bool:
     return shutil.which("nvcc") is not None
+
+
+# -- the language server with an editor-like client (pytest-lsp) ----------------------------------
+#
+# One stack for the LSP and the agent tests: `client` is the real server (`python -m cutegen lsp`) over stdio,
+# initialized like VS Code on `workspace`, with a client that records every publication and CodeLens refresh and
+# applies workspace edits as an editor does. Markers: cutegen_settings(dict) the `cutegen` settings;
+# client_name(str) the clientInfo name; replies(list) scripted LLM replies (a ScriptedOpenAI endpoint is started
+# and configured, `client.scripted`); endpoint(**modes) that endpoint's modes (reasoning_model, sse_only, ...).
+
+LLM_KEY_ENV = "CUTEGEN_TEST_LLM_KEY"  # the scripted endpoint's key (tests/agent/conftest.py: KEY_ENV, KEY)
+LLM_KEY = "sk-test-NEVER-WRITE-ME-4242"
+SERVER_ENV = {**os.environ, LLM_KEY_ENV: LLM_KEY, "PYTHONPATH": os.pathsep.join(
+    [str(ENGINE.parent), *filter(None, [os.environ.get("PYTHONPATH")])])}
+
+try:
+    import pytest_lsp
+    from lsprotocol import types as lsp_types
+    from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+    from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
+except ImportError:  # the LSP extras are optional; those tests then skip
+    pytest_lsp = None
+
+
+def _record_publish(client: LanguageClient, params):
+    client.diagnostics[params.uri] = params.diagnostics
+    client.published.append(params)  # every publication, with its version
+
+
+def _code_lens_refresh(client: LanguageClient, params):
+    client.code_lens_refreshes += 1
+
+
+def _apply_edit(client: LanguageClient, params):
+    """What an editor does with workspace/applyEdit: refuse a stale version, else apply and send didChange.
+    Documents opened through tests/agent's helpers are in `client.docs` (uri → (version, text))."""
+    from urllib.parse import unquote, urlparse
+
+    from tests.agent.test_patch import _apply
+
+    changes = params.edit.document_changes or []
+    for change in changes:
+        if isinstance(change, lsp_types.CreateFile):  # a new file: created empty, then filled by the next edit
+            path = Path(unquote(urlparse(change.uri).path))
+            if path.exists():
+                return lsp_types.ApplyWorkspaceEditResult(applied=False, failure_reason=f"{path.name} exists")
+            path.write_text("")
+            client.docs[change.uri] = (0, "")
+            continue
+        uri, version = change.text_document.uri, change.text_document.version
+        have_version, text = client.docs[uri]
+        if version is not None and version != have_version:
+            return lsp_types.ApplyWorkspaceEditResult(applied=False, failure_reason=f"version {version} is stale")
+        new = _apply(text, change.edits)
+        client.docs[uri] = (have_version + 1, new)
+        client.applied.append((uri, change.edits))
+        if have_version == 0:  # the file just created: an editor writes it out
+            Path(unquote(urlparse(uri).path)).write_text(new)
+        client.text_document_did_change(lsp_types.DidChangeTextDocumentParams(
+            text_document=lsp_types.VersionedTextDocumentIdentifier(uri=uri, version=have_version + 1),
+            content_changes=[lsp_types.TextDocumentContentChangeWholeDocument(text=new)]))
+    return lsp_types.ApplyWorkspaceEditResult(applied=bool(changes))
+
+
+def make_client():
+    from tests.support.lsp_converter import code_action_converter
+
+    client = LanguageClient(converter_factory=code_action_converter)
+    client.published, client.docs, client.applied, client.code_lens_refreshes = [], {}, [], 0
+    # pygls passes the client only to handlers whose first parameter is annotated with its type (as above)
+    handlers = {lsp_types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: _record_publish,
+                lsp_types.WORKSPACE_CODE_LENS_REFRESH: _code_lens_refresh,
+                lsp_types.WORKSPACE_APPLY_EDIT: _apply_edit}
+    register_lsp_features(client, {**DEFAULT_CLIENT_FEATURES, **handlers})
+    return client
+
+
+def _marker(request, name: str, default=None):
+    marker = request.node.get_closest_marker(name)
+    return marker.args[0] if marker and marker.args else default
+
+
+if pytest_lsp is not None:
+    @pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "cutegen", "lsp"],
+                                                  server_env=SERVER_ENV, client_factory=make_client))
+    async def client(lsp_client: LanguageClient, request, workspace: Path):
+        from tests.support.scripted_openai import ScriptedOpenAI
+
+        settings = dict(_marker(request, "cutegen_settings", {}))
+        replies, endpoint = _marker(request, "replies"), request.node.get_closest_marker("endpoint")
+        lsp_client.scripted = None
+        if replies is not None:
+            lsp_client.scripted = ScriptedOpenAI(replies, expect_key=LLM_KEY,
+                                                 **(endpoint.kwargs if endpoint else {})).start()
+            settings.update(llmBaseUrl=lsp_client.scripted.url, llmModel="scripted", llmApiKeyEnv=LLM_KEY_ENV,
+                            llmTimeout=30, llmRetries=1)
+        lsp_client.set_configuration({"cutegen": settings})
+        name = _marker(request, "client_name")
+        await lsp_client.initialize_session(lsp_types.InitializeParams(
+            capabilities=client_capabilities("visual-studio-code"),
+            client_info=lsp_types.ClientInfo(name=name) if name else None,
+            root_uri=workspace.as_uri(),
+            workspace_folders=[lsp_types.WorkspaceFolder(uri=workspace.as_uri(), name="ws")]))
+        yield
+        try:
+            await asyncio.wait_for(lsp_client.shutdown_session(), 20)
+        except Exception:  # a test may have shut the server down itself
+            pass
+        if lsp_client.scripted is not None:
+            lsp_client.scripted.stop()

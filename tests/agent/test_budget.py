@@ -62,7 +62,7 @@ def test_the_endpoints_count_calibrates_the_estimate():
     assert b.scale >= 1.0
 
 
-def test_each_step_records_its_tokens_and_fit_in_the_transcript(tmp_path, scripted):
+def test_each_step_records_its_tokens_and_fit_in_the_transcript(kept_path, scripted):
     from cutegen.agent.agent import Agent
     from cutegen.build import Builder
     from cutegen.toolchain import discover
@@ -70,9 +70,9 @@ def test_each_step_records_its_tokens_and_fit_in_the_transcript(tmp_path, script
     pytest.importorskip("cutegen.knowledge")
     server = scripted([{"reply": "**What**: a dynamic owning tensor."}, {"reply": "**What**: again."}])
     settings = llm_settings(server.url, llm_context_tokens=2600, max_tokens=512)
-    agent = Agent(settings, Builder(discover(settings), settings, tmp_path / ".cutegen"), None,
-                  state_dir=tmp_path / ".cutegen", gpu=False)
-    kernel = tmp_path / "slow.cu"
+    agent = Agent(settings, Builder(discover(settings), settings, kept_path / ".cutegen"), None,
+                  state_dir=kept_path / ".cutegen", gpu=False)
+    kernel = kept_path / "slow.cu"
     kernel.write_text(KERNEL)
     d = Diagnostic(file=str(kernel), line=17, col=3, end_col=9, severity=Severity.ERROR,
                    message="make_tensor: Dynamic owning tensors not supported", code="cute-static-assert",
@@ -80,7 +80,7 @@ def test_each_step_records_its_tokens_and_fit_in_the_transcript(tmp_path, script
     for _ in range(2):
         out = agent.diagnose(kernel, KERNEL, diagnostic=d)
         assert out.ok and out.diagnosis_source == "llm"
-    steps = sorted(Path(tmp_path / ".cutegen" / "agent").rglob("*-round1-diagnose.json"))
+    steps = sorted(Path(kept_path / ".cutegen" / "agent").rglob("*-round1-diagnose.json"))
     assert len(steps) == 2
     for path in steps:
         step = json.loads(path.read_text())

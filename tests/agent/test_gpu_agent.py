@@ -41,9 +41,8 @@ async def _run(client, command: str, **arg):
 
 
 @pytest.mark.replies(REPLIES)
-@pytest.mark.agent_settings({"maxRounds": 3, "testTimeout": 300})
-async def test_optimize_proposes_a_verified_faster_diff(agent_client, workspace):
-    client = agent_client
+@pytest.mark.cutegen_settings({"maxRounds": 3, "testTimeout": 300})
+async def test_optimize_proposes_a_verified_faster_diff(client, workspace):
     uri = _open(client, _kernel(workspace))
     reply = await _run(client, "cutegen.server.optimize", uri=uri, version=1)
     assert "patch" in reply, reply["message"]
@@ -67,9 +66,8 @@ async def test_optimize_proposes_a_verified_faster_diff(agent_client, workspace)
     no_key_anywhere(workspace)
 
 
-@pytest.mark.agent_settings({"testTimeout": 300})
-async def test_tune_finds_a_faster_block_size(agent_client, workspace):
-    client = agent_client
+@pytest.mark.cutegen_settings({"testTimeout": 300})
+async def test_tune_finds_a_faster_block_size(client, workspace):
     path = _kernel(workspace, block=32)  # 32-thread blocks: half the H200's threads per SM at most
     uri = _open(client, path)
     reply = await _run(client, "cutegen.server.tune", uri=uri, version=1)

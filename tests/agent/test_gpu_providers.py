@@ -23,9 +23,8 @@ THINK = "The profile says memory-bound with few bytes in flight; float4 quadrupl
 @pytest.mark.replies([{"match": "TASK: optimize", "reply": "(a stream the plain request does not read)"},
                       {**VECTORIZED, "think": THINK}])
 @pytest.mark.endpoint(reasoning_model=True, sse_only=True)
-@pytest.mark.agent_settings({"maxRounds": 1, "testTimeout": 300})
-async def test_optimize_with_a_streaming_reasoning_model_proposes_a_verified_faster_diff(agent_client, workspace):
-    client = agent_client
+@pytest.mark.cutegen_settings({"maxRounds": 1, "testTimeout": 300})
+async def test_optimize_with_a_streaming_reasoning_model_proposes_a_verified_faster_diff(client, workspace):
     uri = _open(client, _kernel(workspace))
     reply = await _run(client, "cutegen.server.optimize", uri=uri, version=1)
     assert "patch" in reply, reply["message"]

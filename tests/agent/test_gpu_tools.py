@@ -24,9 +24,8 @@ REPLIES = [
 
 
 @pytest.mark.replies(REPLIES)
-@pytest.mark.agent_settings({"llmMode": "tools", "testTimeout": 300})
-async def test_optimize_in_tool_calling_mode(agent_client, workspace):
-    client = agent_client
+@pytest.mark.cutegen_settings({"llmMode": "tools", "testTimeout": 300})
+async def test_optimize_in_tool_calling_mode(client, workspace):
     uri = _open(client, _kernel(workspace))
     reply = await _run(client, "cutegen.server.optimize", uri=uri, version=1)
     assert "patch" in reply, reply["message"]

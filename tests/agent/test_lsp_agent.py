@@ -109,8 +109,7 @@ async def _actions(client, uri, diagnostic):
 
 @needs_nvcc
 @pytest.mark.replies(REPLIES)
-async def test_verified_quick_fix_rebased_and_applied(agent_client, workspace):
-    client = agent_client
+async def test_verified_quick_fix_rebased_and_applied(client, workspace):
     path = workspace / "row_sum.cu"
     path.write_text(BROKEN)
     uri = _open(client, path, BROKEN)
@@ -170,9 +169,8 @@ async def test_verified_quick_fix_rebased_and_applied(agent_client, workspace):
     no_key_anywhere(workspace)
 
 
-@pytest.mark.agent_settings({})
-async def test_without_an_endpoint_the_agent_says_so(agent_client, workspace):
-    client = agent_client
+@pytest.mark.cutegen_settings({})
+async def test_without_an_endpoint_the_agent_says_so(client, workspace):
     path = workspace / "k.cu"
     path.write_text("int x;\n")
 
@@ -208,8 +206,7 @@ CUTEGEN_EXPORT int cutegen_forward(const DLTensor* in, int nin, DLTensor* out, i
 
 @needs_nvcc
 @pytest.mark.replies([{"match": "TASK: generate", "reply": "Here is the kernel:\n" + GENERATED}])
-async def test_generate_proposes_a_verified_new_file_and_creates_it(agent_client, workspace):
-    client = agent_client
+async def test_generate_proposes_a_verified_new_file_and_creates_it(client, workspace):
     problem = workspace / "halve.py"
     problem.write_text("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n"
                        "        return 0.5 * x\ndef get_inputs():\n    return [torch.rand(16, 64)]\n"

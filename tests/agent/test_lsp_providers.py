@@ -35,7 +35,7 @@ def workspace(provider_workspace):
 
 def _mode(name, replies, expect_fix, expect_optimize, endpoint=None, settings=None):
     marks = [pytest.mark.replies(replies), pytest.mark.endpoint(**(endpoint or {})),
-             pytest.mark.agent_settings(settings or {})]
+             pytest.mark.cutegen_settings(settings or {})]
     return pytest.param(name, expect_fix, expect_optimize, marks=marks, id=name)
 
 
@@ -64,9 +64,8 @@ MODES = [
 
 
 @pytest.mark.parametrize("mode, expect_fix, expect_optimize", MODES)
-async def test_the_quick_fix_and_optimize_end_in_a_patch_or_a_named_cause(agent_client, workspace, mode,
+async def test_the_quick_fix_and_optimize_end_in_a_patch_or_a_named_cause(client, workspace, mode,
                                                                           expect_fix, expect_optimize):
-    client = agent_client
     uri = _open(client, workspace / "kernel.cu", cases.BROKEN)
     (log,) = await _until(lambda: [m.message for m in client.log_messages
                                    if m.message.startswith("background fix of kernel.cu")], 300, "the background fix")

@@ -27,9 +27,8 @@ REPLIES = [
 
 @needs_nvcc
 @pytest.mark.replies(REPLIES)
-@pytest.mark.agent_settings({"llmMode": "tools"})
-async def test_a_tool_calling_model_fixes_the_kernel_as_a_verified_quick_fix(agent_client, workspace):
-    client = agent_client
+@pytest.mark.cutegen_settings({"llmMode": "tools"})
+async def test_a_tool_calling_model_fixes_the_kernel_as_a_verified_quick_fix(client, workspace):
     path = workspace / "row_sum.cu"
     path.write_text(BROKEN)
     uri = _open(client, path, BROKEN)

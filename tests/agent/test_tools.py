@@ -26,7 +26,7 @@ def _tool_steps(out) -> list[dict]:
     return [json.loads(p.read_text()) for p in sorted(folder.glob("*-tool.json"))]
 
 
-def test_fix_with_tools_check_search_lookup_then_a_verified_patch(tmp_path, scripted):
+def test_fix_with_tools_check_search_lookup_then_a_verified_patch(kept_path, scripted):
     server = scripted([
         {"match": "TASK: fix", "tool_calls": [_call("check")]},
         {"match": "TASK: fix", "match_tool": "does not compile", "reply": "Let me search.",
@@ -34,8 +34,8 @@ def test_fix_with_tools_check_search_lookup_then_a_verified_patch(tmp_path, scri
         {"match": "TASK: fix", "tool_calls": [_call("propose_patch", edit=SR_BAD)]},
         {"match": "TASK: fix", "match_tool": "refused (not-found)", "tool_calls": [_call("propose_patch", edit=SR_GOOD)]},
     ])
-    path = _kernel(tmp_path)
-    out = _agent(tmp_path, llm_settings(server.url, llm_mode="tools")).fix(path, KERNEL, diagnostic=_error(path))
+    path = _kernel(kept_path)
+    out = _agent(kept_path, llm_settings(server.url, llm_mode="tools")).fix(path, KERNEL, diagnostic=_error(path))
     assert out.ok and out.proposal is not None, out.message
     assert out.proposal.new_text == KERNEL.replace("BROKEN", "1.0f")
     assert out.proposal.label == "compiled and built · not tested: no problem paired with k.cu"
@@ -50,30 +50,30 @@ def test_fix_with_tools_check_search_lookup_then_a_verified_patch(tmp_path, scri
     last = server.requests[-1]["messages"]
     assert [m["role"] for m in last[-2:]] == ["assistant", "tool"] and "refused (not-found)" in last[-1]["content"]
     assert out.usage.calls == 4 and server.remaining() == 0
-    no_key_anywhere(tmp_path)
+    no_key_anywhere(kept_path)
 
 
-def test_the_call_budget_ends_a_session_that_never_proposes(tmp_path, scripted):
+def test_the_call_budget_ends_a_session_that_never_proposes(kept_path, scripted):
     server = scripted([
         {"match": "TASK: fix", "tool_calls": [_call("knowledge_search", query="cute"), _call("no_such_tool")]},
         {"match": "TASK: fix", "tool_calls": [{"name": "cute_api", "arguments": "{not json"}]},
     ])
-    path = _kernel(tmp_path)
+    path = _kernel(kept_path)
     settings = llm_settings(server.url, llm_mode="tools", llm_tool_calls=3)
-    out = _agent(tmp_path, settings).fix(path, KERNEL, diagnostic=_error(path))
+    out = _agent(kept_path, settings).fix(path, KERNEL, diagnostic=_error(path))
     assert not out.ok and out.proposal is None
     assert "after 3 tool call(s)" in out.message and "budget of 3 tool calls" in out.message
     results = [s["result"] for s in _tool_steps(out)]
     assert results[1].startswith("unknown tool 'no_such_tool'") and "not a JSON object" in results[2]
 
 
-def test_an_endpoint_without_tools_falls_back_to_the_pipeline(tmp_path, scripted):
+def test_an_endpoint_without_tools_falls_back_to_the_pipeline(kept_path, scripted):
     server = scripted([
         {"match": "TASK: diagnose", "reply": "**What**: BROKEN is undefined."},
         {"match": "TASK: patch", "reply": SR_GOOD},
     ], tools_supported=False)
-    path = _kernel(tmp_path)
-    out = _agent(tmp_path, llm_settings(server.url, llm_mode="tools")).fix(path, KERNEL, diagnostic=_error(path))
+    path = _kernel(kept_path)
+    out = _agent(kept_path, llm_settings(server.url, llm_mode="tools")).fix(path, KERNEL, diagnostic=_error(path))
     assert out.ok and out.proposal.new_text == KERNEL.replace("BROKEN", "1.0f")
     assert server.requests[0]["tools"] and not server.requests[1]["tools"]
     fallback = next(Path(out.transcript).parent.glob("*-fallback.json"))

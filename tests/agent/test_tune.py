@@ -51,12 +51,12 @@ def test_choice_needs_a_win_beyond_noise(tmp_path):
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on PATH")
-def test_tune_builds_every_variant(tmp_path, builder):
-    kernel = tmp_path / "slow.cu"
+def test_tune_builds_every_variant(kept_path, builder):
+    kernel = kept_path / "slow.cu"
     text = re.sub(r"// cutegen: tunable .*", "// cutegen: tunable 64,128", SLOW.read_text())
     kernel.write_text(text.replace("// cutegen: problem=../../examples/softsign/softsign.py",
                                    f"// cutegen: problem={ROOT / 'examples/softsign/softsign.py'}"))
-    verifier = Verifier(builder, None, state_dir=tmp_path / ".cutegen", gpu=False)
+    verifier = Verifier(builder, None, state_dir=kept_path / ".cutegen", gpu=False)
     result = tune(kernel, kernel.read_text(), verifier)
     assert [v.built for v in result.variants] == [True, True], [v.build_error for v in result.variants]
     assert result.proposal is None and result.message == ("built 2 of 2 variants; not run: no GPU on this machine, "

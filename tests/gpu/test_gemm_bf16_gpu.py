@@ -14,18 +14,7 @@ FLAGSHIP = ROOT / "examples" / "gemm_bf16" / "gemm_bf16.cu"
 PROBLEM = FLAGSHIP.with_suffix(".py")
 
 
-@pytest.fixture(scope="module")
-def engine(tmp_path_factory):
-    from cutegen.build import Builder
-    from cutegen.harness.worker import Worker
-    from cutegen.settings import Settings
-    from cutegen.toolchain import discover
-
-    settings = Settings(test_timeout=120)
-    state = tmp_path_factory.mktemp("gemm-gpu-state")
-    worker = Worker()
-    yield Builder(discover(settings), settings, state), worker, state
-    worker.stop()
+ENGINE_SETTINGS = {"test_timeout": 120}  # the `engine` fixture's (tests/conftest.py)
 
 
 def problem_with_shape(folder: Path, m: int, n: int, k: int) -> Path:

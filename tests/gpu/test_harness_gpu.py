@@ -6,11 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from cutegen.build import Builder
 from cutegen.harness.run import verify_kernel
-from cutegen.harness.worker import Worker
-from cutegen.settings import Settings
-from cutegen.toolchain import discover
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted(p for p in (ROOT / "examples").glob("*/*.cu") if p.with_suffix(".py").exists())
@@ -31,13 +27,7 @@ EXPECTED = {  # cheat or bug → the verdict a skeptic expects (and the mismatch
 }
 
 
-@pytest.fixture(scope="module")
-def engine(tmp_path_factory):
-    settings = Settings(test_timeout=90)
-    state = tmp_path_factory.mktemp("gpu-state")
-    worker = Worker()
-    yield Builder(discover(settings), settings, state), worker, state
-    worker.stop()
+ENGINE_SETTINGS = {"test_timeout": 90}  # the `engine` fixture's (tests/conftest.py)
 
 
 @pytest.mark.gpu

@@ -8,10 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cutegen.build import Builder
 from cutegen.harness.run import verify_kernel
-from cutegen.harness.worker import Worker
-from cutegen.settings import Settings
 
 LEVEL1 = Path(__file__).resolve().parents[2] / "examples" / "kernelbench" / "level1"
 
@@ -32,11 +29,7 @@ CASES = [  # (kernel, M, K, scalar): what each shape exercises
 ]
 
 
-@pytest.fixture(scope="module")
-def engine(toolchain, build_state, tmp_path_factory):
-    worker = Worker()  # the shared test build cache (tests/conftest.py): a warm run costs no nvcc call
-    yield Builder(toolchain, Settings(test_timeout=120), build_state), worker, tmp_path_factory.mktemp("membound")
-    worker.stop()
+ENGINE_SETTINGS = {"test_timeout": 120}  # the `engine` fixture's (tests/conftest.py)
 
 
 @pytest.mark.gpu

@@ -84,24 +84,16 @@ def _small_problem(problem: Path, rows: int, dim: int, folder: Path) -> Path:
     return path
 
 
-@pytest.fixture(scope="module")
-def gpu_engine(toolchain, build_state, tmp_path_factory):
-    from cutegen.build import Builder
-    from cutegen.harness.worker import Worker
-    from cutegen.settings import Settings
-
-    worker = Worker()
-    yield Builder(toolchain, Settings(test_timeout=90), build_state), worker, tmp_path_factory.mktemp("kb-l1-gpu")
-    worker.stop()
+ENGINE_SETTINGS = {"test_timeout": 90}  # the GPU tests' `engine` fixture's (tests/conftest.py)
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
 @pytest.mark.parametrize("problem", ACTIVATIONS, ids=lambda p: p.stem)
-def test_kernel_passes_on_other_shapes_and_signed_inputs(problem, shape, gpu_engine, tmp_path):
+def test_kernel_passes_on_other_shapes_and_signed_inputs(problem, shape, engine, tmp_path):
     from cutegen.harness.run import verify_kernel
 
-    builder, worker, state = gpu_engine
+    builder, worker, state = engine
     ref = _small_problem(problem, *shape, tmp_path)
     record = verify_kernel(problem.with_suffix(".cu"), builder, worker, problem=ref, state_dir=state)
     assert record.verdict == "pass", record.message
@@ -123,15 +115,15 @@ INIT_CASES = [("20_LeakyReLU", "[0.2]", "pass"), ("20_LeakyReLU", "[-1.5]", "pas
 
 
 @pytest.fixture(scope="module")
-def init_kernels(gpu_engine):
+def init_kernels(engine):
     """The three kernels built at once (each a CuTe build of ~20-40 s), before their tests verify them."""
     from concurrent.futures import ThreadPoolExecutor
 
-    builder = gpu_engine[0]
+    builder = engine[0]
     names = sorted({n for n, _, _ in INIT_CASES})
     with ThreadPoolExecutor(max_workers=len(names)) as pool:
         list(pool.map(lambda n: builder.run(Tier.BUILD, LEVEL1 / f"{n}.cu"), names))
-    return gpu_engine
+    return engine
 
 
 @pytest.mark.gpu
@@ -163,12 +155,12 @@ def _signed(problem: Path, folder: Path) -> Path:
 @pytest.mark.gpu
 @pytest.mark.slow
 @pytest.mark.parametrize("problem", MATMULS, ids=lambda p: p.stem)
-def test_matmul_on_signed_inputs_passes_against_the_fp64_truth(problem, gpu_engine, tmp_path):
+def test_matmul_on_signed_inputs_passes_against_the_fp64_truth(problem, engine, tmp_path):
     """Passes when the kernel is within tolerance of the fp64 result or no farther from it than fp32 cuBLAS (the
     errors are printed for the table: `-s`). #4 matrix-vector must be within tolerance outright (cuBLAS: 0.81x)."""
     from cutegen.harness.run import verify_kernel
 
-    builder, worker, state = gpu_engine
+    builder, worker, state = engine
     builder.settings.test_timeout = 300
     record = verify_kernel(problem.with_suffix(".cu"), builder, worker, problem=_signed(problem, tmp_path),
                            state_dir=state)

@@ -24,18 +24,7 @@ def idiom_kernels() -> list[Path]:
 KERNELS = idiom_kernels()
 
 
-@pytest.fixture(scope="module")
-def engine(tmp_path_factory):
-    from cutegen.build import Builder
-    from cutegen.harness.worker import Worker
-    from cutegen.settings import Settings
-    from cutegen.toolchain import discover
-
-    settings = Settings(test_timeout=120)
-    state = tmp_path_factory.mktemp("idiom-gpu-state")
-    worker = Worker()
-    yield Builder(discover(settings), settings, state), worker, state
-    worker.stop()
+ENGINE_SETTINGS = {"test_timeout": 120}  # the `engine` fixture's (tests/conftest.py)
 
 
 def test_there_are_idiom_kernels():

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import shutil
 import sys
 import time
@@ -13,9 +12,9 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
+from tests.conftest import SERVER_ENV  # noqa: F401  (the server's environment: this checkout's engine first)
+
 SERVER_DIR = Path(__file__).resolve().parents[2] / "server"
-SERVER_ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(
-    [str(SERVER_DIR), *filter(None, [os.environ.get("PYTHONPATH")])])}
 
 if str(SERVER_DIR) not in sys.path:  # the unit tests import the package in-process, installed or not
     sys.path.insert(0, str(SERVER_DIR))

@@ -50,16 +50,16 @@ needs_nvim = pytest.mark.skipif(shutil.which("nvim") is None, reason="Neovim (`n
 @needs_nvcc
 @needs_nvim
 @pytest.mark.parametrize("channel", CHANNELS)
-def test_neovim_gets_diagnostics_and_hover_with_its_settings(tmp_path: Path, channel: str):
-    root = tmp_path / "ws"
-    root.mkdir()
+def test_neovim_gets_diagnostics_and_hover_with_its_settings(kept_path: Path, channel: str):
+    root = kept_path / "ws"  # its build cache outlives the run (tests/conftest.py)
+    root.mkdir(exist_ok=True)
     kernel = root / "row_sum.cu"
     kernel.write_text(_kernel(channel))
-    out = tmp_path / "neovim.json"
+    out = kept_path / "neovim.json"
     section = json.dumps({"cutegen": {"extraFlags": [f"-DCUTEGEN_NVIM_{channel}"]}})
     env = {**SERVER_ENV, "CUTEGEN_NVIM_FILE": str(kernel), "CUTEGEN_NVIM_ROOT": str(root),
            "CUTEGEN_NVIM_OUT": str(out), "CUTEGEN_NVIM_PYTHON": sys.executable,
-           "CUTEGEN_NVIM_PYTHONPATH": SERVER_ENV["PYTHONPATH"], "HOME": str(tmp_path),
+           "CUTEGEN_NVIM_PYTHONPATH": SERVER_ENV["PYTHONPATH"], "HOME": str(kept_path),
            f"CUTEGEN_NVIM_{'INIT' if channel == 'INIT_OPTIONS' else 'SETTINGS'}": section}
     result = _run_neovim(env, root, out)
 
@@ -82,17 +82,17 @@ def test_neovim_gets_diagnostics_and_hover_with_its_settings(tmp_path: Path, cha
 @needs_nvcc
 @needs_nvim
 @pytest.mark.slow
-def test_neovim_hover_shows_a_tensors_layout(tmp_path: Path):
-    root = tmp_path / "ws"
-    root.mkdir()
+def test_neovim_hover_shows_a_tensors_layout(kept_path: Path):
+    root = kept_path / "ws"  # its build cache outlives the run (tests/conftest.py)
+    root.mkdir(exist_ok=True)
     kernel = root / "small_kernel.cu"
     kernel.write_text(SMALL_KERNEL.read_text())
     lines = kernel.read_text().splitlines()
     line = next(i for i, text in enumerate(lines) if text.lstrip().startswith("Tensor s = "))
-    out = tmp_path / "neovim.json"
+    out = kept_path / "neovim.json"
     env = {**SERVER_ENV, "CUTEGEN_NVIM_FILE": str(kernel), "CUTEGEN_NVIM_ROOT": str(root),
            "CUTEGEN_NVIM_OUT": str(out), "CUTEGEN_NVIM_PYTHON": sys.executable,
-           "CUTEGEN_NVIM_PYTHONPATH": SERVER_ENV["PYTHONPATH"], "HOME": str(tmp_path),
+           "CUTEGEN_NVIM_PYTHONPATH": SERVER_ENV["PYTHONPATH"], "HOME": str(kept_path),
            "CUTEGEN_NVIM_HOVER_AT": f"{line}:{lines[line].index('s = ')}"}
     result = _run_neovim(env, root, out, timeout=300)
 
