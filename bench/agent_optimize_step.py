@@ -80,7 +80,7 @@ def split(steps: list[dict], outcome, total: float) -> dict:
         "total_s": round(total, 2),
         "current_version_s": {k: round(fig(base, k), 2) for k in ("check_s", "build_s", "test_s", "time_s")},
         "profile_s": round(float(context.get("profile_s") or 0.0), 2),
-        "profile": (context.get("profile") or {}).get("classification", {}).get("summary") if context.get("profile")
+        "profile": (context["profile"].get("profile") or {}).get("summary") if context.get("profile")
         else context.get("profile_problem"),
         "candidates": len(candidates),
         "candidate_split_s": {"llm_wait": round(llm, 2), "build": round(build, 2), "test": round(test, 2),

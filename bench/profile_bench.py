@@ -45,22 +45,21 @@ def main() -> None:
         rec = profile_kernel(kernel, builder, worker, state_dir=state, reference=reference)
         profile_s = time.perf_counter() - t
         name = kernel.stem + (" (torch.matmul)" if reference else "")
-        row = {"case": name, "verdict": rec["verdict"], "message": rec["message"], "profile_s": profile_s,
-               "verify_s": verify_s, "stages_s": rec.get("stage_seconds")}
-        if rec["verdict"] == "profiled":
-            ours, theirs = rec["classification"]["bound"], rec["ncu_rule"]
-            row.update(ours=ours, ncu_rule=theirs, agrees=theirs in AGREES.get(ours, set()),
-                       signals=[s["name"] for s in rec["signals"]])
+        row = {"case": name, "verdict": rec.verdict, "message": rec.message, "profile_s": profile_s,
+               "verify_s": verify_s, "stages_s": rec.details.get("stage_seconds")}
+        if rec.verdict == "profiled":
+            ours, theirs = rec.profile.bound, rec.details.get("ncu_rule")
+            row.update(ours=ours, ncu_rule=theirs, agrees=theirs in AGREES.get(ours, set()), signals=rec.profile.signals)
             if args.save:
                 dest = args.save / (kernel.stem + ("-reference" if reference else ""))
                 dest.mkdir(parents=True, exist_ok=True)
-                folder = Path(rec["report"]).parent
+                folder = Path(rec.profile.report).parent
                 for f in folder.iterdir():
                     shutil.copy(f, dest / f.name)
                 (dest / "problem.txt").write_text(kernel.with_suffix(".py").name)
         rows.append(row)
-        print(f"{name:<26} {rec['verdict']:<10} {profile_s:5.1f} s {row['stages_s']}  ours={row.get('ours')}  ncu={row.get('ncu_rule')}  "
-              f"{rec['message']}  signals={row.get('signals')}", flush=True)
+        print(f"{name:<26} {rec.verdict:<10} {profile_s:5.1f} s {row['stages_s']}  ours={row.get('ours')}  ncu={row.get('ncu_rule')}  "
+              f"{rec.message}  signals={row.get('signals')}", flush=True)
     worker.stop()
     agree = [r for r in rows if "agrees" in r]
     print(f"classification agrees with ncu's SOL rule: {sum(r['agrees'] for r in agree)}/{len(agree)}")

@@ -28,7 +28,6 @@ sys.path.insert(0, str(ROOT / "bench"))
 from cutegen.build import Tier  # noqa: E402
 from cutegen.profiler import profile_kernel  # noqa: E402
 from cutegen.profiler.sanitizer import sanitize_kernel  # noqa: E402
-from cutegen.records import LineProfile  # noqa: E402
 from gpu_session import engine  # noqa: E402
 
 
@@ -76,18 +75,18 @@ def profile_rows(builder, worker, state, names, reps) -> list[dict]:
                 if lines:
                     last = record
         ratios = [b / a for a, b in zip(times[False], times[True])]
-        row = {"kernel": name, "verdict": last["verdict"], "message": last["message"],
+        row = {"kernel": name, "verdict": last.verdict, "message": last.message,
                "kernel_level_s": times[False], "with_lines_s": times[True], "ratio_median": statistics.median(ratios),
-               "ratio_range": [min(ratios), max(ratios)], "stages_s": last.get("stage_seconds")}
-        if last.get("lines"):
-            p = LineProfile.from_json(last["lines"])
+               "ratio_range": [min(ratios), max(ratios)], "stages_s": last.details.get("stage_seconds")}
+        if last.lines is not None:
+            p = last.lines
             row.update(user_share=p.user_share, innermost_share=p.innermost_samples / max(p.total_samples, 1),
                        samples=p.total_samples, attribution=p.attribution, note=p.note,
                        top=[{"line": f"{Path(h.file).name}:{h.line}", "share": round(h.share, 4), "text": h.text,
                              "stalls": h.top_stalls(3), "executed": h.executed, "excess_sectors": h.excess_sectors,
                              "excess_wavefronts": h.excess_wavefronts, "markers": h.markers[:1]} for h in p.hottest(5)])
         else:
-            row["lines_problem"] = last.get("lines_problem")
+            row["lines_problem"] = last.details.get("lines_problem")
         rows.append(row)
         _print_profile(row)
     return rows

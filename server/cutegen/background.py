@@ -161,8 +161,7 @@ class Run:
 
         if stage is Stage.PROFILE:
             # The lens's per-line profile comes with it where the profiler has it (Session.profile).
-            finished = self.session.profile(self.path, on_stage=step, cancel=self.token)
-            return RunRecord.finished("profile", finished)  # the profiler still hands back its dict
+            return self.session.profile(self.path, on_stage=step, cancel=self.token)
         return self.session.test(self.path, timing=stage is Stage.TIME, on_stage=step, cancel=self.token)
 
     def _emit(self, stage: Stage, state: str, *, step: str = "", record: RunRecord | None = None) -> None:

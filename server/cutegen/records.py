@@ -1,8 +1,8 @@
 """Run records: one JSON file per action under `.cutegen/runs/`, the single source of what the editor shows.
 
 Typed (RunRecord and its parts) and versioned. Every record is written and read here; producers (the harness,
-the sanitizer, the checker, the agent) hand `write` or a `Recorder` the payload they built and get the typed
-record back (the profiler still gets its dict back from `finisher`), and every presenter (CodeLens, hover, the
+the profiler, the sanitizer, the checker, the agent) hand `write` or a `Recorder` the payload they built and get
+the typed record back, and every presenter (CodeLens, hover, the
 status bar through the command reply, the CLI) shows `RunRecord.summary()`, so the same run reads the same
 everywhere.
 
@@ -140,14 +140,40 @@ class BuildFigures:
 
 @dataclass
 class ProfileFigures:
-    """What Nsight Compute's run was classified as (profiler/classify.py)."""
+    """What Nsight Compute's run was classified as (profiler/classify.py).
+
+    `classification` and `evidence` are stored in the record's `details` (as `classification` and `signals`,
+    schema 1's layout), not under `profile`: a reader of cutegen <= 0.3 builds ProfileFigures from the six
+    fields before them and would refuse a record with more (to_json / from_json move them)."""
 
     bound: str
     summary: str  # "memory-bound at 92% of achievable DRAM bandwidth (...)"
-    signals: list[str] = field(default_factory=list)
+    signals: list[str] = field(default_factory=list)  # profiler.signals.Signal values, in the order raised
     share_of_peak: float | None = None
     gpu: str | None = None
     report: str | None = None  # the .ncu-rep file
+    classification: dict = field(default_factory=dict)  # classify.summarize's figures: sol, sm_pct, roofline, ...
+    evidence: dict[str, str] = field(default_factory=dict)  # signal → what triggered it (empty in older records)
+
+    def signal_evidence(self) -> list[dict]:
+        """[{'name', 'evidence'}] in the order raised: what the knowledge base's search and the agent read."""
+        return [{"name": s, "evidence": self.evidence.get(s, "")} for s in self.signals]
+
+    @classmethod
+    def from_classification(cls, c: dict, signals: list[dict], report: str | None) -> "ProfileFigures":
+        """From classify.summarize's result (its `signals` apart: [{'name', 'evidence'}])."""
+        return cls(bound=c.get("bound", ""), summary=c.get("summary", ""), signals=[s["name"] for s in signals],
+                   share_of_peak=c.get("share_of_peak"), gpu=c.get("gpu"), report=report,
+                   classification={k: v for k, v in c.items() if k != "signals"},
+                   evidence={s["name"]: s.get("evidence", "") for s in signals})
+
+    @classmethod
+    def from_json(cls, d: dict, details: dict) -> "ProfileFigures":
+        """A schema-2 `profile`, with its figures taken out of `details` (records of cutegen <= 0.3 lack them)."""
+        figures = cls(**d)
+        figures.classification = dict(details.pop("classification", None) or {})
+        figures.evidence = {s["name"]: s.get("evidence", "") for s in details.pop("signals", None) or []}
+        return figures
 
 
 @dataclass
@@ -407,6 +433,10 @@ class RunRecord:
         d["mismatch"] = self.mismatch.to_json() if self.mismatch else None
         if self.accuracy is None:
             d.pop("accuracy")  # records without one stay byte-for-byte what they were
+        if self.profile is not None:  # where today's and older readers both read them (ProfileFigures)
+            d["profile"].pop("classification"), d["profile"].pop("evidence")
+            d["details"] = {**d["details"], "classification": self.profile.classification,
+                            "signals": self.profile.signal_evidence()}
         return d
 
     @classmethod
@@ -420,7 +450,8 @@ class RunRecord:
         d["throughput"] = Throughput(**d["throughput"]) if d.get("throughput") else None
         d["mismatch"] = Mismatch.from_json(d["mismatch"]) if d.get("mismatch") else None
         d["accuracy"] = Accuracy(**d["accuracy"]) if d.get("accuracy") else None
-        d["profile"] = ProfileFigures(**d["profile"]) if d.get("profile") else None
+        d["details"] = dict(d.get("details") or {})
+        d["profile"] = ProfileFigures.from_json(d["profile"], d["details"]) if d.get("profile") else None
         d["check"] = CheckResult.from_json(d["check"]) if d.get("check") else None
         d["lines"] = LineProfile.from_json(d["lines"]) if d.get("lines") else None
         d["sanitizer"] = SanitizerReport.from_json(d["sanitizer"]) if d.get("sanitizer") else None
@@ -451,11 +482,8 @@ class RunRecord:
         if rest.get("mismatch"):
             record.mismatch = Mismatch.from_json(rest.pop("mismatch"))
         if rest.get("classification"):
-            c = rest.pop("classification")
-            record.profile = ProfileFigures(bound=c.get("bound", ""), summary=c.get("summary", ""),
-                                            signals=[s["name"] for s in rest.pop("signals", [])],
-                                            share_of_peak=c.get("share_of_peak"), gpu=c.get("gpu"),
-                                            report=rest.pop("report", None))
+            record.profile = ProfileFigures.from_classification(rest.pop("classification"), rest.pop("signals", None) or [],
+                                                                rest.pop("report", None))
         if rest.get("lines"):
             record.lines = LineProfile.from_json(rest.pop("lines"))
         if rest.get("sanitizer"):
@@ -466,12 +494,18 @@ class RunRecord:
         record.details = rest
         return record
 
+    def to_message(self) -> dict:
+        """The record across a process boundary (the suite's GPU worker's reply): its JSON and where it was
+        stored, or why it was not."""
+        return {**self.to_json(), "record": self.path, "record_error": self.save_error}
+
     @classmethod
-    def finished(cls, kind: str, payload: dict) -> "RunRecord":
-        """The typed record of a finished producer dict: what `finisher` returns (the profiler's), or a schema-1
-        payload with its `record` path."""
-        record = cls.from_payload(kind, payload.get("kernel") or payload.get("file", ""), payload)
-        record.path, record.save_error = payload.get("record"), payload.get("record_error")
+    def from_message(cls, d: dict) -> "RunRecord":
+        """The record `to_message` sent."""
+        d = dict(d)
+        path, save_error = d.pop("record", None), d.pop("record_error", None)
+        record = cls.from_json(d)
+        record.path, record.save_error = path, save_error
         return record
 
     @property
@@ -523,24 +557,6 @@ class Recorder:
         except OSError as e:  # a full disk: the verdict stands; the caller says it was not saved (files.py)
             record.path, record.save_error = None, str(e)
         return record
-
-
-def finisher(state_dir: StateDir | Path, kind: str, file: str, record: dict):
-    """The profiler's and the sanitizer's `finish`: a Recorder whose finished record comes back as the producer's
-    dict with where it went (`record`), its `summary` and its `level` added (their consumers, the agent's
-    profile prompt among them, read the full classification and signal evidence, which the record does not
-    keep)."""
-    recorder = Recorder(state_dir, kind, file, record)
-
-    def finish(verdict: str, message: str, **extra) -> dict:
-        typed = recorder.finish(verdict, message, **extra)
-        record["record"] = typed.path
-        if typed.save_error is not None:
-            record["record_error"] = typed.save_error
-        record.update(summary=typed.summary(), level=typed.level)
-        return record
-
-    return finish
 
 
 def read(path: Path) -> RunRecord | None:

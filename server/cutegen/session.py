@@ -146,8 +146,7 @@ class Session:
         self._shown_error = key
         return True
 
-    # -- actions: each returns the finished run record (typed; a profile's still the producer's dict,
-    # records.finisher) ---------------------------------------------------------------------------------
+    # -- actions: each returns the finished run record, typed ---------------------------------------------
 
     def test(self, path: Path, *, timing: bool = False, trials: int = 5, seed: int = 0,
              on_stage: Stage | None = None, cancel: Cancel | None = None) -> "records.RunRecord":
@@ -162,7 +161,7 @@ class Session:
                                  state_dir=self.state_dir(path), on_stage=on_stage, cancel=cancel)
 
     def profile(self, path: Path, *, reference: bool = False, lines: bool = True, on_stage: Stage | None = None,
-                cancel: Cancel | None = None) -> dict:
+                cancel: Cancel | None = None) -> "records.RunRecord":
         """Nsight Compute on one call: kernel-level figures and, with `lines`, the per-line profile from the same
         run (the record's `lines`; what the background loop's profile stage gets). `cancel` kills ncu."""
         from cutegen.profiler import profile_kernel

@@ -14,13 +14,14 @@ from cutegen.agent.tools import SPECS
 from cutegen.build import Tier
 from cutegen.profiler.line_table import find_tool, read_line_table
 from cutegen.profiler.lines import Folder, fold, read_report, system_folders
+from cutegen.records import LineProfile, RunRecord
 
 ROOT = Path(__file__).resolve().parents[2]
 SOFTSIGN = ROOT / "examples" / "softsign" / "softsign.cu"
 
 
 @pytest.fixture(scope="module")
-def profile_record(builder) -> dict:
+def profile_record(builder) -> RunRecord:
     pytest.importorskip("ncu_report")
     nvdisasm = find_tool("nvdisasm", [])
     if nvdisasm is None:
@@ -30,8 +31,13 @@ def profile_record(builder) -> dict:
     data = read_report(ROOT / "tests" / "profiler" / "fixtures" / "softsign_lines.ncu-rep", None)
     lines = fold(data, tables, Folder({str(Path(build.artifact).parent / SOFTSIGN.name): str(SOFTSIGN)},
                                       system_folders(builder.toolchain)))
-    return {"classification": {"bound": "memory", "summary": "memory-bound at 97% of achievable DRAM bandwidth"},
-            "signals": [], "lines": lines}
+    return _profiled({"classification": {"bound": "memory", "summary": "memory-bound at 97% of achievable DRAM bandwidth"},
+                      "signals": [], "lines": lines})
+
+
+def _profiled(payload: dict) -> RunRecord:
+    """The record profile_kernel returns for this payload (its Recorder reads the payload the same way)."""
+    return RunRecord.from_payload("profile", str(SOFTSIGN), {"verdict": "profiled", "message": "", **payload})
 
 
 def test_the_optimize_prompt_quotes_the_hot_lines_with_their_advice(profile_record):
@@ -48,9 +54,9 @@ def test_the_optimize_prompt_quotes_the_hot_lines_with_their_advice(profile_reco
 
 
 def test_no_line_profile_leaves_the_prompt_as_it_was():
-    record = {"classification": {"bound": "memory", "summary": "s"}, "signals": []}
+    record = _profiled({"classification": {"bound": "memory", "summary": "s"}, "signals": []})
     assert "Hot lines" not in prompts.failure_text("k.cu", "x\n", profile=record)
-    assert "no samples landed" in prompts.hot_lines_text("k.cu", {"lines": [], "total_samples": 0})
+    assert "no samples landed" in prompts.hot_lines_text("k.cu", LineProfile(lines=[], total_samples=0))
 
 
 def test_tool_calling_mode_offers_profile_lines():
@@ -69,4 +75,4 @@ def test_which_hot_lines_an_edit_touches(profile_record):
     assert not hot & changed_lines(text, launcher_only)
     assert "changed none of the hot lines" in _missed_hot_lines(hot, [])
     assert _missed_hot_lines(hot, [59]) == "" and _missed_hot_lines(set(), []) == ""
-    assert hot_lines(None, "softsign.cu") == set() and hot_lines({"lines": None}, "softsign.cu") == set()
+    assert hot_lines(None, "softsign.cu") == set() and hot_lines(_profiled({"lines": None}), "softsign.cu") == set()

@@ -45,7 +45,7 @@ def test_a_faster_correct_candidate_is_verified_from_the_records_figures(builder
     assert v.figures["median_ms"] == pytest.approx(3.17, abs=0.01)
     assert v.figures["speedup"] == pytest.approx(2, abs=0.01)
     assert v.figures["gb_per_s"] > 4000 and "2.00× faster than before" in v.label
-    assert [c["timing"] for c in replay.calls] == [False, True] and Path(v.record).is_file()
+    assert [c["timing"] for c in replay.calls] == [False, True] and Path(v.record.path).is_file()
 
 
 @pytest.mark.slow
@@ -53,4 +53,4 @@ def test_a_wrong_candidate_fails_with_the_records_verdict_and_mismatch(builder, 
     verifier, _ = _verifier(builder, tmp_path, "tail_bug-test.json")
     v = verifier.candidate(SOFTSIGN, SOFTSIGN.read_text())
     assert not v.ok and v.verdict == "mismatch" and v.label.startswith("mismatch: ") and "Verdict." not in v.label
-    assert "'pattern': 'tail'" in v.feedback and "'bad': 296" in v.feedback and Path(v.record).is_file()
+    assert "'pattern': 'tail'" in v.feedback and "'bad': 296" in v.feedback and Path(v.record.path).is_file()

@@ -144,14 +144,12 @@ def _present(kind: str, fixture: str, capsys) -> tuple[str, str]:
     from rich.console import Console
 
     from cutegen.cli import present
-    from cutegen.records import RunRecord
+    from cutegen import records
 
-    payload = {**json.loads((H200_RECORDS / fixture).read_text()), "record": "latest.json"}
+    record = records.read(H200_RECORDS / fixture)
+    record.path = "latest.json"
     err = Console(stderr=True, width=80)
-    if kind == "profile":  # the profiler still hands the CLI its dict
-        present.profile(payload, err)
-    else:
-        present.verdict(RunRecord.finished(kind, payload), err)
+    (present.profile if kind == "profile" else present.verdict)(record, err)
     captured = capsys.readouterr()
     return captured.out, captured.err
 
@@ -171,3 +169,5 @@ def test_cli_profile_puts_the_kernel_name_on_its_own_line(capsys):
     assert lines[0].endswith(": profiled · memory-bound at 97% of achievable DRAM bandwidth (4.15 of 4.30 TB/s)")
     assert "#1 void elementwise_kernel<1>(const float *, float *, long)" in out
     assert "long-scoreboard-stalls" in out
+    assert "Speed of Light: high memory throughput: SM 25 %, memory 86 % of peak" in out
+    assert "is the top stall: 26.9 cycles per issue of 43.6" in out  # the signal's evidence

@@ -100,6 +100,66 @@ def test_the_json_written_is_what_the_old_dict_producers_wrote(tmp_path):
     assert stored == expected and "save_error" not in stored and "path" not in stored
 
 
+SOFTSIGN_EVIDENCE = "long-scoreboard (waiting on global/local memory) is the top stall: 26.9 cycles per issue of 43.6"
+# The `profile` of a schema-2 record as cutegen <= 0.3 reads it: ProfileFigures(**profile) with these fields only.
+PROFILE_FIELDS_READ_BY_0_3 = {"bound", "summary", "signals", "share_of_peak", "gpu", "report"}
+
+
+def _profile_payload() -> tuple[dict, str, str]:
+    """The H200 profile as profile_kernel hands it to its Recorder (the payload before verdict and message)."""
+    payload = json.loads((H200_RECORDS / "softsign-profile.json").read_text())
+    verdict, message = payload.pop("verdict"), payload.pop("message")
+    for key in ("schema", "kind", "file", "time", "seconds"):
+        payload.pop(key)
+    return payload, verdict, message
+
+
+def test_a_profile_record_keeps_the_classification_and_each_signals_evidence(tmp_path):
+    old = h200("softsign-profile.json")  # schema 1: the producer's dict, as written then
+    assert old.profile.classification["sol"] == "high memory throughput: SM 25 %, memory 86 % of peak"
+    assert old.profile.classification["roofline_bound"] == "memory" and "signals" not in old.profile.classification
+    assert old.profile.evidence == {"long-scoreboard-stalls": SOFTSIGN_EVIDENCE}
+    assert old.profile.signal_evidence() == [{"name": "long-scoreboard-stalls", "evidence": SOFTSIGN_EVIDENCE}]
+    payload, verdict, message = _profile_payload()
+    done = records.Recorder(tmp_path / ".cutegen", "profile", "/ws/softsign.cu", payload).finish(verdict, message)
+    again = records.read(Path(done.path))
+    for record in (done, again):  # what profile_kernel returns, and what a later reader gets from the file
+        assert record.profile.evidence == old.profile.evidence and record.profile.classification == old.profile.classification
+        assert record.summary() == SUMMARIES["softsign-profile.json"]
+
+
+def test_the_stored_profile_stays_readable_by_the_readers_of_cutegen_0_3(tmp_path):
+    """The new figures ride in `details` (schema 1's keys there), so an older reader's ProfileFigures(**profile)
+    does not meet a field it does not know and the record does not read as unreadable there."""
+    payload, verdict, message = _profile_payload()
+    done = records.Recorder(tmp_path / ".cutegen", "profile", "/ws/softsign.cu", payload).finish(verdict, message)
+    stored = json.loads(Path(done.path).read_text())
+    assert set(stored["profile"]) == PROFILE_FIELDS_READ_BY_0_3 and stored["schema"] == 2
+    assert stored["details"]["signals"] == [{"name": "long-scoreboard-stalls", "evidence": SOFTSIGN_EVIDENCE}]
+    assert stored["details"]["classification"]["sol"].startswith("high memory throughput")
+
+
+def test_a_profile_record_of_cutegen_0_3_loads_without_the_figures_it_did_not_keep(tmp_path):
+    stored = json.loads(Path(records.write(tmp_path / ".cutegen", "profile", "/ws/k.cu", h200("softsign-profile.json")))
+                        .read_text())
+    for key in ("classification", "signals"):  # what 0.3's profile records lack
+        del stored["details"][key]
+    path = tmp_path / "old-profile.json"
+    path.write_text(json.dumps(stored))
+    record = records.read(path)
+    assert not record.note and record.profile.signals == ["long-scoreboard-stalls"]
+    assert record.profile.evidence == {} and record.profile.classification == {}
+    assert record.profile.signal_evidence() == [{"name": "long-scoreboard-stalls", "evidence": ""}]
+
+
+def test_a_record_crosses_a_process_as_a_message():
+    """The suite's GPU worker replies with the profile record as JSON (suite/gpus.py → rows.profile_record)."""
+    old = h200("softsign-profile.json")
+    back = RunRecord.from_message(json.loads(json.dumps(old.to_message())))
+    assert back.path == old.path and back.save_error is None and back.to_json() == old.to_json()
+    assert back.profile.evidence == old.profile.evidence
+
+
 @pytest.mark.parametrize("content, says", [
     ({"schema": 99, "kind": "bench", "file": "/ws/k.cu", "verdict": "pass"}, "schema 99"),
     ({"kind": "test", "verdict": "pass"}, "schema None"),

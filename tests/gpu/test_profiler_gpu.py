@@ -24,7 +24,7 @@ def test_profile_softsign_is_memory_bound_with_report(tmp_path):
                              worker, state_dir=tmp_path)
     finally:
         worker.stop()
-    assert rec["verdict"] == "profiled", rec["message"]
-    assert Path(rec["report"]).exists() and rec["report"].endswith(".ncu-rep")
-    assert rec["classification"]["bound"] == "memory"
-    assert rec["message"].startswith("memory-bound at")
+    assert rec.verdict == "profiled", rec.message
+    assert Path(rec.profile.report).exists() and rec.profile.report.endswith(".ncu-rep")
+    assert rec.profile.classification["bound"] == "memory"
+    assert rec.message.startswith("memory-bound at")

@@ -29,7 +29,8 @@ def test_the_lines_table_shows_the_hot_lines_and_the_coverage(builder, capsys):
     tables = read_line_table(Path(build.artifact), nvdisasm, find_tool("cuobjdump", []))
     lines = fold(read_report(FIXTURES / "softsign_lines.ncu-rep", None), tables,
                  Folder({str(Path(build.artifact).parent / SOFTSIGN.name): str(SOFTSIGN)}, system_folders(builder.toolchain)))
-    lines_table({"verdict": "profiled", "kernel": str(SOFTSIGN), "lines": lines}, 5, Console(stderr=True, width=200))
+    record = RunRecord.from_payload("profile", str(SOFTSIGN), {"verdict": "profiled", "kernel": str(SOFTSIGN), "lines": lines})
+    lines_table(record, 5, Console(stderr=True, width=200))
     out = capsys.readouterr().out
     rows = [l for l in out.splitlines() if l.startswith("  softsign.cu:")]
     assert out.startswith("hot lines of elementwise_kernel:") and len(rows) == 5
@@ -43,7 +44,8 @@ def test_the_lines_table_shows_the_hot_lines_and_the_coverage(builder, capsys):
 
 def test_without_a_line_profile_the_table_says_why(capsys):
     err = Console(stderr=True, width=200)
-    lines_table({"verdict": "profiled", "kernel": "k.cu", "lines_problem": "nvdisasm was not found"}, 5, err)
+    record = RunRecord.from_payload("profile", "k.cu", {"verdict": "profiled", "lines_problem": "nvdisasm was not found"})
+    lines_table(record, 5, err)
     assert "no per-line profile: nvdisasm was not found" in capsys.readouterr().err
 
 
@@ -55,7 +57,9 @@ def test_sanitizer_errors_print_like_compile_errors(capsys, tmp_path, monkeypatc
     payload = {"verdict": "sanitizer-errors", "message": "m", "kernel": str(kernel), "diagnostics": diagnostics(findings),
                "sanitizer": {"findings": findings, "tools": {"racecheck": errors}, "unplaced": unplaced}, "record": "r.json"}
     monkeypatch.chdir(tmp_path)
-    sanitizer_errors(RunRecord.finished("sanitize", payload), Console(stderr=True, width=200))
+    record = RunRecord.from_payload("sanitize", str(kernel), payload)
+    record.path = payload["record"]
+    sanitizer_errors(record, Console(stderr=True, width=200))
     out, err = capsys.readouterr()
     first = out.splitlines()[0]
     assert first == "smem_race.cu:8:1: error: racecheck: (Warp Level Programming) Potential RAW hazard detected (20 reports)"

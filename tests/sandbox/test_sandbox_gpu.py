@@ -51,8 +51,8 @@ def test_nsight_compute_profiles_inside_the_sandbox(jail, builder, tmp_path):
     from cutegen.profiler import profile_kernel
 
     rec = profile_kernel(KERNEL, builder, None, state_dir=tmp_path / ".cutegen", jail=jail)
-    assert rec["verdict"] in ("profiled", "no-counter-permission"), rec["message"]
-    print(f"ncu in the sandbox: {rec['verdict']}: {rec['message'][:200]}")
+    assert rec.verdict in ("profiled", "no-counter-permission"), rec.message
+    print(f"ncu in the sandbox: {rec.verdict}: {rec.message[:200]}")
 
 
 def test_one_optimize_step_runs_its_candidates_in_the_sandbox(toolchain, tmp_path, monkeypatch):

@@ -18,7 +18,11 @@ def handle(request: dict) -> dict:
     from cutegen.harness.problem import ProblemError, load_problem
 
     if "profile" in request:
-        return {"profile_record": {"verdict": "not-run", "message": "no profiler on the CPU"}}
+        from cutegen.profiler.signals import ProfileVerdict
+        from cutegen.records import RunKind, RunRecord
+
+        record = RunRecord(RunKind.PROFILE.value, request["profile"]["kernel"], ProfileVerdict.NOT_RUN, "no profiler on the CPU")
+        return {"profile_record": record.to_message()}  # as gpus.handle replies: the record, unsaved here
     try:
         problem = load_problem(request["problem"])
         lib = HostLibrary(request["library"])

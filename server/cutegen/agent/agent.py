@@ -106,8 +106,9 @@ class Agent:
 
     # -- diagnose -----------------------------------------------------------------------------
 
-    def diagnose(self, kernel: Path, text: str, *, diagnostic: Diagnostic | None = None, record: dict | None = None,
-                 profile_record: dict | None = None, write_record: bool = True) -> Outcome:
+    def diagnose(self, kernel: Path, text: str, *, diagnostic: Diagnostic | None = None,
+                 record: records.RunRecord | None = None, profile_record: records.RunRecord | None = None,
+                 write_record: bool = True) -> Outcome:
         kernel = Path(kernel).resolve()
         kb_md = self._kb_diagnosis(text, diagnostic, record, profile_record)
         out = Outcome(bool(kb_md), kb_md or "", diagnosis=kb_md, diagnosis_source="knowledge" if kb_md else "none")
@@ -136,10 +137,11 @@ class Agent:
     def _hits(self, text, diagnostic, record, profile_record) -> list[str]:
         return [hit_text(h) for h in self._search(text, diagnostic, record, profile_record)]
 
-    def _search(self, text, diagnostic, record, profile_record) -> list:
-        record = record or {}
-        return self.knowledge.search(diagnostic=diagnostic, mismatch=record.get("mismatch"), verdict=record.get("verdict"),
-                                     signals=(profile_record or {}).get("signals"), source=text, k=3)
+    def _search(self, text, diagnostic, record: records.RunRecord | None, profile_record: records.RunRecord | None) -> list:
+        mismatch = record.mismatch.to_json() if record is not None and record.mismatch is not None else None
+        figures = profile_record.profile if profile_record is not None else None
+        return self.knowledge.search(diagnostic=diagnostic, mismatch=mismatch, verdict=record.verdict if record else None,
+                                     signals=figures.signal_evidence() if figures else None, source=text, k=3)
 
     def _kb_diagnosis(self, text, diagnostic, record, profile_record) -> str | None:
         hits = self._search(text, diagnostic, record, profile_record)
@@ -174,9 +176,10 @@ class Agent:
                                state_dir=self.state_dir)
         if record.passed:
             return Outcome(True, f"{kernel.name} passes its test: nothing to fix")
-        return self.fix(kernel, text, record=record.to_json())  # the prompt and the knowledge base read the JSON
+        return self.fix(kernel, text, record=record)
 
-    def fix(self, kernel: Path, text: str, *, diagnostic: Diagnostic | None = None, record: dict | None = None) -> Outcome:
+    def fix(self, kernel: Path, text: str, *, diagnostic: Diagnostic | None = None,
+            record: records.RunRecord | None = None) -> Outcome:
         kernel = Path(kernel).resolve()
         if self.llm is None:
             kb = self._kb_diagnosis(text, diagnostic, record, None)
@@ -285,7 +288,7 @@ class Agent:
         started = time.perf_counter()
         prof, why = (None, f"the current version was not timed ({base.label})") if not measured else profile(
             *self.verifier.shadow(kernel, text), self.verifier.worker, problem=problem, state_dir=self.state_dir)
-        t.step(0, "context", workload=workload, profile=prof, profile_problem=why, profile_s=time.perf_counter() - started,
+        t.step(0, "context", workload=workload, profile=prof.to_json() if prof else None, profile_problem=why, profile_s=time.perf_counter() - started,
                knowledge_problems=self.knowledge.problems)
         menu = [menu_text(i) for i in self.knowledge.menu(workload)]
         figures = base.figures
@@ -324,7 +327,7 @@ class Agent:
                 out.ok, out.message = True, f"{change}: {label}" if change else label
                 out.proposal = Proposal(str(kernel), text, p.new_text, p.diff, label, v.short,
                                         {**v.figures, "change": change, "workload": workload, "rounds": r,
-                                         "tiers": v.tiers, "profile": (prof or {}).get("classification"),
+                                         "tiers": v.tiers, "profile": prof.profile.classification if prof else None,
                                          "hot_lines_touched": touched}, "optimize")
                 return self._end(t, out)
             previous.append((p.diff, (v.feedback or v.label) + _missed_hot_lines(hot, touched)))
@@ -456,13 +459,11 @@ class Agent:
         return out
 
 
-def hot_lines(profile: dict | None, name: str, top: int = prompts.HOT_LINES) -> set[int]:
+def hot_lines(profile: records.RunRecord | None, name: str, top: int = prompts.HOT_LINES) -> set[int]:
     """The line numbers of the kernel file's hottest lines in a profile record (empty without a line profile)."""
-    lines = (profile or {}).get("lines")
-    if not isinstance(lines, dict):
+    if profile is None or profile.lines is None:
         return set()
-    rows = [h for h in lines.get("lines", []) if str(h.get("file", "")).endswith("/" + name)]
-    return {int(h["line"]) for h in rows[:top]}
+    return {h.line for h in [h for h in profile.lines.lines if h.file.endswith("/" + name)][:top]}
 
 
 def _optimize_round(change: str, hot: set[int], text: str, new: str | None) -> dict:

@@ -56,11 +56,12 @@ class Verification:
     feedback: str = ""  # for the next round's prompt when not ok
     figures: dict = field(default_factory=dict)  # seconds per stage, timing, speedup
     tiers: list[str] = field(default_factory=list)  # the tiers that ran and passed
-    record: str | None = None  # the harness run record
+    record: RunRecord | None = None  # the harness's run record (its `path`: where it is stored)
     errors: list[Diagnostic] = field(default_factory=list)
 
     def to_json(self) -> dict:
-        d = {k: getattr(self, k) for k in ("ok", "verdict", "label", "short", "feedback", "figures", "tiers", "record")}
+        d = {k: getattr(self, k) for k in ("ok", "verdict", "label", "short", "feedback", "figures", "tiers")}
+        d["record"] = self.record.path if self.record is not None else None  # a transcript shows where it is
         d["errors"] = [e.to_json() for e in self.errors]
         return d
 
@@ -217,16 +218,16 @@ class Verifier:
         record = self._harness(shadow, builder, problem, figures, "test_s", timing=False)
         if record.verdict != Verdict.PASS:
             return Verification(False, record.verdict, f"{record.verdict}: {record.message}", record.verdict,
-                                feedback=_test_feedback(record), figures=figures, tiers=tiers, record=record.path)
+                                feedback=_test_feedback(record), figures=figures, tiers=tiers, record=record)
         tiers.append("test")
         correct = f"correct on {self.trials} trials"
         if not timing:
             return Verification(True, "verified", f"compiles · {correct}", correct, figures=figures, tiers=tiers,
-                                record=record.path)
+                                record=record)
         timed = self._harness(shadow, builder, problem, figures, "time_s", timing=True, trials=1)
         if timed.verdict != Verdict.PASS or timed.timing is None:  # flaky: passed 5 trials, failed the timed one
             return Verification(False, timed.verdict, f"{timed.verdict}: {timed.message}", timed.verdict,
-                                feedback=_test_feedback(timed), figures=figures, tiers=tiers, record=timed.path)
+                                feedback=_test_feedback(timed), figures=figures, tiers=tiers, record=timed)
         tiers.append("time")
         t = timed.timing
         figures.update(median_ms=t.median_ms, spread=t.spread, timing_trials=t.trials)
@@ -234,8 +235,8 @@ class Verifier:
             figures["gb_per_s"] = timed.throughput.gb_per_s
         if baseline is None:
             return Verification(True, "verified", f"compiles · {correct} · {t.median_ms:.3f} ms", correct,
-                                figures=figures, tiers=tiers, record=timed.path)
-        return _compare(baseline, figures, correct, tiers, timed.path)
+                                figures=figures, tiers=tiers, record=timed)
+        return _compare(baseline, figures, correct, tiers, timed)
 
     def _build(self, tier: Tier, builder: Builder, path: Path, text: str | None, figures: dict, key: str) -> CheckResult:
         if self.cancel_event.is_set():
@@ -419,7 +420,7 @@ def _line_of(name: str, view: _View, text: str) -> int:
     return 0
 
 
-def _compare(baseline: dict, figures: dict, correct: str, tiers: list[str], record: str | None) -> Verification:
+def _compare(baseline: dict, figures: dict, correct: str, tiers: list[str], record: RunRecord) -> Verification:
     before, after = baseline["median_ms"], figures["median_ms"]
     speedup = before / after if after else 0.0
     noise = max(NOISE_FLOOR, baseline.get("spread", 0.0), figures.get("spread", 0.0))

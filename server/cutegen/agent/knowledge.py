@@ -10,8 +10,13 @@ from __future__ import annotations
 import logging
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cutegen.model import Diagnostic
+from cutegen.profiler.signals import ProfileVerdict
+
+if TYPE_CHECKING:
+    from cutegen.records import RunRecord
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +115,7 @@ def menu_text(item) -> str:
 
 
 def profile(kernel: Path, builder, worker, *, problem: Path | None, state_dir: Path,
-            jail=None) -> tuple[dict | None, str | None]:
+            jail=None) -> tuple[RunRecord | None, str | None]:
     """(profile record, None) or (None, why there is none). `jail`: ncu and the profiled program run inside it
     (model-written text)."""
     try:
@@ -121,9 +126,8 @@ def profile(kernel: Path, builder, worker, *, problem: Path | None, state_dir: P
         record = profile_kernel(kernel, builder, worker, problem=problem, state_dir=state_dir, jail=jail)
     except Exception as e:
         return None, f"the profiler failed ({type(e).__name__}: {e})"
-    if not isinstance(record, dict) or record.get("verdict") != "profiled":
-        why = record.get("message") or record.get("verdict") if isinstance(record, dict) else "no result"
-        return None, str(why)
+    if record.verdict != ProfileVerdict.PROFILED:
+        return None, record.message or record.verdict
     return record, None
 
 

@@ -6,8 +6,12 @@ when JSON line edits are asked for: those point at lines by number."""
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from cutegen.agent.budget import Budget, Part
+
+if TYPE_CHECKING:
+    from cutegen.records import LineProfile, RunRecord
 
 SYSTEM = """You are CuTeGen, an assistant for CUDA kernels written with CuTe (CUTLASS 4.x) that a kernel
 engineer trusts. You work on exactly one .cu file. The kernel exports the CuTeGen C ABI launcher
@@ -84,8 +88,10 @@ def _quote(text: str, line: int, around: int = 2) -> str:
     return "\n".join(f"{'>' if i == line else ' '} {i:4d} | {lines[i - 1]}" for i in range(lo, hi + 1))
 
 
-def failure_text(name: str, text: str, *, diagnostic=None, record: dict | None = None, profile: dict | None = None) -> str:
-    """The problem to solve, condensed: a compiler diagnostic, a harness verdict or a profile."""
+def failure_text(name: str, text: str, *, diagnostic=None, record: RunRecord | None = None,
+                 profile: RunRecord | None = None) -> str:
+    """The problem to solve, condensed: a compiler diagnostic, a harness verdict (`record`, a test's) or a
+    profile (`profile`, a profile's record)."""
     parts = []
     if diagnostic is not None:
         parts.append(f"Compiler error at `{name}` line {diagnostic.line}: {diagnostic.message}")
@@ -95,30 +101,27 @@ def failure_text(name: str, text: str, *, diagnostic=None, record: dict | None =
         if diagnostic.explanation:
             parts.append(f"Explanation from the diagnostics engine:\n{diagnostic.explanation[:1500]}")
     if record is not None:
-        parts.append(f"Test verdict `{record.get('verdict')}`: {record.get('message', '')}")
-        if isinstance(record.get("mismatch"), dict):
-            m = record["mismatch"]
+        parts.append(f"Test verdict `{record.verdict}`: {record.message}")
+        if record.mismatch is not None:
+            m = record.mismatch.to_json()
             parts.append("Mismatch report: " + ", ".join(f"{k}={m[k]}" for k in (
                 "pattern", "bad", "total", "max_abs", "max_rel", "first_bad_index", "expected", "got") if k in m))
     if profile is not None:
-        c = profile.get("classification") or {}
-        parts.append(f"Profile: {c.get('bound', '?')}-bound. {c.get('summary', '')}")
-        for s in (profile.get("signals") or [])[:6]:
-            parts.append(f"- signal {s.get('name')}: {s.get('evidence')}")
-        if isinstance(profile.get("lines"), dict):
-            parts.append(hot_lines_text(name, profile["lines"]))
+        p = profile.profile
+        parts.append(f"Profile: {p.bound if p else '?'}-bound. {p.summary if p else ''}")
+        for s in (p.signal_evidence() if p else [])[:6]:
+            parts.append(f"- signal {s['name']}: {s['evidence']}")
+        if profile.lines is not None:
+            parts.append(hot_lines_text(name, profile.lines))
     return "\n".join(parts)
 
 
 HOT_LINES = 5
 
 
-def hot_lines_text(name: str, lines: dict, top: int = HOT_LINES) -> str:
+def hot_lines_text(name: str, profile: LineProfile, top: int = HOT_LINES) -> str:
     """The per-line profile as the model reads it: each hot line's number, share, code, top stall reasons and
     the knowledge base's advice for its main reason (profiler/lines.py measured it; signals.yaml advises)."""
-    from cutegen.records import LineProfile
-
-    profile = LineProfile.from_json(lines)
     if not profile.lines:
         return "Hot lines: no samples landed on lines of the kernel's files."
     out = [f"Hot lines (share of the kernel's warp samples; inlined CuTe code counts for the line that calls it; "

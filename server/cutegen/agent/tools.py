@@ -17,9 +17,13 @@ import time
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cutegen.agent.llm import ToolCall, Usage, cut_off
 from cutegen.agent.patch import apply_reply, unified
+
+if TYPE_CHECKING:
+    from cutegen.records import RunRecord
 
 RESULT_CHARS = 4000  # a tool result longer than this is cut: it goes back into the context window
 
@@ -165,11 +169,11 @@ class ToolSession:
         record, why = self._profiled()
         if not record:
             return f"no line profile: {why}"
-        if not isinstance(record.get("lines"), dict):
-            return f"no line profile: {record.get('lines_problem') or 'the profile has no per-line data'}"
-        return prompts.hot_lines_text(self.kernel.name, record["lines"], top=10)
+        if record.lines is None:
+            return f"no line profile: {record.details.get('lines_problem') or 'the profile has no per-line data'}"
+        return prompts.hot_lines_text(self.kernel.name, record.lines, top=10)
 
-    def _profiled(self) -> tuple[dict | None, str]:
+    def _profiled(self) -> tuple[RunRecord | None, str]:
         """A profile of the current text (kernel-level and per line, one ncu run), or (None, why not)."""
         from cutegen.agent.knowledge import profile
 

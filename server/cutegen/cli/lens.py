@@ -7,7 +7,7 @@ from pathlib import Path
 
 from cutegen.cli import present
 from cutegen.cli.options import command, console, session, settings, toolchain_options
-from cutegen.profiler.signals import SanitizeVerdict
+from cutegen.profiler.signals import ProfileVerdict, SanitizeVerdict
 from cutegen.records import LineProfile, RunRecord
 from cutegen.settings import Settings
 
@@ -52,17 +52,16 @@ def _profile(args) -> int:
         path, reference=args.reference, lines=args.lines, on_stage=stage))
     if not args.json:
         present.profile(record, err)
-        if args.lines and record.get("verdict") == "profiled":
+        if args.lines and record.verdict == ProfileVerdict.PROFILED:
             lines_table(record, args.top, err)
-    return 0 if record["verdict"] == "profiled" else 1
+    return 0 if record.verdict == ProfileVerdict.PROFILED else 1
 
 
-def lines_table(payload: dict, top: int, err) -> None:
+def lines_table(r: RunRecord, top: int, err) -> None:
     """One block per hot line (readable at any terminal width): place, share, samples, the top stall reasons, the
     code, the counters, Nsight's marker."""
-    r = RunRecord.from_payload("profile", payload.get("kernel", ""), payload)
     if r.lines is None:
-        err.print(f"[yellow]no per-line profile:[/] {payload.get('lines_problem', 'not collected')}")
+        err.print(f"[yellow]no per-line profile:[/] {r.details.get('lines_problem', 'not collected')}")
         return
     print(f"hot lines of {', '.join(r.lines.kernels) or 'the kernel'}:")
     for h in r.lines.hottest(top):

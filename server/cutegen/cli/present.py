@@ -7,6 +7,7 @@ from pathlib import Path
 
 from cutegen.model import CheckResult, Severity
 from cutegen.profiler.sanitizer import suggestion
+from cutegen.profiler.signals import ProfileVerdict
 from cutegen.records import BASELINE_LABELS, RunRecord
 
 
@@ -68,13 +69,12 @@ def verdict(r: RunRecord, err) -> None:
     err.print(f"[{color}]{r.verdict}[/] · {where}")
 
 
-def profile(payload: dict, err) -> None:
+def profile(r: RunRecord, err) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    r = RunRecord.from_payload("profile", payload.get("kernel", ""), payload)
-    print(f"{shown_path(payload['kernel'])}: {r.summary()}")
-    if r.verdict != "profiled":
+    print(f"{shown_path(r.kernel)}: {r.summary()}")
+    if r.verdict != ProfileVerdict.PROFILED or r.profile is None:
         print(f"  {r.message}")
         return
     out = Console(soft_wrap=True)
@@ -87,10 +87,10 @@ def profile(payload: dict, err) -> None:
                       _pct(m["achieved_occupancy_pct"]), str(m["registers_per_thread"]), _pct(m["waves_per_sm"]),
                       _pct(m["tensor_pipe_pct"]))
     out.print(table)
-    out.print(f"Speed of Light: {payload['classification']['sol']}")
-    for s in payload["signals"]:
+    out.print(f"Speed of Light: {r.profile.classification.get('sol', '–')}")
+    for s in r.profile.signal_evidence():
         out.print(f"  • [bold]{s['name']}[/]: {s['evidence']}")
-    err.print(f"report (opens in Nsight Compute): {payload['report']}")
+    err.print(f"report (opens in Nsight Compute): {r.profile.report}")
 
 
 def _plain(text: str) -> str:

@@ -102,11 +102,8 @@ def run_action(args, s, err, first: str, action):
     return record
 
 
-def _json(record) -> dict:
-    """--json: a test's record as `.cutegen/runs/` stores it, with where (`record`), its `summary` and `level`;
-    a profile's or a sanitizer's finished dict as the producer returned it."""
-    if not isinstance(record, RunRecord):
-        return record
+def _json(record: RunRecord) -> dict:
+    """--json: the record as `.cutegen/runs/` stores it, with where (`record`), its `summary` and `level`."""
     saved = {"record": record.path} if record.save_error is None else \
         {"record": None, "record_error": record.save_error}
     return {**record.to_json(), **saved, "summary": record.summary(), "level": record.level}

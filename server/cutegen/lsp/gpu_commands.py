@@ -81,4 +81,4 @@ async def profile(ls: CuteGenServer, uri: str) -> dict:
         except asyncio.CancelledError:
             work.end_message = "cancelled"
             return reply(False, f"profile of {path.name} cancelled", cancelled=True)
-    return _finished(ls, path, RunRecord.finished("profile", record))  # the profiler still hands back its dict
+    return _finished(ls, path, record)

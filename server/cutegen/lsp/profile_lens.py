@@ -224,16 +224,15 @@ async def profile_lines(ls: CuteGenServer, uri: str, args: dict) -> dict:
         except asyncio.CancelledError:
             work.end_message = "cancelled"
             return reply(False, f"profile of {path.name} cancelled", cancelled=True)
-        work.end_message = record.get("summary") or str(record.get("verdict"))
-    typed = records.read(Path(record["record"])) if record.get("record") else None
-    ls.lens.learn(str(path), typed.lines if typed else None)
+        work.end_message = record.summary() or record.verdict
+    ls.lens.learn(str(path), record.lines)
     _refresh(ls)
-    if typed is None or typed.lines is None:
-        why = record.get("lines_problem") or record.get("message", "")
-        return say(ls, reply(False, f"{path.name}: {record.get('summary', record.get('verdict'))}: no line profile ({why})",
-                             verdict=record.get("verdict"), record=record.get("record")))
+    if record.lines is None:
+        why = record.details.get("lines_problem") or record.message
+        return say(ls, reply(False, f"{path.name}: {record.summary()}: no line profile ({why})",
+                             verdict=record.verdict, record=record.path))
     answer = picture_reply(ls, uri, path)
-    answer["message"] = f"{path.name}: {typed.summary()}"
+    answer["message"] = f"{path.name}: {record.summary()}"
     return say(ls, answer)
 
 

@@ -23,6 +23,8 @@ from cutegen.profiler.classify import summarize
 from cutegen.profiler.lines import profile_lines
 from cutegen.profiler.ncu_csv import byte_count, parse_raw_csv, seconds
 from cutegen.profiler.signals import NVTX_RANGE as RANGE
+from cutegen.profiler.signals import ProfileVerdict as V
+from cutegen.records import RunKind
 from cutegen.state import IN_WORKING_FOLDER, StateDir
 from cutegen.toolchain import local_gpu_arch
 
@@ -56,24 +58,25 @@ def find_ncu(setting: str | None, cuda_root: str) -> str | None:
 def profile_kernel(kernel: Path, builder: Builder, worker=None, *, problem: str | Path | None = None,
                    state_dir: Path = IN_WORKING_FOLDER, reference: bool = False,
                    on_stage: Callable[[str], None] | None = None, jail=None, lines: bool = True,
-                   cancel: Cancel | None = None) -> dict:
+                   cancel: Cancel | None = None) -> records.RunRecord:
     """`jail` (a cutegen.sandbox.Jail): run ncu and the profiled program inside it (a model-written candidate).
     `lines`: also the per-line profile (profiler/lines.py), from the same ncu run. `cancel`: another thread may
-    kill ncu (and the build); the profile then raises Cancelled and records nothing."""
+    kill ncu (and the build); the profile then raises Cancelled and records nothing. Returns the stored record
+    (its `profile` the classification with each signal's evidence, its `lines` the per-line profile)."""
     kernel = Path(kernel).resolve()
     cancel = cancel or Cancel()
     stage = on_stage or (lambda s: None)
     record: dict = {"kernel": str(kernel), "reference": reference}
 
-    finish = records.finisher(state_dir, "profile", str(kernel), record)
+    finish = records.Recorder(state_dir, RunKind.PROFILE, str(kernel), record).finish
 
     problem_path = find_problem(kernel, problem)
     if problem_path is None or not problem_path.is_file():
-        return finish("no-problem", f"no problem paired with {kernel.name}")
+        return finish(V.NO_PROBLEM, f"no problem paired with {kernel.name}")
     record["problem"] = str(problem_path)
     ncu = find_ncu(builder.settings.ncu, builder.toolchain.cuda_root)
     if ncu is None and local_gpu_arch() is not None:  # without a GPU, that is the news (below), not ncu
-        return finish("ncu-missing", "Nsight Compute (ncu) was not found: install it with the CUDA toolkit, put it on "
+        return finish(V.NCU_MISSING, "Nsight Compute (ncu) was not found: install it with the CUDA toolkit, put it on "
                                      f"PATH or set {builder.settings.name_of('ncu')}")
     lines = lines and not reference  # the reference is PyTorch's code: it has no lines of the user's
     spills, serialized, target, build = 0, False, ["--reference"], None
@@ -83,12 +86,12 @@ def profile_kernel(kernel: Path, builder: Builder, worker=None, *, problem: str 
         if build.cancelled:
             raise Cancelled("the build was stopped")
         if not build.ok:
-            return finish("build-failed", "the kernel does not build; fix its errors first")
+            return finish(V.BUILD_FAILED, "the kernel does not build; fix its errors first")
         spills = sum(k.spill_stores for k in build.resources)
         serialized = "C7510" in build.raw_log
         target = ["--library", build.artifact]
     if local_gpu_arch() is None:
-        return finish("not-run", "no NVIDIA GPU on this machine: nothing to profile")
+        return finish(V.NOT_RUN, "no NVIDIA GPU on this machine: nothing to profile")
 
     folder = StateDir(state_dir).profile_folder(kernel)
     folder.mkdir(parents=True, exist_ok=True)
@@ -104,7 +107,7 @@ def profile_kernel(kernel: Path, builder: Builder, worker=None, *, problem: str 
     record["stage_seconds"] = {"ncu": round(time.perf_counter() - started, 2)}
     if outcome is not None:
         verdict, message = outcome
-        if verdict == "no-counter-permission" and worker is not None:
+        if verdict is V.NO_COUNTER_PERMISSION and worker is not None:
             from cutegen.harness.run import verify_kernel
 
             timed = verify_kernel(kernel, builder, worker, problem=problem, timing=True, state_dir=state_dir)
@@ -120,7 +123,7 @@ def profile_kernel(kernel: Path, builder: Builder, worker=None, *, problem: str 
     write_atomic(folder / "details.txt", details)
     kernels = parse_raw_csv(raw)
     if not kernels:
-        return finish("kernel-not-found", "ncu profiled no kernel inside the call (does cutegen_forward launch any?)")
+        return finish(V.KERNEL_NOT_FOUND, "ncu profiled no kernel inside the call (does cutegen_forward launch any?)")
     loaded = load_problem(problem_path)
     dtype = _output_dtype(loaded)
     gpu = hardware.present() or hardware.H200  # a card not in the table is read against the one measured here
@@ -136,12 +139,12 @@ def profile_kernel(kernel: Path, builder: Builder, worker=None, *, problem: str 
         record["stage_seconds"]["lines"] = round(time.perf_counter() - started, 2)
         if problem:
             record["lines_problem"] = problem
-    return finish("profiled", result["summary"], report=str(report), classification=result,
+    return finish(V.PROFILED, result["summary"], report=str(report), classification=result,
                   signals=result.pop("signals"), ncu_rule=ncu_sol_rule(details), metrics=curated(kernels))
 
 
 def _run_ncu(ncu: str, report: Path, problem: Path, target: list[str], timeout: float,
-             timeout_name: str, jail=None, lines: bool = False, cancel: Cancel | None = None) -> tuple[str, str] | None:
+             timeout_name: str, jail=None, lines: bool = False, cancel: Cancel | None = None) -> tuple[V, str] | None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[2]),
                                                         os.environ.get("PYTHONPATH", "")])}
     wrap = jail.command if jail is not None else (lambda argv: argv)
@@ -152,18 +155,18 @@ def _run_ncu(ncu: str, report: Path, problem: Path, target: list[str], timeout: 
         try:
             proc = (cancel or Cancel()).run(wrap([*base, *sections, *extra, *program]), timeout=timeout, env=env)
         except subprocess.TimeoutExpired:
-            return "ncu-timeout", f"ncu did not finish within {timeout:.0f} s (setting {timeout_name})"
+            return V.NCU_TIMEOUT, f"ncu did not finish within {timeout:.0f} s (setting {timeout_name})"
         out = proc.stdout + proc.stderr
         if "ERR_NVGPUCTRPERM" in out:
-            return "no-counter-permission", PERMISSION_HELP
+            return V.NO_COUNTER_PERMISSION, PERMISSION_HELP
         if "No kernels were profiled" in out:
-            return "kernel-not-found", "ncu saw no kernel inside the profiled call (NVTX range cutegen_profile)"
+            return V.KERNEL_NOT_FOUND, "ncu saw no kernel inside the profiled call (NVTX range cutegen_profile)"
         if report.exists() and proc.returncode == 0:
             return None
         if not extra or "metric" not in out.lower():
             break
     tail = "\n".join(out.strip().splitlines()[-6:])
-    return "ncu-failed", f"ncu failed (exit {proc.returncode}): {tail}"
+    return V.NCU_FAILED, f"ncu failed (exit {proc.returncode}): {tail}"
 
 
 def _export(ncu: str, report: Path, page: str, csv: bool, cancel: Cancel | None = None) -> str:

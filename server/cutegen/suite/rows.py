@@ -137,7 +137,7 @@ def gpu_seconds(reply: RunRecord | dict | None) -> float:
 def profile_record(reply: dict) -> RunRecord | None:
     """The profile record inside a GPU worker's reply to a profile request (None when the worker failed)."""
     payload = reply.get("profile_record")
-    return RunRecord.finished("profile", payload) if isinstance(payload, dict) else None
+    return RunRecord.from_message(payload) if isinstance(payload, dict) else None
 
 
 def queue_seconds(reply: RunRecord | dict | None) -> float:
