@@ -482,7 +482,8 @@ class RunRecord:
         if rest.get("mismatch"):
             record.mismatch = Mismatch.from_json(rest.pop("mismatch"))
         if rest.get("classification"):
-            record.profile = ProfileFigures.from_classification(rest.pop("classification"), rest.pop("signals", None) or [],
+            signals = rest.pop("signals", None) or []
+            record.profile = ProfileFigures.from_classification(rest.pop("classification"), signals,
                                                                 rest.pop("report", None))
         if rest.get("lines"):
             record.lines = LineProfile.from_json(rest.pop("lines"))

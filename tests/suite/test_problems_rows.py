@@ -45,6 +45,21 @@ def test_kernels_are_matched_by_name_cu_or_modelnew():
     assert level["31_ELU"] is None and level["30_Softsign"].name == "30_Softsign.cu"
 
 
+def test_a_profile_reply_from_a_gpu_worker_reads_back_as_its_record():
+    """The worker's reply crosses a pipe as JSON (suite/gpus.py): the row reads the record it carries."""
+    import json
+
+    from tests.suite import host_judge
+
+    sent = record("softsign-profile")
+    profiled = rows.profile_record(json.loads(json.dumps({"profile_record": sent.to_message()})))
+    assert profiled.path == sent.path and profiled.profile.evidence == sent.profile.evidence
+    assert rows.profile_fields(profiled) == rows.profile_fields(sent)
+    not_run = rows.profile_record(host_judge.handle({"profile": {"kernel": "/ws/k.cu"}}))
+    assert rows.profile_fields(not_run)["profile_note"] == "not-run: no profiler on the CPU"
+    assert rows.profile_record({"verdict": "crashed"}) is None  # the worker died under the job
+
+
 def test_bench_record_row_has_the_papers_figures():
     row = rows.from_record("softsign", record("softsign-bench"), record("softsign-profile"))
     assert row["verdict"] == "pass" and row["correct"] is True and row["compiled"] is True

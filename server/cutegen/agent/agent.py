@@ -137,10 +137,12 @@ class Agent:
     def _hits(self, text, diagnostic, record, profile_record) -> list[str]:
         return [hit_text(h) for h in self._search(text, diagnostic, record, profile_record)]
 
-    def _search(self, text, diagnostic, record: records.RunRecord | None, profile_record: records.RunRecord | None) -> list:
+    def _search(self, text, diagnostic, record: records.RunRecord | None,
+                profile_record: records.RunRecord | None) -> list:
         mismatch = record.mismatch.to_json() if record is not None and record.mismatch is not None else None
         figures = profile_record.profile if profile_record is not None else None
-        return self.knowledge.search(diagnostic=diagnostic, mismatch=mismatch, verdict=record.verdict if record else None,
+        return self.knowledge.search(diagnostic=diagnostic, mismatch=mismatch,
+                                     verdict=record.verdict if record else None,
                                      signals=figures.signal_evidence() if figures else None, source=text, k=3)
 
     def _kb_diagnosis(self, text, diagnostic, record, profile_record) -> str | None:
@@ -288,8 +290,9 @@ class Agent:
         started = time.perf_counter()
         prof, why = (None, f"the current version was not timed ({base.label})") if not measured else profile(
             *self.verifier.shadow(kernel, text), self.verifier.worker, problem=problem, state_dir=self.state_dir)
-        t.step(0, "context", workload=workload, profile=prof.to_json() if prof else None, profile_problem=why, profile_s=time.perf_counter() - started,
-               knowledge_problems=self.knowledge.problems)
+        t.step(0, "context", workload=workload, profile=prof.to_json() if prof else None, profile_problem=why,
+               profile_s=time.perf_counter() - started, knowledge_problems=self.knowledge.problems)
+        classification = prof.profile.classification if prof is not None and prof.profile is not None else None
         menu = [menu_text(i) for i in self.knowledge.menu(workload)]
         figures = base.figures
         before = (f"{figures['median_ms']:.3f} ms median" + (f", {figures['gb_per_s']:.0f} GB/s" if figures.get("gb_per_s")
@@ -327,7 +330,7 @@ class Agent:
                 out.ok, out.message = True, f"{change}: {label}" if change else label
                 out.proposal = Proposal(str(kernel), text, p.new_text, p.diff, label, v.short,
                                         {**v.figures, "change": change, "workload": workload, "rounds": r,
-                                         "tiers": v.tiers, "profile": prof.profile.classification if prof else None,
+                                         "tiers": v.tiers, "profile": classification,
                                          "hot_lines_touched": touched}, "optimize")
                 return self._end(t, out)
             previous.append((p.diff, (v.feedback or v.label) + _missed_hot_lines(hot, touched)))

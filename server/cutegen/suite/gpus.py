@@ -94,7 +94,8 @@ def _profile(job: dict) -> dict:
     _release_cached_memory()  # ncu's own process needs the memory this worker's earlier jobs cached
     settings = Settings(**job["settings"])
     builder = Builder(discover(settings), settings, Path(job["state_dir"]))
-    record = profile_kernel(Path(job["kernel"]), builder, None, problem=job["problem"], state_dir=Path(job["state_dir"]))
+    record = profile_kernel(Path(job["kernel"]), builder, None, problem=job["problem"],
+                            state_dir=Path(job["state_dir"]))
     return {"profile_record": record.to_message()}  # the reply crosses the worker's pipe as JSON
 
 
