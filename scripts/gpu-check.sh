@@ -131,6 +131,13 @@ print(availability(), '| memory cgroup:', cgroup.memory_binds(), '| seccomp name
                      "tests/gpu/test_harness_gpu.py::test_cheat_or_bug_gets_its_verdict_and_next_run_works[illegal_address]" \
                      tests/gpu/test_adversarial_gpu.py::test_a_bench_of_a_correct_kernel_carries_intervals_and_fp64_errors \
                      tests/sandbox/test_sandbox_gpu.py::test_a_candidate_is_verified_in_the_jailed_worker ;;
+    # Issue 31 part 1's profiler (profile_kernel returns its RunRecord), about 1.5 minutes: the softsign profile's
+    # classification and report as fields, ncu inside the sandbox, `cutegen profile --lines` end to end. Not in
+    # `all`: harness, sandbox and lens-tests run the same tests.
+    typed-profile) run typed-profile.log python3 -m pytest -q -s -m gpu -p no:cacheprovider --durations=5 \
+                     tests/gpu/test_profiler_gpu.py \
+                     tests/sandbox/test_sandbox_gpu.py::test_nsight_compute_profiles_inside_the_sandbox \
+                     tests/profiler/test_lens_gpu.py::test_lens_profile_lines_cli_prints_the_hot_lines ;;
     # The shared `engine` test fixture on the GPU (issue 31: one Session, its Builder and warm worker) through a
     # passing example and a cheat; not in `all` (the harness part runs the same tests and more), ~1 minute.
     fixtures) run fixtures.log python3 -m pytest -q -m gpu -p no:cacheprovider --durations=5 \
