@@ -165,6 +165,8 @@ def test_a_record_crosses_a_process_as_a_message():
     ({"kind": "test", "verdict": "pass"}, "schema None"),
     ({"schema": 1, "kind": "bench", "file": "/ws/k.cu", "verdict": "pass", "timing": {"median": 1}}, "unreadable"),
     ({"schema": 2, "kind": "bench", "file": "/ws/k.cu", "verdict": "pass", "timing": "fast"}, "unreadable"),
+    ({"schema": 2, "kind": "profile", "file": "/ws/k.cu", "verdict": "profiled",  # evidence not as written
+      "profile": {"bound": "memory", "summary": "s"}, "details": {"signals": ["spills"]}}, "unreadable"),
     ([1, 2], "damaged"),
     ("{not json", "damaged"),
 ])
