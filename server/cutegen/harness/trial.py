@@ -161,18 +161,21 @@ class Trials:
         self._refs = refs
         return truth.evaluate(args, fp32=refs)
 
+    def _tolerance(self, t: torch.Tensor) -> tuple[float, float]:
+        """(atol, rtol) for an output of `t`'s dtype (the problem's own, else problem.DEFAULT_TOLERANCE)."""
+        return self.problem.tolerance(str(t.dtype).removeprefix("torch."))
+
     def _error(self, out: torch.Tensor, against: torch.Tensor) -> float:
-        atol, rtol = self.problem.tolerance(str(against.dtype).removeprefix("torch."))
-        return measure(out, against, atol, rtol, chunk=self.chunk).worst
+        return measure(out, against, *self._tolerance(against), chunk=self.chunk).worst
 
     def _judge(self, values, expected, args, *, first: bool, record: bool = True) -> dict | None:
         """None when every output passes truth.passes; else what failed (output, errors). `record`: the errors
         count for the run's accuracy (a re-run's do not)."""
         refs_error = None
         for i, (o, t) in enumerate(zip(values, expected)):
-            atol, rtol = self.problem.tolerance(str(t.dtype).removeprefix("torch."))
+            atol, rtol = self._tolerance(t)
             self.tolerance = self.tolerance or (atol, rtol)
-            error = measure(o, t, atol, rtol, chunk=self.chunk).worst
+            error = self._error(o, t)
             if refs_error is None and (first or error > 1.0):
                 refs_error = self._reference_errors(args, expected)
             ref_error = refs_error[i] if refs_error else None
@@ -183,7 +186,7 @@ class Trials:
         return None
 
     def _reference_errors(self, args, expected) -> list[float] | None:
-        tolerances = [self.problem.tolerance(str(t.dtype).removeprefix("torch.")) for t in expected]
+        tolerances = [self._tolerance(t) for t in expected]
         return truths.reference_error(self.truth, args, expected, tolerances, chunk=self.chunk, refs=self._refs)
 
     def _within_reference(self, i: int, out: torch.Tensor, args: list) -> bool:
