@@ -138,6 +138,11 @@ class BuildFigures:
                    check=d.get("check"))
 
 
+def _evidence(signals: list[dict]) -> dict[str, str]:
+    """signal → evidence, from the [{'name', 'evidence'}] list classify.summarize and schema 1 store."""
+    return {s["name"]: s.get("evidence", "") for s in signals}
+
+
 @dataclass
 class ProfileFigures:
     """What Nsight Compute's run was classified as (profiler/classify.py).
@@ -165,14 +170,14 @@ class ProfileFigures:
         return cls(bound=c.get("bound", ""), summary=c.get("summary", ""), signals=[s["name"] for s in signals],
                    share_of_peak=c.get("share_of_peak"), gpu=c.get("gpu"), report=report,
                    classification={k: v for k, v in c.items() if k != "signals"},
-                   evidence={s["name"]: s.get("evidence", "") for s in signals})
+                   evidence=_evidence(signals))
 
     @classmethod
     def from_json(cls, d: dict, details: dict) -> "ProfileFigures":
         """A schema-2 `profile`, with its figures taken out of `details` (records of cutegen <= 0.3 lack them)."""
         figures = cls(**d)
         figures.classification = dict(details.pop("classification", None) or {})
-        figures.evidence = {s["name"]: s.get("evidence", "") for s in details.pop("signals", None) or []}
+        figures.evidence = _evidence(details.pop("signals", None) or [])
         return figures
 
 
