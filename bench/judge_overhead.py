@@ -9,6 +9,12 @@ A verify here is judge(trials=5, timing=False) on a correct kernel: model and tr
 matmul whose reference is a dense 4096^3 fp32 matmul: the fp64 truth is a DGEMM).
 
     python bench/judge_overhead.py [--rounds 5] [--state DIR] --out judge_overhead.json
+    python bench/judge_overhead.py --probe [--out probe.json]   # where the time goes (the first kernel only)
+
+--probe answers why a verify's time is bimodal: per verify, the caching allocator's counters (device allocations
+and frees, retries after a failed allocation: each frees every cached block and synchronizes), then the same
+rounds with expandable segments (the allocator grows one mapping instead of new segments), then one cProfile of
+each judge (the host time each function spends, GPU waits included: a sync is charged to whatever waits).
 """
 
 from __future__ import annotations
@@ -72,6 +78,58 @@ def measure(kernel: Path, builder: Builder, rounds: int) -> dict:
     return row
 
 
+ALLOCATOR_COUNTERS = ("num_device_alloc", "num_device_free", "num_alloc_retries", "num_sync_all_streams")
+
+
+def probe(kernel: Path, builder: Builder, rounds: int) -> dict:
+    import cProfile
+    import io
+    import pstats
+
+    import torch
+
+    build = builder.run(Tier.BUILD, kernel)
+    assert build.ok, [d.format() for d in build.errors]
+    problem = load_problem(find_problem(kernel))
+    lib = KernelLibrary(build.artifact)
+    verify = {"new": lambda: judge(problem, lib, trials=5, seed=0, timing=False, baselines=[]),
+              "before": lambda: baseline_judge.judge(problem, lib, trials=5, seed=0, timing=False, baselines=[])}
+    for fn in verify.values():
+        seconds(fn)
+
+    def counted(name: str, allocator: str) -> dict:
+        before = torch.cuda.memory_stats()
+        t = seconds(verify[name])
+        after = torch.cuda.memory_stats()
+        row = {"judge": name, "allocator": allocator, "s": t,
+               **{k: after.get(k, 0) - before.get(k, 0) for k in ALLOCATOR_COUNTERS},
+               "reserved_gb": torch.cuda.memory_reserved() / 1e9}
+        print(f"  {allocator:<10} {name:<7} {t:.3f} s  " + "  ".join(f"{k.removeprefix('num_')} {row[k]}"
+                                                               for k in ALLOCATOR_COUNTERS), flush=True)
+        return row
+
+    rows = []
+    for allocator in ("default", "expandable"):
+        if allocator == "expandable":
+            torch.cuda.empty_cache()
+            torch.cuda.memory._set_allocator_settings("expandable_segments:True")
+            for fn in verify.values():
+                seconds(fn)
+        for r in range(rounds):
+            for name in (("new", "before") if r % 2 == 0 else ("before", "new")):
+                rows.append(counted(name, allocator))
+    profiles = {}
+    for name, fn in verify.items():
+        profiler = cProfile.Profile()
+        profiler.runcall(seconds, fn)
+        text = io.StringIO()
+        pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(25)
+        profiles[name] = text.getvalue()
+        print(f"--- cProfile: {name} judge, by own time", flush=True)
+        print(text.getvalue(), flush=True)
+    return {"kernel": kernel.name, "rounds": rows, "profiles": profiles}
+
+
 def main() -> None:
     import torch
 
@@ -79,9 +137,15 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--state", type=Path, default=Path("/tmp/cutegen-judge-state"), help="build cache folder")
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--probe", action="store_true", help="where the first kernel's verify time goes (see above)")
     args = ap.parse_args()
     settings = Settings(build_timeout=600)
     builder = Builder(discover(settings), settings, args.state)
+    if args.probe:
+        result = probe(KERNELS[0], builder, args.rounds)
+        if args.out:
+            args.out.write_text(json.dumps(result, indent=1))
+        return
     rows = [measure(k, builder, args.rounds) for k in KERNELS]
     result = {"gpu": torch.cuda.get_device_name(), "rows": rows}
     if args.out:

@@ -103,6 +103,10 @@ print(availability(), '| memory cgroup:', cgroup.memory_binds(), '| seccomp name
            run judge-overhead.log python3 bench/judge_overhead.py --state "$CUTEGEN_JUDGE_STATE" --out "$OUT/judge_overhead.json"
            run timing-repeat.log python3 bench/timing_repeatability.py --state "$CUTEGEN_JUDGE_STATE" \
              --out "$OUT/timing_repeatability.json" ;;
+    # Where a softsign verify's time goes (issue 24's overhead target): the allocator's counters per verify, the same
+    # rounds with expandable segments, one cProfile of each judge. Not in `all`; about 1.5 minutes.
+    judge-probe) run judge-probe.log python3 bench/judge_overhead.py --probe --rounds 4 \
+                   --state /tmp/cutegen-judge-state --out "$OUT/judge_probe.json" ;;
     # Every fp32 matmul of Level 1 on signed inputs against the fp64 truth (16 GEMM builds: near a whole call).
     judge-signed) run judge-signed.log python3 -m pytest -q -s -m gpu tests/kernels/test_kernelbench_l1.py \
                     -k test_matmul_on_signed_inputs_passes_against_the_fp64_truth -p no:cacheprovider --durations=5 ;;
@@ -150,7 +154,7 @@ print(availability(), '| memory cgroup:', cgroup.memory_binds(), '| seccomp name
                    --compile-workers "$(nproc)"
                  run kernelbench-table.log python3 bench/kernelbench_table.py .cutegen/kb-h200 --out "$OUT/kernelbench.md"
                  tar czf "$OUT/kb-h200.tgz" --exclude=.cutegen -C .cutegen kb-h200 ;;
-    *) echo "unknown part '$part' (${ALL[*]} kernelbench judge-signed typed-records fixtures all)" >&2
+    *) echo "unknown part '$part' (${ALL[*]} kernelbench judge-signed judge-probe typed-records fixtures all)" >&2
        exit 2 ;;
   esac
 done
