@@ -37,7 +37,9 @@ def test_the_optimize_prompt_holds_the_hot_lines(kernel, builder, scripted, tmp_
         worker.stop()
     files = sorted((tmp_path / "agent").rglob("*.json"))  # the transcript's steps, beside history.json and summary.json
     steps = [s for s in (json.loads(p.read_text()) for p in files) if "step" in s]
-    context = next(s for s in steps if s["step"] == "context")
+    context = next((s for s in steps if s["step"] == "context"), None)
+    baseline = next((s for s in steps if s["step"] == "baseline"), {}).get("verification", {})
+    assert context is not None, f"Optimize stopped before profiling; the baseline: {baseline.get('label')} {baseline}"
     lines = (context.get("profile") or {}).get("lines")
     assert lines, f"no line profile in the run: {context.get('profile_problem')}"
     hot = lines["lines"][:5]

@@ -126,3 +126,25 @@ def test_a_bench_of_a_correct_kernel_carries_intervals_and_fp64_errors(engine):
     assert len(r.timing.block_ms) >= 10 and r.timing.calls_per_block >= 1
     assert r.speedup_interval("eager") is not None and ("[" in r.summary() or "within noise" in r.summary())
     assert r.accuracy.truth == "fp64" and r.accuracy.kernel_error <= 1.0
+
+
+@pytest.mark.gpu
+def test_a_second_verify_in_a_process_reuses_the_first_ones_memory(engine):
+    """The judge calls on one stream for the process's life: the caching allocator keeps freed blocks per stream,
+    and a new stream per verify made every verify allocate its buffers afresh (and, once the card was full of
+    other streams' blocks, free them all and synchronize)."""
+    import torch
+
+    from cutegen.harness.abi import KernelLibrary
+    from cutegen.harness.gpu_checks import judge
+    from cutegen.harness.problem import load_problem
+    from cutegen.pairing import find_problem
+
+    _, _, _, builds = engine
+    kernel = CORPUS / "side_stream_correct.cu"
+    problem, lib = load_problem(find_problem(kernel)), KernelLibrary(builds["side_stream_correct"].artifact)
+    assert judge(problem, lib, trials=2, seed=0, timing=False, baselines=[])["verdict"] == "pass"
+    before = torch.cuda.memory_stats()
+    assert judge(problem, lib, trials=2, seed=1, timing=False, baselines=[])["verdict"] == "pass"
+    after = torch.cuda.memory_stats()
+    assert after["num_device_alloc"] == before["num_device_alloc"], "the second verify allocated new device memory"
