@@ -25,7 +25,7 @@ sys.path[:0] = [str(ROOT / "server"), str(ROOT / "bench")]
 
 import gemm_rungs  # noqa: E402
 
-CANDIDATES = ("coop_128x256_c2x1_sw8", "pingpong_128x128_c2x1_sw4", "coop_256x128_c1x2")
+CANDIDATES = ("coop_128x256_c2x1_sw8", "pingpong_128x128_c2x1_sw4", "coop_256x128_c1x2")  # --candidates
 M = N = K = 4096
 BLOCKS, ROUNDS, GRAPH_CALLS = 5, 15, 20
 METHODS = ("event", "event+pad", "graph-flush", "back-to-back")
@@ -34,6 +34,7 @@ METHODS = ("event", "event+pad", "graph-flush", "back-to-back")
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--candidates", nargs="*", default=list(CANDIDATES), choices=list(gemm_rungs.CANDIDATES))
     args = ap.parse_args()
     import torch
 
@@ -41,7 +42,7 @@ def main() -> None:
     folder.mkdir(exist_ok=True)
     candidates = gemm_rungs.write_candidates(folder)
     libraries, _ = gemm_rungs.build_all({"gemm_bf16": gemm_rungs.RUNGS["gemm_bf16"],
-                                         **{name: candidates[name] for name in CANDIDATES}})
+                                         **{name: candidates[name] for name in args.candidates}})
     torch.manual_seed(0)
     a = torch.randn(M, K, dtype=torch.bfloat16, device="cuda")
     b = torch.randn(K, N, dtype=torch.bfloat16, device="cuda")
