@@ -20,7 +20,9 @@ includes it; CUDA 13 dropped it), a prelude declaring `cudaConfigureCall` (clang
 The header set a file starts with (its leading `#include` lines) is parsed once into a precompiled header
 under `.cutegen/typecheck/`, keyed like the build cache (toolchain, clang version, flags, the include lines,
 the user headers' contents) and shared by every file that starts with the same includes. Each parse runs in
-a child process (`clang_parse.py`) that a newer parse of the same file kills.
+a child process (`clang_parse.py`) that a newer parse of the same file kills. A file whose parse is slow because
+it instantiates header templates (a GEMM calling its header's entry point) gets a warm header set too: the PCH
+with those instantiations done (warm.py), built in the background after its first slow clean parse.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from cutegen.typecheck import clang_parse
+from cutegen.typecheck.warm import WARM_AFTER_S, WarmSets
 from cutegen.build.cache import BuildCache, cache_key
 from cutegen.build.includes import user_headers
 from cutegen.diagnostics import condense
@@ -79,7 +82,9 @@ class _Job:
 
 
 class TypeChecker:
-    def __init__(self, toolchain: Toolchain, settings: Settings, state_dir: Path):
+    def __init__(self, toolchain: Toolchain, settings: Settings, state_dir: Path, *,
+                 warm_after_s: float | None = WARM_AFTER_S):
+        """`warm_after_s`: a clean parse slower than this gets a warm header set (warm.py); None: never."""
         self.toolchain = toolchain
         self.settings = settings
         self.state = StateDir(state_dir)
@@ -90,6 +95,9 @@ class TypeChecker:
         # What clang said of a text, keyed like the build cache (the text, its user headers, the flags, the
         # toolchain and clang): an undo, a reopened file or a repeated test run parses nothing again.
         self._results = BuildCache(self.state.type_results)
+        self.warm_after_s = warm_after_s
+        self.warm = WarmSets(self.state.type_cache, lambda request: self._child(request, _Job()),
+                             lambda folder, keep: _prune(folder, keep, warm=True))
         self._system = tuple(os.path.realpath(s) + os.sep for s in (
             toolchain.cutlass_include, str(ABI_INCLUDE), toolchain.cuda_root, str(SHIMS), "/usr/include",
             "/usr/lib", "/usr/local/include", *torch_include_dirs(), _clang_root()))
@@ -127,9 +135,24 @@ class TypeChecker:
 
     def _parse(self, path: Path, source: str, args: list[str], handle: _Job) -> dict:
         pch, built = self._ready_pch(self._pch(path, source, args))
-        answer = self._child({"file": str(path), "text": source, "args": args, "pch": pch}, handle)
+        request = {"file": str(path), "text": source, "args": args, "collect_after": self.warm_after_s}
+        warm = self.warm.for_parse(str(path), pch) if self.warm_after_s is not None else None
+        if warm is not None:
+            # A warm parse lists its uses again only when it is slow all the same: the file instantiates
+            # something new (under load a warm GEMM parse alone can take a few seconds).
+            answer = self._child({**request, "pch": warm, "collect_after": 4 * self.warm_after_s}, handle)
+            if answer.get("uses") and not handle.cancelled:
+                self.warm.offer(str(path), pch, answer["uses"])
+            if not _warm_involved(answer, warm["path"]):
+                return {**answer, "pch": "warm"} if answer.get("pch") == "used" else answer
+            # An error that points at the warm instantiations is the plain header set's to confirm (warm.py).
+        answer = self._child({**request, "pch": pch}, handle)
+        if warm is not None and not handle.cancelled and "failure" not in answer and not _has_errors(answer):
+            self.warm.drop(str(path))  # the warm set erred where the plain one did not
         if built and answer.get("pch") == "used":
             answer["pch"] = "built"  # by this run, in a process of its own
+        if pch is not None and answer.get("uses") and not handle.cancelled:
+            self.warm.offer(str(path), pch, answer["uses"])
         return answer
 
     def _result_key(self, path: Path, source: str, args: list[str]) -> str:
@@ -315,10 +338,28 @@ def _prune_results(folder: Path, keep: int) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def _prune(folder: Path, keep: int) -> None:
-    """Keep the `keep` most recently used PCH files (a file reads its PCH on every parse: atime/mtime)."""
+def _has_errors(answer: dict) -> bool:
+    return any(d.get("severity") in ("error", "fatal") for d in answer.get("diagnostics", []))
+
+
+def _warm_involved(answer: dict, warm_pch: str) -> bool:
+    """An error whose chain passes through the warm header (an instantiation it made first: "explicit
+    specialization after instantiation", "implicit instantiation first required here"). Any other error is the
+    file's own, the same with or without the warm set: reported at once, not after a plain parse."""
+    header = str(Path(warm_pch).with_suffix(".cuh"))
+
+    def touches(d: dict) -> bool:
+        return d.get("file") == header or "__cutegen_warm" in d.get("text", "") or any(
+            touches(c) for c in d.get("children", []))
+
+    return any(touches(d) for d in answer.get("diagnostics", []) if d.get("severity") in ("error", "fatal"))
+
+
+def _prune(folder: Path, keep: int, *, warm: bool = False) -> None:
+    """Keep the `keep` most recently used plain (or warm) PCH files (a file reads its PCH on every parse)."""
     try:
-        pchs = sorted(folder.glob("*.pch"), key=lambda p: p.stat().st_mtime, reverse=True)
+        pchs = sorted((p for p in folder.glob("*.pch") if p.name.endswith(".warm.pch") == warm),
+                      key=lambda p: p.stat().st_mtime, reverse=True)
     except OSError:
         return
     for old in pchs[keep:]:

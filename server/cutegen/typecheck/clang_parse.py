@@ -7,8 +7,12 @@ middle, and a Hopper GEMM takes half a minute). The only module that imports `cl
 Request: {"file", "text", "args", "pch": {"path", "header", "args"} | null}. With "pch", the header set is
 parsed once into a precompiled header at "path" (written atomically: a killed build leaves nothing) and the
 file is parsed with `-include-pch`; a PCH that clang refuses (a header changed since) is rebuilt once.
-{"pch_only": true, "pch": ...} builds the header set alone.
-Answer: {"diagnostics": [...], "pch": "built" | "used" | "none" | "failed", "seconds": float}.
+{"pch_only": true, "pch": ...} builds the header set alone; with "uses" (clang_uses.py), the warm PCH: the
+header set and those instantiations (a use that does not compile is dropped once and the rest built again).
+With "collect_after": seconds, a clean parse that took longer lists the header templates the file
+instantiates (answer "uses"): a fast parse has nothing worth keeping warm.
+Answer: {"diagnostics": [...], "pch": "built" | "used" | "none" | "failed", "seconds": float, "uses"?: [...]};
+a warm build answers {"pch": "built" | "failed", "uses": the uses it kept}.
 """
 
 from __future__ import annotations
@@ -85,24 +89,76 @@ def _errors(tu) -> list:
 
 def build_pch(ci, index, pch: dict) -> bool:
     """Parse the header set into `pch["path"]`; False if it has errors (then no PCH: they are the file's)."""
+    return _save_pch(index, pch, pch["header"]) is None
+
+
+def _save_pch(index, pch: dict, text: str):
+    """None when `text` parsed cleanly and was saved to pch["path"]; else the translation unit with errors."""
     target = Path(pch["path"])
     target.parent.mkdir(parents=True, exist_ok=True)
     header = target.with_suffix(".cuh")
-    header.write_text(pch["header"])
+    header.write_text(text)
     tu = index.parse(str(header), pch["args"], options=_OPTIONS_FOR_PCH)
     if _errors(tu):
-        return False
+        return tu
     tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
     tu.save(str(tmp))
     tmp.replace(target)  # atomic: a parse in another process never reads half a PCH
-    return True
+    return None
+
+
+def build_warm(ci, index, pch: dict, uses: list[str]) -> list[str] | None:
+    """The warm PCH (clang_uses.py): the uses it kept, or None when none could be built."""
+    uses_module = _uses_module()
+    for _ in range(2):
+        text = uses_module.warm_header(pch["header"], uses)
+        failed = _save_pch(index, pch, text)
+        if failed is None:
+            return uses
+        bad = _failing_lines(ci, failed, str(Path(pch["path"]).with_suffix(".cuh")))
+        kept = [u for u in uses if _line_of(text, u) not in bad]
+        if not bad or not kept or len(kept) == len(uses):
+            return None  # an error that no use explains: the header set itself, or nothing left to keep
+        uses = kept
+    return None
+
+
+def _failing_lines(ci, tu, header: str) -> set[int]:
+    """The warm header's lines an error (or the instantiation chain under it) points at."""
+    lines: set[int] = set()
+
+    def visit(d) -> None:
+        file, line, _ = _file_location(ci, d.location)
+        if file == header:
+            lines.add(line)
+        for c in d.children:
+            visit(c)
+
+    for d in _errors(tu):
+        visit(d)
+    return lines
+
+
+def _line_of(text: str, use: str) -> int:
+    return next(n for n, line in enumerate(text.splitlines(), 1) if line.strip() == use)
+
+
+def _uses_module():
+    try:
+        from cutegen.typecheck import clang_uses
+    except ImportError:  # run by path (checker.py): the module beside this one
+        import clang_uses
+    return clang_uses
 
 
 def parse(request: dict) -> dict:
     ci = _cindex()
-    index = ci.Index.create()
+    index = ci.Index.create(excludeDecls=True)  # a TU's children are then the file's own decls (clang_uses)
     started = time.perf_counter()
     pch, state = request.get("pch"), "none"
+    if request.get("pch_only") and "uses" in request:
+        kept = build_warm(ci, index, pch, request["uses"])
+        return {"pch": "built" if kept else "failed", "uses": kept or [], "seconds": time.perf_counter() - started}
     if request.get("pch_only"):  # the header set alone (checker.py builds it apart from any parse)
         return {"pch": "built" if build_pch(ci, index, pch) else "failed", "seconds": time.perf_counter() - started}
     if pch:
@@ -119,8 +175,12 @@ def parse(request: dict) -> dict:
             state = "built" if build_pch(ci, index, pch) else "failed"
             continue
         break
-    return {"diagnostics": [diagnostic_json(ci, d) for d in tu.diagnostics], "pch": state,
-            "seconds": time.perf_counter() - started}
+    answer = {"diagnostics": [diagnostic_json(ci, d) for d in tu.diagnostics], "pch": state,
+              "seconds": time.perf_counter() - started}
+    collect_after = request.get("collect_after")
+    if collect_after is not None and answer["seconds"] > collect_after and not _errors(tu):
+        answer["uses"] = _uses_module().uses(ci, tu, request["file"])
+    return answer
 
 
 def _stale(tu) -> bool:
