@@ -69,7 +69,8 @@ def type_state(build_state) -> Path:
 @pytest.fixture(scope="session")
 def checker(toolchain, type_state):
     # The Hopper GEMMs take half a minute of clang's time, far more on a machine shared with a suite run.
-    return TypeChecker(toolchain, Settings(check_timeout=900), type_state)
+    # No warm header sets: a background build per slow file would load the cores for the rest of the run.
+    return TypeChecker(toolchain, Settings(check_timeout=900), type_state, warm_after_s=None)
 
 
 def nvcc_first_error(case) -> tuple[int, str] | None:

@@ -97,7 +97,7 @@ class TypeChecker:
         self._results = BuildCache(self.state.type_results)
         self.warm_after_s = warm_after_s
         self.warm = WarmSets(self.state.type_cache, lambda request: self._child(request, _Job()),
-                             lambda folder, keep: _prune(folder, keep, warm=True))
+                             lambda folder, keep: _prune(folder, keep, warm=True), busy=lambda: bool(self._jobs))
         self._system = tuple(os.path.realpath(s) + os.sep for s in (
             toolchain.cutlass_include, str(ABI_INCLUDE), toolchain.cuda_root, str(SHIMS), "/usr/include",
             "/usr/lib", "/usr/local/include", *torch_include_dirs(), _clang_root()))
