@@ -136,11 +136,12 @@ class TypeChecker:
     def _parse(self, path: Path, source: str, args: list[str], handle: _Job) -> dict:
         pch, built = self._ready_pch(self._pch(path, source, args))
         request = {"file": str(path), "text": source, "args": args, "collect_after": self.warm_after_s}
-        warm = self.warm.for_parse(str(path), pch) if self.warm_after_s is not None else None
-        if warm is not None:
+        after = self.warm_after_s
+        warm = self.warm.for_parse(str(path), pch) if after is not None else None
+        if warm is not None and pch is not None and after is not None:
             # A warm parse lists its uses again only when it is slow all the same: the file instantiates
             # something new (under load a warm GEMM parse alone can take a few seconds).
-            answer = self._child({**request, "pch": warm, "collect_after": 4 * self.warm_after_s}, handle)
+            answer = self._child({**request, "pch": warm, "collect_after": 4 * after}, handle)
             if answer.get("uses") and not handle.cancelled:
                 self.warm.offer(str(path), pch, answer["uses"])
             if not _warm_involved(answer, warm["path"]):

@@ -147,7 +147,7 @@ def _uses_module():
     try:
         from cutegen.typecheck import clang_uses
     except ImportError:  # run by path (checker.py): the module beside this one
-        import clang_uses
+        import clang_uses  # type: ignore[import-not-found]
     return clang_uses
 
 
@@ -156,7 +156,7 @@ def parse(request: dict) -> dict:
     index = ci.Index.create(excludeDecls=True)  # a TU's children are then the file's own decls (clang_uses)
     started = time.perf_counter()
     pch, state = request.get("pch"), "none"
-    if request.get("pch_only") and "uses" in request:
+    if request.get("pch_only") and "uses" in request and pch is not None:
         kept = build_warm(ci, index, pch, request["uses"])
         return {"pch": "built" if kept else "failed", "uses": kept or [], "seconds": time.perf_counter() - started}
     if request.get("pch_only"):  # the header set alone (checker.py builds it apart from any parse)
