@@ -103,6 +103,12 @@ print(availability(), '| memory cgroup:', cgroup.memory_binds(), '| seccomp name
            run judge-overhead.log python3 bench/judge_overhead.py --state "$CUTEGEN_JUDGE_STATE" --out "$OUT/judge_overhead.json"
            run timing-repeat.log python3 bench/timing_repeatability.py --state "$CUTEGEN_JUDGE_STATE" \
              --out "$OUT/timing_repeatability.json" ;;
+    # The judge's overhead and a ~40 us kernel's repeatability alone (no corpus), with more paired rounds than
+    # `judge` (JUDGE_ROUNDS, default 12: the interval narrows as 1/sqrt(rounds)). Not in `all`; about 2 minutes.
+    judge-bench) run judge-overhead.log python3 bench/judge_overhead.py --rounds "${JUDGE_ROUNDS:-12}" \
+                   --state /tmp/cutegen-judge-state --out "$OUT/judge_overhead.json"
+                 run timing-repeat.log python3 bench/timing_repeatability.py --state /tmp/cutegen-judge-state \
+                   --out "$OUT/timing_repeatability.json" ;;
     # Where a softsign verify's time goes (issue 24's overhead target): the allocator's counters per verify, the same
     # rounds with expandable segments, one cProfile of each judge. Not in `all`; about 1.5 minutes.
     judge-probe) run judge-probe.log python3 bench/judge_overhead.py --probe --rounds 4 \
@@ -154,7 +160,7 @@ print(availability(), '| memory cgroup:', cgroup.memory_binds(), '| seccomp name
                    --compile-workers "$(nproc)"
                  run kernelbench-table.log python3 bench/kernelbench_table.py .cutegen/kb-h200 --out "$OUT/kernelbench.md"
                  tar czf "$OUT/kb-h200.tgz" --exclude=.cutegen -C .cutegen kb-h200 ;;
-    *) echo "unknown part '$part' (${ALL[*]} kernelbench judge-signed judge-probe typed-records fixtures all)" >&2
+    *) echo "unknown part '$part' (${ALL[*]} kernelbench judge-signed judge-bench judge-probe typed-records fixtures all)" >&2
        exit 2 ;;
   esac
 done

@@ -17,9 +17,9 @@
 //
 // Requirements (else cudaErrorInvalidValue): A fp32 1-D (N); B fp32 2-D (N, M), rows contiguous
 // (row stride >= M); C fp32 (N, M) contiguous.
-// Measured (H200, 2026-12-01, one `cutegen suite` run, 5 trials): pass, median 0.038 ms, 70.19x eager, 70.70x torch.compile, 81% (memory) of its roofline
-// Re-measured (H200, 2026-12-01, bench/timing_repeatability.py: the harness's interleaved rounds, 5 runs in one
-// process): 70.70x-71.13x eager, each run's 95 % interval within 0.4 % of its median (kernel 38.4 us).
+// Measured (H200, 2026-12-02, 5 `cutegen suite` runs in separate processes, 5 trials each; 95 % intervals for another run): pass, median 0.038 ms, 71.12x [69.01-73.40] eager, 75.43x [66.86-84.05] torch.compile, 82% (memory) of its roofline
+// Re-measured (H200, 2026-12-02, bench/timing_repeatability.py: the harness's interleaved rounds, 5 runs in one
+// process): 70.11x-70.98x eager, within 0.6 % of their median (kernel 38.2-38.5 us).
 #include <cutegen/abi.h>
 
 #include <cute/tensor.hpp>

@@ -12,7 +12,7 @@
 // Requirements (else cudaErrorInvalidValue): fp32, 2-D, compact row-major, all three (N,N).
 // A and B must be upper triangular, as the problem defines them: their lower triangles are not
 // read (a nonzero there would be ignored, unlike torch.matmul).
-// Measured (H200, 2026-12-02, one `cutegen suite` run, 5 trials, 95 % intervals): pass, median 0.446 ms, 6.11x [6.10-6.11] eager, 6.10x [6.09-6.13] torch.compile, 38% (float32 math) of its roofline (2026-12-01, an earlier call: 5.70x)
+// Measured (H200, 2026-12-02, 5 `cutegen suite` runs in separate processes, 5 trials each; 95 % intervals for another run): pass, median 0.449 ms, 6.11x [6.01-6.18] eager, 6.23x [5.79-6.83] torch.compile, 38% (float32 math) of its roofline
 #include "common/gemm_dlpack.cuh"
 
 CUTEGEN_EXPORT int cutegen_forward(const DLTensor* inputs, int num_inputs, DLTensor* outputs,

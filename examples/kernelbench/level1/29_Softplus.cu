@@ -11,7 +11,7 @@
 // Requirements: one fp32 input and one fp32 output, both dense (row-major compact), with equal
 // element counts; anything else returns cudaErrorInvalidValue. Any shape, any n >= 0.
 //
-// Measured (H200, 2026-12-02, one `cutegen suite` run, 5 trials, 95 % intervals): pass, median 3.116 ms, 1.05x [1.04-1.05] eager, 0.99x [0.99-1.00] torch.compile, 96% (memory) of its roofline (2026-12-01, an earlier call: 1.00x)
+// Measured (H200, 2026-12-02, 5 `cutegen suite` runs in separate processes, 5 trials each; 95 % intervals for another run): pass, median 3.113 ms, ~ 1 (0.98-1.12) eager, ~ 1 (0.94-1.06) torch.compile, 96% (memory) of its roofline
 #include <cutegen/abi.h>
 
 #include "common/elementwise.cuh"
