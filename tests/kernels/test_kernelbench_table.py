@@ -39,9 +39,32 @@ def test_the_table_shows_intervals_within_noise_and_fp64_errors(tmp_path):
             {"truth": "fp64", "mode": "fp64", "atol": 1e-4, "rtol": 1e-4, "kernel_error": 0.0, "reference_error": 0.0}),
     ]
     (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
-    text = table_module.table(tmp_path, ROOT / "examples" / "kernelbench" / "level1")
+    text = table_module.table([tmp_path], ROOT / "examples" / "kernelbench" / "level1")
     twelve = next(line for line in text.splitlines() if line.startswith("| 12 "))
     relu = next(line for line in text.splitlines() if line.startswith("| 19 "))
     assert "1.60× [1.60–1.60]" in twelve and "0.03 / 0.5" in twelve
     assert "≈ 1 (0.98–1.02)" in relu and "0 / 0" in relu
     assert "error vs fp64" in text.splitlines()[0]
+
+
+def _run(folder, speedup: float):
+    fast = [0.040] * 6
+    accuracy = {"truth": "fp64", "mode": "fp64", "atol": 1e-4, "rtol": 1e-4, "kernel_error": 0.0, "reference_error": 0.0}
+    folder.mkdir()
+    line = row("12_Matmul_with_diagonal_matrices_", fast, [speedup * f for f in fast], accuracy)
+    (folder / "results.jsonl").write_text(json.dumps(line) + "\n")
+    return folder
+
+
+def test_runs_in_separate_processes_give_an_interval_for_another_run(tmp_path):
+    """Each run alone is exact (constant blocks), yet the three disagree: the merged interval must hold their spread
+    and predict a fourth run near them, not one far off."""
+    runs = [_run(tmp_path / f"run{i}", s) for i, s in enumerate((1.58, 1.60, 1.62))]
+    (merged,) = table_module.merged(runs)
+    assert merged["runs"] == 3 and merged["speedup_eager"] == 1.60
+    assert merged["speedup_eager_low"] < 1.58 and merged["speedup_eager_high"] > 1.62
+    near, far = _run(tmp_path / "near", 1.63), _run(tmp_path / "far", 1.90)
+    assert table_module.check([merged], near)[:2] == (2, 2)
+    inside, compared, outside = table_module.check([merged], far)
+    assert (inside, compared) == (0, 2) and "outside" in outside[0]
+    assert "1.60× [" in table_module.table(runs, ROOT / "examples" / "kernelbench" / "level1")
