@@ -85,11 +85,12 @@ class Session:
         """The type tier (clang on unsaved text) for `path`'s state dir; same toolchain as the builder."""
         from cutegen.typecheck import TypeChecker
 
-        toolchain = self.builder(path).toolchain
+        builder = self.builder(path)
         with self._lock:
             state = self.state_dir(path)
-            if state not in self._type_checkers:
-                self._type_checkers[state] = TypeChecker(toolchain, self.settings, state)
+            if state not in self._type_checkers:  # its warm builds wait for the save tier's compiles
+                self._type_checkers[state] = TypeChecker(builder.toolchain, self.settings, state,
+                                                         others_busy=builder.busy)
             return self._type_checkers[state]
 
     def check(self, path: Path, text: str | None = None, *, tier: str = Tier.CHECK.value, job: str | None = None,

@@ -51,6 +51,30 @@ def test_later_parses_read_the_warm_set_and_the_files_own_errors_show_at_once(to
     assert [(d.line, "not_declared" in d.message) for d in broken.errors] == [(2, True)]
 
 
+def test_a_warm_file_gets_a_first_pass_with_its_errors_before_the_full_parse(toolchain, tmp_path):
+    """The editor shows the first pass at once; the full parse's result (the same errors here) replaces it."""
+    checker = _checker(toolchain, tmp_path)
+    path = tmp_path / "k.cu"
+    assert _warmed(checker, path, KERNEL).ok
+    firsts = []
+    broken = checker.run(path, KERNEL.replace("y[0]);", "y[0]) + not_declared;"), on_first=firsts.append)
+    assert [r.command[-1] for r in firsts] == ["(pch: warm, first pass)"]
+    assert [(d.line, d.message) for d in firsts[0].errors] == [(d.line, d.message) for d in broken.errors]
+    assert broken.command[-1] == "(pch: warm)" and "not_declared" in broken.errors[0].message
+    clean = []
+    assert checker.run(path, KERNEL + "// an edit\n", on_first=clean.append).ok
+    assert len(clean) == 1 and clean[0].ok
+    # CUDA's deferred diagnostics (an inline function's: one with external linkage is checked at once) come from
+    # clang's end-of-file work, which the first pass skips: the full parse, published after it, has them.
+    deferred, later = [], KERNEL + "__host__ __device__ inline int hd(int x) { if (x < 0) throw 1; return x; }\n" \
+        "__global__ void j(int* p) { p[0] = hd(p[0]); }\n"
+    full = checker.run(path, later, on_first=deferred.append)
+    assert len(deferred) == 1 and deferred[0].ok
+    assert [d.line for d in full.errors] == [3] and "throw" in full.errors[0].message
+    cold = []  # a file without a warm set: one parse, no first pass (it would cost as much as the parse)
+    assert checker.run(tmp_path / "other.cu", KERNEL, on_first=cold.append).ok and not cold
+
+
 def test_an_error_only_the_warm_set_would_cause_is_not_reported(toolchain, tmp_path):
     """An explicit specialization declared before its use is valid C++; against a PCH that instantiated the same
     specialization first it is "explicit specialization after instantiation": a false error, so the plain header

@@ -150,6 +150,11 @@ class Builder:
         if handle:
             _cancel(handle)
 
+    def busy(self) -> bool:
+        """Whether a compile runs (the type tier's warm builds wait for none: typecheck/warm.py)."""
+        with self._lock:
+            return bool(self._jobs)
+
     def cancel_all(self, tier: Tier) -> None:
         """Cancel every run of `tier` (the layout probes, when the server shuts down)."""
         with self._lock:

@@ -39,6 +39,7 @@ import time
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Callable
 
 from cutegen.typecheck import clang_parse
 from cutegen.typecheck.warm import WARM_AFTER_S, WarmSets
@@ -83,8 +84,9 @@ class _Job:
 
 class TypeChecker:
     def __init__(self, toolchain: Toolchain, settings: Settings, state_dir: Path, *,
-                 warm_after_s: float | None = WARM_AFTER_S):
-        """`warm_after_s`: a clean parse slower than this gets a warm header set (warm.py); None: never."""
+                 warm_after_s: float | None = WARM_AFTER_S, others_busy: Callable[[], bool] = lambda: False):
+        """`warm_after_s`: a clean parse slower than this gets a warm header set (warm.py); None: never.
+        `others_busy`: whether another tier compiles (the save tier's nvcc): warm builds wait for it too."""
         self.toolchain = toolchain
         self.settings = settings
         self.state = StateDir(state_dir)
@@ -97,13 +99,17 @@ class TypeChecker:
         self._results = BuildCache(self.state.type_results)
         self.warm_after_s = warm_after_s
         self.warm = WarmSets(self.state.type_cache, lambda request: self._child(request, _Job()),
-                             lambda folder, keep: _prune(folder, keep, warm=True), busy=lambda: bool(self._jobs))
+                             lambda folder, keep: _prune(folder, keep, warm=True),
+                             busy=lambda: bool(self._jobs) or others_busy())
         self._system = tuple(os.path.realpath(s) + os.sep for s in (
             toolchain.cutlass_include, str(ABI_INCLUDE), toolchain.cuda_root, str(SHIMS), "/usr/include",
             "/usr/lib", "/usr/local/include", *torch_include_dirs(), _clang_root()))
 
-    def run(self, path: str | Path, text: str | None = None, *, job: str | None = None) -> CheckResult:
-        """Parse `path` (or its unsaved `text`); a newer run with the same `job` kills this one's parser."""
+    def run(self, path: str | Path, text: str | None = None, *, job: str | None = None,
+            on_first: Callable[[CheckResult], None] | None = None) -> CheckResult:
+        """Parse `path` (or its unsaved `text`); a newer run with the same `job` kills this one's parser.
+        `on_first`: called, before the full parse, with a first pass's result where one is quick (a file with a warm
+        header set: its errors but those of CUDA's deferred checks, in a tenth of the time: clang_parse.py)."""
         path = Path(path).resolve()
         source = text if text is not None else path.read_text(errors="replace")
         args = self.arguments(path, source)
@@ -116,7 +122,9 @@ class TypeChecker:
             if answer is not None:
                 answer = {**answer, "pch": "cached result"}
             else:
-                answer = self._parse(path, source, args, handle)
+                first = None if on_first is None else (
+                    lambda early: on_first(self._answered(path, source, args, early, time.perf_counter() - started)))
+                answer = self._parse(path, source, args, handle, first)
                 if not handle.cancelled and "failure" not in answer and "diagnostics" in answer:
                     self._results.put(cached_key, answer)
                     _prune_results(self.state.type_results, KEEP_RESULTS)
@@ -124,21 +132,29 @@ class TypeChecker:
             with self._lock:
                 if self._jobs.get(key) is handle:
                     del self._jobs[key]
-        seconds = time.perf_counter() - started
         if handle.cancelled:
-            return _result(path, [], "", args, seconds, cancelled=True)
+            return _result(path, [], "", args, time.perf_counter() - started, cancelled=True)
+        return self._answered(path, source, args, answer, time.perf_counter() - started)
+
+    def _answered(self, path: Path, source: str, args: list[str], answer: dict, seconds: float) -> CheckResult:
+        """The parser's answer as the tier's result."""
         if "failure" in answer:  # not a fact about the code: a warning, never an error the user must fix
             message = f"the type tier could not parse this file: {answer['failure']} (the nvcc check on save still runs)"
             return _result(path, [_file_level(path, message)], answer["failure"], args, seconds)
         diagnostics = self._diagnose(answer["diagnostics"], path, source)
         return _result(path, diagnostics, raw_log(answer["diagnostics"]), args, seconds, pch=answer.get("pch", ""))
 
-    def _parse(self, path: Path, source: str, args: list[str], handle: _Job) -> dict:
+    def _parse(self, path: Path, source: str, args: list[str], handle: _Job,
+               on_first: Callable[[dict], None] | None = None) -> dict:
         pch, built = self._ready_pch(self._pch(path, source, args))
         request = {"file": str(path), "text": source, "args": args, "collect_after": self.warm_after_s}
         after = self.warm_after_s
         warm = self.warm.for_parse(str(path), pch) if after is not None else None
         if warm is not None and pch is not None and after is not None:
+            if on_first is not None:
+                first = self._child({**request, "pch": warm, "first_pass": True, "collect_after": None}, handle)
+                if not handle.cancelled and "failure" not in first and not _warm_involved(first, warm["path"]):
+                    on_first({**first, "pch": "warm, first pass"})
             # A warm parse lists its uses again only when it is slow all the same: the file instantiates
             # something new (under load a warm GEMM parse alone can take a few seconds).
             answer = self._child({**request, "pch": warm, "collect_after": 4 * after}, handle)

@@ -36,9 +36,10 @@ class Warm:
 
 
 class WarmSets:
-    """Which warm PCH serves which file; builds them in the background, one at a time and only once no parse is
-    running (a GEMM's build holds 1.3 GB and a core for half a minute; a parse beside it another 0.4-1 GB), never
-    blocking a parse: `busy` says whether one runs."""
+    """Which warm PCH serves which file; builds them in the background, one at a time and only once no parse and
+    no save-tier compile is running (a GEMM's build holds 1.3 GB and a core for half a minute; a parse beside it
+    another 0.4-1 GB, an nvcc check of a GEMM about as much), never blocking either: `busy` says whether one runs.
+    A compile that starts while a build runs is not waited for (the build is not killed: it would start over)."""
 
     def __init__(self, folder: Path, build: Callable[[dict], dict], prune: Callable[[Path, int], None],
                  busy: Callable[[], bool] = lambda: False):
