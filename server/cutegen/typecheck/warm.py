@@ -3,7 +3,8 @@
 After a slow clean parse (its header templates are what took the time: clang_uses.py), the type tier builds,
 in the background and once per (header set, uses), a PCH of the header set plus those instantiations, and
 parses the file's later versions against it. Measured on the Level-1 fp32 GEMM (2 idle cores): a parse 16-18 s
-with the plain PCH, 1.8-2.0 s with the warm one, whose build takes ~25 s once (bench/type_tier.py).
+with the plain PCH, 1.6-1.9 s with the warm one, whose build takes 13-25 s once (bench/type_tier.py), and a first
+pass 0.07 s (checker.py).
 
 The warm PCH is trusted only when its parse is clean: errors are always those of a parse with the plain header
 set (a use instantiated before the file's own declarations could in principle differ, e.g. an explicit
@@ -20,11 +21,19 @@ from typing import Callable
 
 from cutegen.build.cache import cache_key
 
-# A clean parse slower than this lists its uses. Softsign (1.3-1.5 s with the plain PCH on 2 loaded cores) gains
-# 0.8x from a 6 s build; a faster file has little to gain.
-WARM_AFTER_S = 1.0
+# A clean parse slower than this lists its uses. The GEMMs' plain parses take 10-18 s and their warm ones 1.6-1.9 s;
+# softsign's takes 1.0-1.6 s and a warm set made it slower (1.23 s against 0.96 s, 5 interleaved pairs, its set
+# chained): what a file's own code instantiates must outweigh what reading the set costs.
+WARM_AFTER_S = 4.0
 KEEP_WARM = 8  # warm PCH files kept per state dir: ~150 MB for a CuTe GEMM, fewer would evict open files' sets
 IDLE_POLL_S = 0.2
+
+
+def chained(pch: dict) -> list[str]:
+    """A warm set's clang arguments: built on the plain PCH (a chained PCH, holding only what the uses add), not
+    from the headers again. Measured on the Level-1 GEMM's set: the build 1.03 GB and 12.8 s instead of 1.25 GB and
+    16.3 s, 98 MB on disk instead of 146; a parse against it within noise of one against the self-contained set."""
+    return [*pch["args"], "-include-pch", pch["path"]]
 
 
 @dataclass
@@ -56,13 +65,13 @@ class WarmSets:
             warm = self._ready.get(file)
         if pch is None or warm is None or warm.base != pch["path"] or not Path(warm.path).is_file():
             return None
-        return {"path": warm.path, "header": warm.text, "args": pch["args"]}
+        return {"path": warm.path, "header": warm.text, "args": chained(pch)}
 
     def offer(self, file: str, pch: dict, uses: list[str]) -> None:
         """A slow clean parse of `file` named these uses: build their warm set unless it is built or building."""
         from cutegen.typecheck.clang_uses import warm_header
 
-        key = cache_key(tier="type-warm", fingerprint="", command_flags=[pch["path"]], text="\n".join(uses), headers=[])
+        key = cache_key(tier="type-warm", fingerprint="", command_flags=chained(pch), text="\n".join(uses), headers=[])
         warm = Warm(pch["path"], str(self.folder / f"{key}.warm.pch"), uses, "")
         with self._lock:
             current = self._ready.get(file) or self._wanted.get(file)
@@ -94,7 +103,7 @@ class WarmSets:
                     return  # a newer slow parse asked for another set meanwhile
             self._prune(self.folder, KEEP_WARM - 1)
             answer = self._build({"pch_only": True, "uses": warm.uses,
-                                  "pch": {"path": warm.path, "header": pch["header"], "args": pch["args"]}})
+                                  "pch": {"path": warm.path, "header": pch["header"], "args": chained(pch)}})
         if answer.get("pch") == "built":
             warm.uses = answer["uses"]
             warm.text = warm_header(pch["header"], warm.uses)
