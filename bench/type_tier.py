@@ -40,6 +40,7 @@ from pygls.lsp.client import LanguageClient  # noqa: E402
 
 from cutegen.build import Builder, Tier  # noqa: E402
 from cutegen.settings import Settings  # noqa: E402
+from cutegen.typecheck.warm import QUIET_FOR_S  # noqa: E402
 from cutegen.toolchain import discover  # noqa: E402
 
 ACTIVATIONS = ["examples/softsign/softsign.cu", "examples/kernelbench/level1/26_GELU_.cu"]
@@ -151,6 +152,7 @@ class Memory:
 
     def __init__(self, pid: int) -> None:
         self.pid, self.server, self.total = pid, 0, 0
+        self.at_peak: list[str] = []  # the children at the total's peak (what the memory went to)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
         self._thread.start()
@@ -158,18 +160,29 @@ class Memory:
     def _sample(self) -> None:
         while not self._stop.wait(0.1):
             own = _rss(self.pid)
-            kids = sum(_rss(c) for c in _children(self.pid))
-            self.server, self.total = max(self.server, own), max(self.total, own + kids)
+            kids = {c: _rss(c) for c in _children(self.pid)}
+            self.server = max(self.server, own)
+            if own + sum(kids.values()) > self.total:
+                self.total = own + sum(kids.values())
+                self.at_peak = [f"{_command(c)} {rss / 2**20:.0f} MB" for c, rss in kids.items()]
 
     def stop(self) -> None:
         self._stop.set()
         self._thread.join()
 
-    def mark(self) -> tuple[int, int]:
-        """The peaks so far, and a new start: the opening (nvcc checks and warm builds beside the first parses)
-        and the typing rounds are told apart."""
-        peaks, self.server, self.total = (self.server, self.total), 0, 0
+    def mark(self) -> tuple[int, int, list[str]]:
+        """The peaks so far (and the children at the total's), and a new start: the opening (nvcc checks and warm
+        builds beside the first parses) and the typing rounds are told apart."""
+        peaks, self.server, self.total = (self.server, self.total, self.at_peak), 0, 0
         return peaks
+
+
+def _command(pid: int) -> str:
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return "?"
+    return " ".join(Path(a.decode(errors="replace")).name for a in argv[:2] if a)
 
 
 def _rss(pid: int) -> int:
@@ -248,7 +261,7 @@ async def run(args) -> dict:
         await server.stop()
     pch = sum(p.stat().st_size for p in (root / ".cutegen" / "typecheck").glob("*.pch"))
     report = {"rows": rows, "warm_up": warmup, "open_files": len(files), "server_rss_peak": memory.server,
-              "server_and_parser_rss_peak": memory.total, "opening_server_and_children_rss_peak": opening[1],
+              "server_and_parser_rss_peak": memory.total, "opening_server_and_children_rss_peak": opening[1], "opening_children_at_peak": opening[2],
               "pch_bytes": pch,
               "pch_files": len(list((root / ".cutegen" / "typecheck").glob("*.pch"))), "cores": os.cpu_count()}
     shutil.rmtree(root, ignore_errors=True)
@@ -257,7 +270,8 @@ async def run(args) -> dict:
 
 async def warm_up(server: Server, files: list) -> dict:
     """One untimed edit per file (its first type parse after opening: a slow one starts its warm set's build),
-    then wait until the server has had no child process (parser or warm build) for two seconds."""
+    then wait until the server has had no child process (parser or warm build) for longer than a warm build waits
+    for quiet before it starts (warm.QUIET_FOR_S)."""
     started = time.perf_counter()
     first = {}
     for rel, path in files:
@@ -267,11 +281,11 @@ async def warm_up(server: Server, files: list) -> dict:
         busy = bool(_children(server.pid))
         now = time.perf_counter()
         idle_since = None if busy else (idle_since or now)
-        if idle_since is not None and now - idle_since >= 2.0:
+        if idle_since is not None and now - idle_since >= QUIET_FOR_S + 2.0:
             break
         await asyncio.sleep(0.2)
     warm = sorted((server.root / ".cutegen" / "typecheck").glob("*.warm.pch"))
-    total = time.perf_counter() - started - 2.0
+    total = time.perf_counter() - started - QUIET_FOR_S - 2.0
     print(f"  warm-up: first edits {', '.join(f'{Path(r).name} {t:.1f} s' for r, t in first.items())}; background "
           f"work done {total:.0f} s after the first edit; {len(warm)} warm header set(s)", flush=True)
     return {"first_edit_s": first, "until_idle_s": total, "warm_sets": len(warm),
@@ -294,6 +308,7 @@ def show(report: dict) -> None:
           f"(with the parser process: {report['server_and_parser_rss_peak'] * mb:.0f} MB while typing, "
           f"{report['opening_server_and_children_rss_peak'] * mb:.0f} MB with every child while opening); "
           f"PCH on disk: {report['pch_bytes'] * mb:.0f} MB in {report['pch_files']} file(s)")
+    print(f"children at the opening's peak: {'; '.join(report.get('opening_children_at_peak') or ['none'])}")
 
 
 def main() -> None:

@@ -27,6 +27,10 @@ from cutegen.build.cache import cache_key
 WARM_AFTER_S = 4.0
 KEEP_WARM = 8  # warm PCH files kept per state dir: ~150 MB for a CuTe GEMM, fewer would evict open files' sets
 IDLE_POLL_S = 0.2
+# How long no parse and no compile must have run before a build starts: between two edits' parses there is a
+# moment of idleness (measured: a build started there, beside the next file's 1 GB plain parse, took the opening
+# of five files to 2.1 GB instead of 1.3). A user who types on within a build's 13 s still runs a parse beside it.
+QUIET_FOR_S = 3.0
 
 
 def chained(pch: dict) -> list[str]:
@@ -46,9 +50,10 @@ class Warm:
 
 class WarmSets:
     """Which warm PCH serves which file; builds them in the background, one at a time and only once no parse and
-    no save-tier compile is running (a GEMM's build holds 1.3 GB and a core for half a minute; a parse beside it
+    no save-tier compile has run for QUIET_FOR_S (a GEMM's build holds 1.0 GB and a core for 13 s; a parse beside it
     another 0.4-1 GB, an nvcc check of a GEMM about as much), never blocking either: `busy` says whether one runs.
-    A compile that starts while a build runs is not waited for (the build is not killed: it would start over)."""
+    A parse or compile that starts while a build runs is not waited for (the build is not killed: it would start
+    over)."""
 
     def __init__(self, folder: Path, build: Callable[[dict], dict], prune: Callable[[Path, int], None],
                  busy: Callable[[], bool] = lambda: False):
@@ -96,8 +101,7 @@ class WarmSets:
         from cutegen.typecheck.clang_uses import warm_header
 
         with self._building:
-            while self._busy():  # the five first parses of an opened workspace, one after another
-                time.sleep(IDLE_POLL_S)
+            self._wait_quiet()  # e.g. the five first parses of an opened workspace, one after another
             with self._lock:
                 if self._wanted.get(file) is not warm:
                     return  # a newer slow parse asked for another set meanwhile
@@ -108,6 +112,13 @@ class WarmSets:
             warm.uses = answer["uses"]
             warm.text = warm_header(pch["header"], warm.uses)
             self._set_ready(file, warm)
+
+    def _wait_quiet(self) -> None:
+        quiet_since = None
+        while quiet_since is None or time.monotonic() - quiet_since < QUIET_FOR_S:
+            busy = self._busy()
+            quiet_since = None if busy else (quiet_since or time.monotonic())
+            time.sleep(IDLE_POLL_S)
 
     def _set_ready(self, file: str, warm: Warm) -> None:
         with self._lock:
