@@ -8,7 +8,7 @@ A verify here is judge(trials=5, timing=False) on a correct kernel: model and tr
 (6.4 GB per tensor, memory-bound: the fp64 truth and the comparison dominate) and KernelBench L1 #12 (a diagonal
 matmul whose reference is a dense 4096^3 fp32 matmul: the fp64 truth is a DGEMM).
 
-    python bench/judge_overhead.py [--rounds 5] [--state DIR] --out judge_overhead.json
+    python bench/judge_overhead.py [--rounds 12] [--state DIR] --out judge_overhead.json
     python bench/judge_overhead.py --probe [--out probe.json]   # where the time goes (the first kernel only)
 
 --probe answers why a verify's time is bimodal: per verify, the caching allocator's counters (device allocations
@@ -134,7 +134,7 @@ def main() -> None:
     import torch
 
     ap = argparse.ArgumentParser()
-    ap.add_argument("--rounds", type=int, default=6)
+    ap.add_argument("--rounds", type=int, default=12)  # under 6 the interval is the whole range
     ap.add_argument("--state", type=Path, default=Path("/tmp/cutegen-judge-state"), help="build cache folder")
     ap.add_argument("--out", type=Path)
     ap.add_argument("--probe", action="store_true", help="where the first kernel's verify time goes (see above)")

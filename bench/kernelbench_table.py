@@ -187,7 +187,10 @@ def check(rows: list[dict], run: Path) -> tuple[int, int, list[str]]:
 
 
 def table(runs: list[Path], problems: Path) -> str:
-    rows = merged(runs)
+    return render(merged(runs), problems)
+
+
+def render(rows: list[dict], problems: Path) -> str:
     gpu = by_name(next((r.get("gpu_name") for r in rows if r.get("gpu_name")), None) or "H200")
     head = ["#", "problem", "kernel design", "verdict", "median", "× eager [95 %]", "× torch.compile [95 %]",
             "roofline", "error vs fp64: kernel / fp32 eager (× tol)", "paper (RTX 4090 vs eager)"]
@@ -243,8 +246,7 @@ def write_headers(rows: list[dict], kernels: Path, date: str) -> list[str]:
     """Each kernel's `// Measured (H200, ...)` line rewritten from the table's rows; the names of those rewritten."""
     changed = []
     for r in rows:
-        kernel = Path(r["kernel"]) if r.get("kernel") else kernels / f"{r['name']}.cu"
-        kernel = kernels / kernel.name
+        kernel = kernels / (Path(r["kernel"]).name if r.get("kernel") else f"{r['name']}.cu")
         if not kernel.is_file() or r["verdict"] != "pass":
             continue
         runs = r.get("runs", 1)
@@ -270,15 +272,16 @@ def main() -> None:
     ap.add_argument("--out", type=Path)
     ap.add_argument("--headers", metavar="DATE", help="rewrite each kernel's `// Measured (H200, ...)` line, dated")
     args = ap.parse_args()
-    text = table(args.runs, args.problems)
+    rows = merged(args.runs)
+    text = render(rows, args.problems)
     print(text)
     if args.out:
         args.out.write_text(text)
     if args.headers:
-        changed = write_headers(merged(args.runs), args.problems, args.headers)
+        changed = write_headers(rows, args.problems, args.headers)
         print(f"rewrote the Measured line of {len(changed)} kernel(s)")
     if args.check:
-        inside, compared, outside = check(merged(args.runs), args.check)
+        inside, compared, outside = check(rows, args.check)
         print(f"{args.check}: {inside}/{compared} ratios inside the table's intervals")
         for line in outside:
             print(f"  {line}")

@@ -45,6 +45,11 @@ run() {  # run LOG COMMAND...: output to the terminal and $OUT/LOG; any failing 
   "$@" 2>&1 | tee "$OUT/$log"
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 }
+judge_benches() {  # the judge's overhead (12 paired rounds) and the repeatability of a ~40 us kernel's ratio
+  run judge-overhead.log python3 bench/judge_overhead.py --state "$CUTEGEN_JUDGE_STATE" --out "$OUT/judge_overhead.json"
+  run timing-repeat.log python3 bench/timing_repeatability.py --state "$CUTEGEN_JUDGE_STATE" \
+    --out "$OUT/timing_repeatability.json"
+}
 for part in "${parts[@]}"; do
   case $part in
     harness) run gpu-harness.log python3 -m pytest -q -m gpu tests/gpu tests/knowledge tests/profiler \
@@ -100,15 +105,10 @@ print(availability(), '| memory cgroup:', cgroup.memory_binds(), '| seccomp name
              tests/gpu/test_harness_gpu.py::test_modelnew_alias_cheat_is_named \
              tests/kernels/test_kernelbench_l1.py::test_kernel_computes_with_non_default_init_values \
              -p no:cacheprovider --durations=10
-           run judge-overhead.log python3 bench/judge_overhead.py --state "$CUTEGEN_JUDGE_STATE" --out "$OUT/judge_overhead.json"
-           run timing-repeat.log python3 bench/timing_repeatability.py --state "$CUTEGEN_JUDGE_STATE" \
-             --out "$OUT/timing_repeatability.json" ;;
-    # The judge's overhead and a ~40 us kernel's repeatability alone (no corpus), with more paired rounds than
-    # `judge` (JUDGE_ROUNDS, default 12: the interval narrows as 1/sqrt(rounds)). Not in `all`; about 2 minutes.
-    judge-bench) run judge-overhead.log python3 bench/judge_overhead.py --rounds "${JUDGE_ROUNDS:-12}" \
-                   --state /tmp/cutegen-judge-state --out "$OUT/judge_overhead.json"
-                 run timing-repeat.log python3 bench/timing_repeatability.py --state /tmp/cutegen-judge-state \
-                   --out "$OUT/timing_repeatability.json" ;;
+           judge_benches ;;
+    # The judge's overhead and a ~40 us kernel's repeatability alone (no corpus). Not in `all`; about 2 minutes.
+    judge-bench) export CUTEGEN_JUDGE_STATE=/tmp/cutegen-judge-state
+                 judge_benches ;;
     # Where a softsign verify's time goes (issue 24's overhead target): the allocator's counters per verify, the same
     # rounds with expandable segments, one cProfile of each judge. Not in `all`; about 1.5 minutes.
     judge-probe) run judge-probe.log python3 bench/judge_overhead.py --probe --rounds 4 \
