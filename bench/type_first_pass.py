@@ -1,6 +1,6 @@
-"""The type tier's first pass against its full parse, on every file the type-tier tests parse: do they report the
-same errors? The first pass (typecheck/clang_parse.py, FIRST_PASS) parses the file as a translation-unit prefix,
-which skips clang's end-of-TU work; what that work can add is CUDA's deferred diagnostics (and warnings, which
+"""The type tier's first pass against its full parse, on the error corpora and the clean kernels (examples, corpus,
+tests/kernels, tests/layouts): do they report the same errors? The first pass (typecheck/clang_parse.py,
+FIRST_PASS) parses the file as a translation-unit prefix, which skips clang's end-of-TU work; what that work can add is CUDA's deferred diagnostics (and warnings, which
 this tier does not report). Both run here against the plain header set (a warm one serves only slow files), in
 this process's order: full, then first, per file.
 
