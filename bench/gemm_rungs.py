@@ -63,6 +63,7 @@ _PINGPONG = "cutlass::gemm::KernelTmaWarpSpecializedPingpong, cutlass::epilogue:
 _PERSISTENT = "cutlass::gemm::PersistentScheduler"
 _STREAMK = "cutlass::gemm::StreamKScheduler"
 _RASTER = "cutegen_sm90_gemm::RasterOrder::"
+_SK = "cutegen_sm90_gemm::Decomposition::StreamK"
 CANDIDATES = {
     "coop_128x256_c2x1_sw2": (None, f"2, {_RASTER}Heuristic"),
     "coop_128x256_c2x1_sw4": (None, f"4, {_RASTER}Heuristic"),
@@ -82,6 +83,29 @@ CANDIDATES = {
     "coop_128x256_c1x2_sw8": (f"Shape<_128, _256, _64>, Shape<_1, _2, _1>, {_COOP}, {_PERSISTENT}", f"8, {_RASTER}Heuristic"),
     "pingpong_64x256_c1x2_sw8": (f"Shape<_64, _256, _64>, Shape<_1, _2, _1>, {_PINGPONG}, {_PERSISTENT}",
                                  f"8, {_RASTER}Heuristic"),
+    # 2026-12-02 (seventh session): the stream-K candidates above never ran stream-K -- its Heuristic is
+    # data-parallel when the last wave is half full or more (512 tiles = 3.88 waves of 132). These force it,
+    # so the last two waves' 248 tiles are shared out by k-iterations (each SM: 248 k-iterations, not 256);
+    # and a 2x2 cluster, which multicasts A as well as B (half the L2 -> SM operand traffic of 2x1).
+    "sk_128x256_c2x1_sw8": (f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, {_STREAMK}",
+                            f"8, {_RASTER}Heuristic, {_SK}"),
+    "sk_128x256_c2x1_sw8_nondet": (f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, {_STREAMK}",
+                                   f"8, {_RASTER}Heuristic, {_SK}, cutegen_sm90_gemm::Reduction::Nondeterministic"),
+    "sk_128x256_c1x2_sw8": (f"Shape<_128, _256, _64>, Shape<_1, _2, _1>, {_COOP}, {_STREAMK}",
+                            f"8, {_RASTER}Heuristic, {_SK}"),
+    "sk_256x128_c2x1_sw8": (f"Shape<_256, _128, _64>, Shape<_2, _1, _1>, {_COOP}, {_STREAMK}",
+                            f"8, {_RASTER}Heuristic, {_SK}"),
+    "coop_128x256_c2x2_sw8": (f"Shape<_128, _256, _64>, Shape<_2, _2, _1>, {_COOP}, {_PERSISTENT}",
+                              f"8, {_RASTER}Heuristic"),
+    # the raster the Heuristic does not pick for 4096^3 (32 x 16 tiles of 128x256), with the same swizzle
+    "coop_128x256_c2x1_sw8_m": (None, f"8, {_RASTER}AlongM"),
+    # the epilogue: twice the default subtile (half the store steps), or no smem at all (registers -> global)
+    "coop_128x256_c2x1_sw8_epi128x64": (f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, {_PERSISTENT}, "
+                                        "Shape<_128, _64>", f"8, {_RASTER}Heuristic"),
+    "coop_128x256_c2x1_sw8_nosmem": ("Shape<_128, _256, _64>, Shape<_2, _1, _1>, "
+                                     "cutlass::gemm::KernelTmaWarpSpecializedCooperative, "
+                                     f"cutlass::epilogue::NoSmemWarpSpecialized, {_PERSISTENT}",
+                                     f"8, {_RASTER}Heuristic"),
 }
 BLOCKS = 5  # interleaved blocks: a ratio's interval is the min..max of its per-block ratios (see time_shape)
 TOLERANCE = 1e-2  # examples/gemm_bf16/gemm_bf16.py's CUTEGEN_ATOL = CUTEGEN_RTOL: bf16 output

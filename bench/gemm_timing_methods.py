@@ -48,15 +48,52 @@ def main() -> None:
     b = torch.randn(K, N, dtype=torch.bfloat16, device="cuda")
     preallocated = torch.empty(M, N, dtype=torch.bfloat16, device="cuda")
     fns = {"cuBLAS": lambda: torch.matmul(a, b), "cuBLAS_out": lambda: torch.matmul(a, b, out=preallocated)}
+    reference = torch.matmul(a, b)
     for name, lib in libraries.items():
         out = torch.empty(M, N, dtype=torch.bfloat16, device="cuda")
+        status = check(torch, lib, a, b, out, reference)
+        print(f"checked {name:<34} {status}", flush=True)
+        if not status.startswith("pass"):
+            continue
         # the stream at call time: a graph capture runs the launcher on its capturing stream
         fns[name] = lambda lib=lib, out=out: lib([a, b], [out], torch.cuda.current_stream())
+    cublas_kernels = kernel_names(torch, fns["cuBLAS"])
+    print(f"cuBLAS runs: {', '.join(cublas_kernels)}", flush=True)
     timer = Timer(torch)
     blocks = [timer.block(fns) for _ in range(BLOCKS)]
     summary = summarize(blocks, list(fns))
     if args.out:
-        args.out.write_text(json.dumps({"blocks": blocks, "summary": summary}, indent=1))
+        args.out.write_text(json.dumps({"cublas_kernels": cublas_kernels, "blocks": blocks, "summary": summary},
+                                       indent=1))
+
+
+def check(torch, lib, a, b, out, reference) -> str:
+    """A candidate is timed only if it computes the product (bf16 tolerance, against torch.matmul); whether two
+    calls give the same bits is reported too (a stream-K tile summed in arrival order need not)."""
+    from cutegen.harness.compare import compare
+
+    results = []
+    for _ in range(2):
+        out.fill_(float("nan"))
+        rc = lib([a, b], [out], torch.cuda.current_stream())
+        torch.cuda.synchronize()
+        if rc != 0:
+            return f"refused (cudaError {rc})"
+        mismatch = compare(out, reference, gemm_rungs.TOLERANCE, gemm_rungs.TOLERANCE)
+        if mismatch is not None:
+            return f"WRONG: {mismatch.message}"
+        results.append(out.clone())
+    return "pass, " + ("deterministic" if torch.equal(*results) else "NOT bitwise deterministic")
+
+
+def kernel_names(torch, fn) -> list[str]:
+    """The device kernels one call launches (torch.profiler): which cuBLAS kernel the flagship is up against."""
+    fn()
+    torch.cuda.synchronize()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    return sorted({e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA})
 
 
 class Timer:

@@ -58,6 +58,16 @@ for part in "${parts[@]}"; do
     gemm) run gpu-gemm.log python3 -m pytest -q -s -m gpu tests/gpu tests/knowledge -k "gemm_sm90 or gemm_bf16" \
             -p no:cacheprovider --durations=10 ;;
     gemm-bench) run gemm-rungs.log python3 bench/gemm_rungs.py --candidates --out "$OUT/gemm_rungs.json" ;;
+    # The flagship against cuBLAS four ways (issue 24's last target) with the candidates in GEMM_CANDIDATES (default:
+    # the seventh session's stream-K, 2x2-cluster and epilogue ones), in GEMM_RUNS separate processes (default 3:
+    # a ratio must hold between processes, not only within one); builds ~2 minutes once, each run ~1.
+    gemm-methods) export CUTEGEN_BENCH_STATE=/tmp/cutegen-gemm-state
+                  for i in $(seq "${GEMM_RUNS:-3}"); do
+                    run "gemm-methods-$i.log" python3 bench/gemm_timing_methods.py --out "$OUT/gemm_timing_$i.json" \
+                      --candidates ${GEMM_CANDIDATES:-coop_128x256_c2x1_sw8 sk_128x256_c2x1_sw8 \
+                      sk_128x256_c2x1_sw8_nondet sk_128x256_c1x2_sw8 sk_256x128_c2x1_sw8 coop_128x256_c2x2_sw8 \
+                      coop_128x256_c2x1_sw8_epi128x64 coop_128x256_c2x1_sw8_nosmem coop_128x256_c2x1_sw8_m}
+                  done ;;
     adapters) run gpu-adapters.log python3 -m pytest -q -m gpu tests/agent tests/lsp tests/engine tests/suite \
                 --ignore=tests/agent/test_gpu_providers.py --ignore=tests/lsp/test_background_gpu.py -k "not hot_lines" \
                 -p no:cacheprovider --durations=10 ;;
@@ -160,7 +170,7 @@ print(availability(), '| memory cgroup:', cgroup.memory_binds(), '| seccomp name
                    --compile-workers "$(nproc)"
                  run kernelbench-table.log python3 bench/kernelbench_table.py .cutegen/kb-h200 --out "$OUT/kernelbench.md"
                  tar czf "$OUT/kb-h200.tgz" --exclude=.cutegen -C .cutegen kb-h200 ;;
-    *) echo "unknown part '$part' (${ALL[*]} kernelbench judge-signed judge-bench judge-probe typed-records fixtures all)" >&2
+    *) echo "unknown part '$part' (${ALL[*]} kernelbench gemm-methods judge-signed judge-bench judge-probe typed-records fixtures all)" >&2
        exit 2 ;;
   esac
 done

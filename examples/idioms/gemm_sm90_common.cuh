@@ -69,12 +69,13 @@ constexpr int kAlignment = 16 / int(sizeof(Element));  // 8 bf16 = one 16-byte T
 
 // One GEMM type per schedule choice. TileScheduler = void for the non-persistent kernels (one CTA per tile);
 // cutlass::gemm::PersistentScheduler for the persistent ones (one CTA per SM, looping over tiles).
+// EpilogueTile: the (M,N) subtile the epilogue converts and stores at a time (CUTLASS picks one by default).
 template <class TileShape, class ClusterShape, class MainloopSchedule, class EpilogueSchedule,
-          class TileScheduler = void>
+          class TileScheduler = void, class EpilogueTile = cutlass::epilogue::collective::EpilogueTileAuto>
 struct Sm90Gemm {
   using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
-      cutlass::epilogue::collective::EpilogueTileAuto, Accumulator, Accumulator,
+      EpilogueTile, Accumulator, Accumulator,
       void, LayoutD, kAlignment,      // C: none (D = acc)
       Element, LayoutD, kAlignment,   // D: bf16
       EpilogueSchedule>::CollectiveOp;
@@ -156,11 +157,27 @@ DeviceState* device_state(cudaStream_t stream, size_t workspace_bytes) {
 // Run-time choices of the tile schedulers: how many tiles
 // along the raster's minor direction are walked together (1, 2, 4, 8: L2 reuse of the shared operand
 // tiles) and along which direction the raster runs (CUTLASS's heuristic picks by the larger of M and N).
+// The stream-K scheduler also takes how the tiles are split among the SMs and how split tiles are summed.
+// Its Heuristic decomposition is data-parallel whenever the last wave is at least half full (4096^3 in
+// 128x256 tiles: 512 tiles = 3.88 waves of 132, so stream-K never runs); StreamK forces the last two waves'
+// tiles to be shared out by k-iterations. The persistent scheduler ignores both.
 using RasterOrder = cutlass::gemm::kernel::detail::RasterOrderOptions;
+using Decomposition = cutlass::gemm::kernel::detail::DecompositionMode;
+using Reduction = cutlass::gemm::kernel::detail::ReductionMode;
 struct LaunchOptions {
   int max_swizzle = 1;
   RasterOrder raster = RasterOrder::Heuristic;
+  Decomposition decomposition = Decomposition::Heuristic;
+  Reduction reduction = Reduction::Deterministic;  // Nondeterministic: peers add in arrival order
 };
+
+// Whether a scheduler's Arguments take a decomposition (C++17: no requires-expression).
+template <class SchedulerArguments, class = void>
+struct takes_decomposition : std::false_type {};
+template <class SchedulerArguments>
+struct takes_decomposition<SchedulerArguments,
+                           std::void_t<decltype(std::declval<SchedulerArguments&>().decomposition_mode)>>
+    : std::true_type {};
 
 // The cutegen_forward body every rung shares: check the ABI tensors, build the arguments, run on `stream`.
 template <class Gemm>
@@ -193,6 +210,10 @@ int launch(const DLTensor* inputs, int num_inputs, DLTensor* outputs, int num_ou
   args.epilogue.thread.beta = 0.0f;
   args.scheduler.max_swizzle_size = options.max_swizzle;  // every sm90 kernel's scheduler takes these two
   args.scheduler.raster_order = options.raster;
+  if constexpr (takes_decomposition<decltype(args.scheduler)>::value) {  // the stream-K scheduler's
+    args.scheduler.decomposition_mode = options.decomposition;
+    args.scheduler.reduction_mode = options.reduction;
+  }
   if (Gemm::can_implement(args) != cutlass::Status::kSuccess) return cudaErrorInvalidValue;
 
   DeviceState* st = device_state<Gemm>(stream, 0);
