@@ -30,3 +30,25 @@ def test_candidates_change_only_the_schedule(tmp_path):
         assert all(line.startswith("#include") or "Sm90Gemm<" in line or "kOptions{" in line for line in added), name
         include = next(line for line in added if line.startswith("#include"))
         assert Path(include.split('"')[1]).is_file(), include
+
+
+def test_pooled_ratio_spans_every_block_of_every_process():
+    """bench/gemm_timing_methods.py --pool: a kernel that beats cuBLAS in one process and loses in another has an
+    interval that holds 1.0, though each process alone would say otherwise."""
+    import gemm_timing_methods as methods
+
+    def run(kernel_ms: list[float]) -> dict:
+        blocks = []
+        for ms in kernel_ms:
+            block = {}
+            for method in methods.METHODS:
+                block[f"cuBLAS|{method}"], block[f"gemm_bf16|{method}"] = 0.180, ms
+            blocks.append(block)
+        return {"blocks": blocks}
+
+    pooled = methods.pool([run([0.176, 0.177, 0.178]), run([0.181, 0.182, 0.183])])
+    flagship = pooled["gemm_bf16|graph-flush"]
+    assert flagship["blocks"] == 6
+    assert flagship["interval"][0] < 1.0 < flagship["interval"][1]
+    assert flagship["run_medians"][0] > 1.0 > flagship["run_medians"][1]
+    assert pooled["cuBLAS|event"]["x_cublas"] == 1.0
