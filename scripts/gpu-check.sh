@@ -67,7 +67,9 @@ for part in "${parts[@]}"; do
                       --candidates ${GEMM_CANDIDATES:-coop_128x256_c2x1_sw8 sk_128x256_c2x1_sw8 \
                       sk_128x256_c2x1_sw8_nondet sk_128x256_c1x2_sw8 sk_256x128_c2x1_sw8 coop_128x256_c2x2_sw8 \
                       coop_128x256_c2x1_sw8_epi128x64 coop_128x256_c2x1_sw8_nosmem coop_128x256_c2x1_sw8_m}
-                  done ;;
+                  done
+                  run gemm-methods-pooled.log python3 bench/gemm_timing_methods.py --pool "$OUT"/gemm_timing_[0-9]*.json \
+                    --out "$OUT/gemm_timing_pooled.json" ;;
     adapters) run gpu-adapters.log python3 -m pytest -q -m gpu tests/agent tests/lsp tests/engine tests/suite \
                 --ignore=tests/agent/test_gpu_providers.py --ignore=tests/lsp/test_background_gpu.py -k "not hot_lines" \
                 -p no:cacheprovider --durations=10 ;;
