@@ -60,10 +60,9 @@ def main() -> None:
     b = torch.randn(K, N, dtype=torch.bfloat16, device="cuda")
     preallocated = torch.empty(M, N, dtype=torch.bfloat16, device="cuda")
     fns = {"cuBLAS": lambda: torch.matmul(a, b), "cuBLAS_out": lambda: torch.matmul(a, b, out=preallocated)}
-    reference = torch.matmul(a, b)
     for name, lib in libraries.items():
         out = torch.empty(M, N, dtype=torch.bfloat16, device="cuda")
-        status = check(torch, lib, a, b, out, reference)
+        status = check(torch, lib)
         print(f"checked {name:<34} {status}", flush=True)
         if not status.startswith("pass"):
             continue
@@ -79,23 +78,35 @@ def main() -> None:
                                        indent=1))
 
 
-def check(torch, lib, a, b, out, reference) -> str:
-    """A candidate is timed only if it computes the product (bf16 tolerance, against torch.matmul); whether two
-    calls give the same bits is reported too (a stream-K tile summed in arrival order need not)."""
+# Shapes a candidate must compute before it is timed: the timed one, one off every tile edge, and one of 4 tiles
+# with 128 k-tiles each (a forced stream-K splits every tile among many SMs and sums the pieces).
+CHECK_SHAPES = ((M, N, K), (1000, 1032, 520), (256, 512, 8192))
+
+
+def check(torch, lib) -> str:
+    """A candidate is timed only if it computes the product on every CHECK_SHAPES shape (bf16 tolerance, against
+    torch.matmul, output poisoned first); whether two calls give the same bits is reported too (a stream-K tile
+    summed in arrival order need not)."""
     from cutegen.harness.compare import compare
 
-    results = []
-    for _ in range(2):
-        out.fill_(float("nan"))
-        rc = lib([a, b], [out], torch.cuda.current_stream())
-        torch.cuda.synchronize()
-        if rc != 0:
-            return f"refused (cudaError {rc})"
-        mismatch = compare(out, reference, gemm_rungs.TOLERANCE, gemm_rungs.TOLERANCE)
-        if mismatch is not None:
-            return f"WRONG: {mismatch.message}"
-        results.append(out.clone())
-    return "pass, " + ("deterministic" if torch.equal(*results) else "NOT bitwise deterministic")
+    deterministic = True
+    for m, n, k in CHECK_SHAPES:
+        a = torch.randn(m, k, dtype=torch.bfloat16, device="cuda")
+        b = torch.randn(k, n, dtype=torch.bfloat16, device="cuda")
+        reference, out, results = torch.matmul(a, b), torch.empty(m, n, dtype=torch.bfloat16, device="cuda"), []
+        for _ in range(2):
+            out.fill_(float("nan"))
+            rc = lib([a, b], [out], torch.cuda.current_stream())
+            torch.cuda.synchronize()
+            if rc != 0:
+                return f"refused at {m}x{n}x{k} (cudaError {rc})"
+            mismatch = compare(out, reference, gemm_rungs.TOLERANCE, gemm_rungs.TOLERANCE)
+            if mismatch is not None:
+                return f"WRONG at {m}x{n}x{k}: {mismatch.message}"
+            results.append(out.clone())
+        deterministic = deterministic and torch.equal(*results)
+    shapes = ", ".join(f"{m}x{n}x{k}" for m, n, k in CHECK_SHAPES)
+    return f"pass ({shapes}), " + ("deterministic" if deterministic else "NOT bitwise deterministic")
 
 
 def kernel_names(torch, fn) -> list[str]:
