@@ -16,12 +16,17 @@ JSON files of separate runs): the median of every block's ratio, and the min..ma
 
     python bench/gemm_timing_methods.py [--out gemm_timing.json] [--candidates NAME ...]
     python bench/gemm_timing_methods.py --pool run1.json run2.json ...   (no GPU needed)
+
+The builds (CUTLASS collectives: about a minute each) can be made on a machine without a GPU and carried, so a
+device call spends its minutes timing: `--save-libraries DIR` builds and copies each library to DIR/NAME.so (no
+GPU needed), `--libraries DIR` loads them from there instead of building.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 from pathlib import Path
@@ -42,19 +47,26 @@ def main() -> None:
     ap.add_argument("--out", type=Path)
     ap.add_argument("--candidates", nargs="*", default=list(CANDIDATES), choices=list(gemm_rungs.CANDIDATES))
     ap.add_argument("--pool", nargs="+", type=Path, help="pool the --out files of separate runs; runs nothing")
+    ap.add_argument("--save-libraries", type=Path, help="build into this folder (NAME.so) and stop: no GPU needed")
+    ap.add_argument("--libraries", type=Path, help="load NAME.so from this folder instead of building")
     args = ap.parse_args()
     if args.pool:
         pooled = pool([json.loads(p.read_text()) for p in args.pool])
         if args.out:
             args.out.write_text(json.dumps(pooled, indent=1))
         return
-    import torch
-
     folder = Path("/tmp/cutegen-gemm-candidates")
     folder.mkdir(exist_ok=True)
     candidates = gemm_rungs.write_candidates(folder)
-    libraries, _ = gemm_rungs.build_all({"gemm_bf16": gemm_rungs.RUNGS["gemm_bf16"],
-                                         **{name: candidates[name] for name in args.candidates}})
+    kernels = {"gemm_bf16": gemm_rungs.RUNGS["gemm_bf16"], **{name: candidates[name] for name in args.candidates}}
+    if args.save_libraries:
+        save_libraries(kernels, args.save_libraries)
+        return
+    import torch
+
+    libraries = load_libraries(kernels, args.libraries) if args.libraries else None
+    if libraries is None:
+        libraries, _ = gemm_rungs.build_all(kernels)
     torch.manual_seed(0)
     a = torch.randn(M, K, dtype=torch.bfloat16, device="cuda")
     b = torch.randn(K, N, dtype=torch.bfloat16, device="cuda")
@@ -76,6 +88,41 @@ def main() -> None:
     if args.out:
         args.out.write_text(json.dumps({"cublas_kernels": cublas_kernels, "blocks": blocks, "summary": summary},
                                        indent=1))
+
+
+def save_libraries(kernels: dict[str, Path], folder: Path) -> None:
+    """Build every kernel (the build tier, in parallel) and copy each library to folder/NAME.so."""
+    import shutil
+    from concurrent.futures import ThreadPoolExecutor
+
+    from cutegen.build import Tier
+    from gpu_session import engine
+
+    builder, worker, _ = engine()
+    worker.stop()
+    folder.mkdir(parents=True, exist_ok=True)
+    # one build per core: on a 2-core machine ten at once each ran past the build timeout
+    with ThreadPoolExecutor(min(len(kernels), os.cpu_count() or 1)) as pool:
+        builds = dict(zip(kernels, pool.map(lambda p: builder.run(Tier.BUILD, p), kernels.values())))
+    for name, build in builds.items():
+        if build.ok and build.artifact:
+            shutil.copyfile(build.artifact, folder / f"{name}.so")
+        registers = {r.name: r.registers for r in build.resources}
+        error = "" if build.ok else (build.errors[0].format() if build.errors else build.raw_log[-500:])
+        print(f"built {name:<34} {'ok' if build.ok else 'FAILED'} {build.seconds:6.1f} s  registers {registers} "
+              f"{error}", flush=True)
+
+
+def load_libraries(kernels: dict[str, Path], folder: Path) -> dict | None:
+    """folder/NAME.so for every kernel, or None (then they are built here) when one is missing or will not load
+    on this machine (a library built elsewhere links the CUDA runtime of that machine's toolkit)."""
+    from cutegen.harness.abi import KernelLibrary
+
+    try:
+        return {name: KernelLibrary(str(folder / f"{name}.so")) for name in kernels}
+    except OSError as error:
+        print(f"prebuilt libraries not used ({error}): building", flush=True)
+        return None
 
 
 # Shapes a candidate must compute before it is timed: the timed one, one off every tile edge, and one of 4 tiles

@@ -61,9 +61,12 @@ for part in "${parts[@]}"; do
     # The flagship against cuBLAS four ways (issue 24's last target) with the candidates in GEMM_CANDIDATES (default:
     # the seventh session's stream-K, 2x2-cluster and epilogue ones), in GEMM_RUNS separate processes (default 3:
     # a ratio must hold between processes, not only within one); builds ~2 minutes once, each run ~1.
+    # Libraries built here beforehand (`bench/gemm_timing_methods.py --save-libraries .gemm-libs --candidates ...`,
+    # carried as .gemm-libs) are loaded instead of built.
     gemm-methods) export CUTEGEN_BENCH_STATE=/tmp/cutegen-gemm-state
+                  prebuilt=(); [ -d .gemm-libs ] && prebuilt=(--libraries .gemm-libs)
                   for i in $(seq "${GEMM_RUNS:-3}"); do
-                    run "gemm-methods-$i.log" python3 bench/gemm_timing_methods.py --out "$OUT/gemm_timing_$i.json" \
+                    run "gemm-methods-$i.log" python3 bench/gemm_timing_methods.py --out "$OUT/gemm_timing_$i.json" "${prebuilt[@]}" \
                       --candidates ${GEMM_CANDIDATES:-coop_128x256_c2x1_sw8 sk_128x256_c2x1_sw8 \
                       sk_128x256_c2x1_sw8_nondet sk_128x256_c1x2_sw8 sk_256x128_c2x1_sw8 coop_128x256_c2x2_sw8 \
                       coop_128x256_c2x1_sw8_epi128x64 coop_128x256_c2x1_sw8_nosmem coop_128x256_c2x1_sw8_m}
