@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 from cutegen.suite.gpus import LocalBackend
 from cutegen import records
@@ -81,6 +82,29 @@ def _waiting_at(gate) -> list[int]:
     return found
 
 
+def _stderr_within(proc: subprocess.Popen, timeout: float, gate: Path) -> str:
+    """The suite's stderr once it exits and closes its pipes. Once, on a loaded CI machine, a Ctrl-C'd run had not
+    within 60 s; if that happens again, the failure says whether the suite itself was still running (with every
+    thread's stack: the CLI dumps them on SIGUSR1) or a process it started held its pipes open."""
+    try:
+        return proc.communicate(timeout=timeout)[1]
+    except subprocess.TimeoutExpired:
+        running = proc.poll() is None
+        if running:
+            proc.send_signal(signal.SIGUSR1)
+            time.sleep(2)
+            proc.kill()
+        left = _waiting_at(gate)
+        for pid in left:  # the gated worker blocks until the gate opens: end it, or nothing closes the pipe
+            os.kill(pid, signal.SIGKILL)
+        try:
+            err = proc.communicate(timeout=10)[1]
+        except subprocess.TimeoutExpired as e:
+            err = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
+        state = "was still running" if running else f"had exited ({proc.returncode}) but processes {left} held its pipes"
+        raise AssertionError(f"{timeout} s after Ctrl-C the suite {state}:\n{err}") from None
+
+
 def test_ctrl_c_leaves_whole_lines_and_the_rerun_finishes(tmp_path, shared_state):
     """Deterministic: 30_Softsign's job (the second) tells the test it started (a FIFO) and then blocks until the
     test opens its gate, so the interrupt always lands in the middle of a job (no timing, no retries)."""
@@ -100,7 +124,7 @@ def test_ctrl_c_leaves_whole_lines_and_the_rerun_finishes(tmp_path, shared_state
     finally:
         os.close(listener)
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+    err = _stderr_within(proc, 60, gate)
     assert proc.returncode == 130, err
     first = load(out)
     assert [r["name"] for r in first] == ["22_Tanh"] and "rerun the same command to resume" in err

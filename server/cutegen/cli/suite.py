@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -108,6 +110,8 @@ def cmd_run(args) -> int:
                   f"in {', '.join(map(str, args.problems))}")
         return 2
     config = config_from_args(args)
+    # A run that will not stop can say where it is: `kill -USR1 PID` prints every thread's stack to stderr.
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     try:
         if args.no_progress or not err.is_terminal:
             summary = run_suite(args.problems, config, on_event=_plain(err))
