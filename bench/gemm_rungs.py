@@ -156,14 +156,20 @@ def write_candidates(folder: Path) -> dict[str, Path]:
     return out
 
 
-def build_all(kernels: dict[str, Path]) -> tuple[dict, dict]:
+def build(kernels: dict[str, Path], workers: int | None = None) -> dict:
+    """Every kernel's build-tier outcome, `workers` at a time (default: all at once)."""
     from cutegen.build import Tier
-    from cutegen.harness.abi import KernelLibrary
 
     builder, worker, _ = engine()
     worker.stop()  # everything runs in this process: the kernels are timed side by side with cuBLAS
-    with ThreadPoolExecutor(len(kernels)) as pool:
-        results = dict(zip(kernels, pool.map(lambda p: builder.run(Tier.BUILD, p), kernels.values())))
+    with ThreadPoolExecutor(workers or len(kernels)) as pool:
+        return dict(zip(kernels, pool.map(lambda p: builder.run(Tier.BUILD, p), kernels.values())))
+
+
+def build_all(kernels: dict[str, Path]) -> tuple[dict, dict]:
+    from cutegen.harness.abi import KernelLibrary
+
+    results = build(kernels)
     libraries, builds = {}, {}
     for name, build in results.items():
         regs = {r.name: r.registers for r in build.resources}

@@ -93,17 +93,10 @@ def main() -> None:
 def save_libraries(kernels: dict[str, Path], folder: Path) -> None:
     """Build every kernel (the build tier, in parallel) and copy each library to folder/NAME.so."""
     import shutil
-    from concurrent.futures import ThreadPoolExecutor
 
-    from cutegen.build import Tier
-    from gpu_session import engine
-
-    builder, worker, _ = engine()
-    worker.stop()
     folder.mkdir(parents=True, exist_ok=True)
     # one build per core: on a 2-core machine ten at once each ran past the build timeout
-    with ThreadPoolExecutor(min(len(kernels), os.cpu_count() or 1)) as pool:
-        builds = dict(zip(kernels, pool.map(lambda p: builder.run(Tier.BUILD, p), kernels.values())))
+    builds = gemm_rungs.build(kernels, workers=os.cpu_count() or 1)
     for name, build in builds.items():
         if build.ok and build.artifact:
             shutil.copyfile(build.artifact, folder / f"{name}.so")
