@@ -83,7 +83,7 @@ CANDIDATES = {
     "coop_128x256_c1x2_sw8": (f"Shape<_128, _256, _64>, Shape<_1, _2, _1>, {_COOP}, {_PERSISTENT}", f"8, {_RASTER}Heuristic"),
     "pingpong_64x256_c1x2_sw8": (f"Shape<_64, _256, _64>, Shape<_1, _2, _1>, {_PINGPONG}, {_PERSISTENT}",
                                  f"8, {_RASTER}Heuristic"),
-    # 2026-12-02 (seventh session): the stream-K candidates above never ran stream-K -- its Heuristic is
+    # 2026-12 (written by a try cut off before it ran them): the stream-K candidates above never ran stream-K -- its Heuristic is
     # data-parallel when the last wave is half full or more (512 tiles = 3.88 waves of 132). These force it,
     # so the last two waves' 248 tiles are shared out by k-iterations (each SM: 248 k-iterations, not 256);
     # and a 2x2 cluster, which multicasts A as well as B (half the L2 -> SM operand traffic of 2x1).
@@ -157,31 +157,34 @@ def write_candidates(folder: Path) -> dict[str, Path]:
 
 
 def build(kernels: dict[str, Path], workers: int | None = None) -> dict:
-    """Every kernel's build-tier outcome, `workers` at a time (default: all at once)."""
+    """Every kernel through the build tier, `workers` at a time (default: all at once), each reported on a line:
+    name -> (the build's outcome, its summary for the JSON report)."""
     from cutegen.build import Tier
 
     builder, worker, _ = engine()
     worker.stop()  # everything runs in this process: the kernels are timed side by side with cuBLAS
     with ThreadPoolExecutor(workers or len(kernels)) as pool:
-        return dict(zip(kernels, pool.map(lambda p: builder.run(Tier.BUILD, p), kernels.values())))
+        outcomes = dict(zip(kernels, pool.map(lambda p: builder.run(Tier.BUILD, p), kernels.values())))
+    return {name: (outcome, _reported(name, outcome)) for name, outcome in outcomes.items()}
+
+
+def _reported(name: str, outcome) -> dict:
+    regs = {r.name: r.registers for r in outcome.resources}
+    summary = {"ok": outcome.ok, "seconds": round(outcome.seconds, 1), "cached": outcome.cached, "registers": regs}
+    if outcome.ok:
+        print(f"built {name:<34} {outcome.seconds:6.1f} s  registers {regs}", flush=True)
+    else:
+        summary["error"] = outcome.errors[0].format() if outcome.errors else outcome.raw_log[-2000:]
+        print(f"built {name:<34} FAILED: {summary['error']}", flush=True)
+    return summary
 
 
 def build_all(kernels: dict[str, Path]) -> tuple[dict, dict]:
     from cutegen.harness.abi import KernelLibrary
 
-    results = build(kernels)
-    libraries, builds = {}, {}
-    for name, build in results.items():
-        regs = {r.name: r.registers for r in build.resources}
-        builds[name] = {"ok": build.ok, "seconds": round(build.seconds, 1), "cached": build.cached, "registers": regs}
-        if build.ok:
-            libraries[name] = KernelLibrary(build.artifact)
-            print(f"built {name:<34} {build.seconds:6.1f} s  registers {regs}", flush=True)
-        else:
-            first = build.errors[0].format() if build.errors else build.raw_log[-2000:]
-            builds[name]["error"] = first
-            print(f"built {name:<34} FAILED: {first}", flush=True)
-    return libraries, builds
+    built = build(kernels)
+    libraries = {name: KernelLibrary(outcome.artifact) for name, (outcome, _) in built.items() if outcome.ok}
+    return libraries, {name: summary for name, (_, summary) in built.items()}
 
 
 def time_shape(shape: str, mnk: tuple[int, int, int], libraries: dict) -> dict:

@@ -96,14 +96,9 @@ def save_libraries(kernels: dict[str, Path], folder: Path) -> None:
 
     folder.mkdir(parents=True, exist_ok=True)
     # one build per core: on a 2-core machine ten at once each ran past the build timeout
-    builds = gemm_rungs.build(kernels, workers=os.cpu_count() or 1)
-    for name, build in builds.items():
-        if build.ok and build.artifact:
-            shutil.copyfile(build.artifact, folder / f"{name}.so")
-        registers = {r.name: r.registers for r in build.resources}
-        error = "" if build.ok else (build.errors[0].format() if build.errors else build.raw_log[-500:])
-        print(f"built {name:<34} {'ok' if build.ok else 'FAILED'} {build.seconds:6.1f} s  registers {registers} "
-              f"{error}", flush=True)
+    for name, (outcome, _) in gemm_rungs.build(kernels, workers=os.cpu_count() or 1).items():
+        if outcome.ok:
+            shutil.copyfile(outcome.artifact, folder / f"{name}.so")
 
 
 def load_libraries(kernels: dict[str, Path], folder: Path) -> dict | None:
@@ -253,17 +248,16 @@ def pool(runs: list[dict]) -> dict:
           "per-run medians", flush=True)
     for method in METHODS:
         for name in names:
-            per_run = [[b["cuBLAS|" + method] / b[f"{name}|{method}"] for b in run["blocks"] if f"{name}|{method}" in b]
-                       for run in runs]
+            key = f"{name}|{method}"
+            blocks = [[b for b in run["blocks"] if key in b] for run in runs]
+            per_run = [[b["cuBLAS|" + method] / b[key] for b in run] for run in blocks]
             ratios = sorted(r for run in per_run for r in run)
             if not ratios:
                 continue
-            ms = statistics.median(b[f"{name}|{method}"] for run in runs for b in run["blocks"]
-                                   if f"{name}|{method}" in b)
+            ms = statistics.median(b[key] for run in blocks for b in run)
             run_medians = [round(statistics.median(r), 4) for r in per_run if r]
-            pooled[f"{name}|{method}"] = {"ms": ms, "tflops": flops / ms / 1e9, "x_cublas": statistics.median(ratios),
-                                          "interval": [ratios[0], ratios[-1]], "blocks": len(ratios),
-                                          "run_medians": run_medians}
+            pooled[key] = {"ms": ms, "tflops": flops / ms / 1e9, "x_cublas": statistics.median(ratios),
+                           "interval": [ratios[0], ratios[-1]], "blocks": len(ratios), "run_medians": run_medians}
             print(f"{method:<13} {name:<34} {flops / ms / 1e9:6.1f} TFLOP/s {statistics.median(ratios):.3f}x "
                   f"[{ratios[0]:.3f},{ratios[-1]:.3f}]  runs {' '.join(f'{r:.3f}' for r in run_medians)}", flush=True)
     return pooled

@@ -59,7 +59,7 @@ for part in "${parts[@]}"; do
             -p no:cacheprovider --durations=10 ;;
     gemm-bench) run gemm-rungs.log python3 bench/gemm_rungs.py --candidates --out "$OUT/gemm_rungs.json" ;;
     # The flagship against cuBLAS four ways (issue 24's last target) with the candidates in GEMM_CANDIDATES (default:
-    # the seventh session's stream-K, 2x2-cluster and epilogue ones), in GEMM_RUNS separate processes (default 3:
+    # the stream-K, 2x2-cluster, epilogue and raster ones), in GEMM_RUNS separate processes (default 3:
     # a ratio must hold between processes, not only within one); builds ~2 minutes once, each run ~1.
     # Libraries built here beforehand (`bench/gemm_timing_methods.py --save-libraries .gemm-libs --candidates ...`,
     # carried as .gemm-libs) are loaded instead of built.
