@@ -106,6 +106,9 @@ CANDIDATES = {
                                      "cutlass::gemm::KernelTmaWarpSpecializedCooperative, "
                                      f"cutlass::epilogue::NoSmemWarpSpecialized, {_PERSISTENT}",
                                      f"8, {_RASTER}Heuristic"),
+    # the flagship to 2026-12-06 (swizzle 1): the baseline its swizzle-8 successor was measured against
+    "coop_128x256_c2x1_sw1": (f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, {_PERSISTENT}",
+                              f"1, {_RASTER}Heuristic"),
 }
 BLOCKS = 5  # interleaved blocks: a ratio's interval is the min..max of its per-block ratios (see time_shape)
 TOLERANCE = 1e-2  # examples/gemm_bf16/gemm_bf16.py's CUTEGEN_ATOL = CUTEGEN_RTOL: bf16 output

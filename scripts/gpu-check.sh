@@ -57,9 +57,13 @@ for part in "${parts[@]}"; do
     # The Hopper GEMM ladder: CUTLASS-collective builds take 1-2 minutes each, so they have parts of their own.
     gemm) run gpu-gemm.log python3 -m pytest -q -s -m gpu tests/gpu tests/knowledge -k "gemm_sm90 or gemm_bf16" \
             -p no:cacheprovider --durations=10 ;;
+    # The flagship alone (its three GPU tests, one build): after a change to examples/gemm_bf16/gemm_bf16.cu.
+    flagship) run gpu-flagship.log python3 -m pytest -q -s -m gpu tests/gpu/test_gemm_bf16_gpu.py -p no:cacheprovider \
+                --durations=5 ;;
     gemm-bench) run gemm-rungs.log python3 bench/gemm_rungs.py --candidates --out "$OUT/gemm_rungs.json" ;;
     # The flagship against cuBLAS four ways (issue 24's last target) with the candidates in GEMM_CANDIDATES (default:
-    # the stream-K, 2x2-cluster, epilogue and raster ones), in GEMM_RUNS separate processes (default 3:
+    # the swizzle-1 flagship of 2026-12-01, and the raster-along-M and 128x64-epilogue ones that lead by graph-flush
+    # only), in GEMM_RUNS separate processes (default 3:
     # a ratio must hold between processes, not only within one); builds ~2 minutes once, each run ~1.
     # Libraries built here beforehand (`bench/gemm_timing_methods.py --save-libraries .gemm-libs --candidates ...`,
     # carried as .gemm-libs) are loaded instead of built.
@@ -67,9 +71,8 @@ for part in "${parts[@]}"; do
                   prebuilt=(); [ -d .gemm-libs ] && prebuilt=(--libraries .gemm-libs)
                   for i in $(seq "${GEMM_RUNS:-3}"); do
                     run "gemm-methods-$i.log" python3 bench/gemm_timing_methods.py --out "$OUT/gemm_timing_$i.json" "${prebuilt[@]}" \
-                      --candidates ${GEMM_CANDIDATES:-coop_128x256_c2x1_sw8 sk_128x256_c2x1_sw8 \
-                      sk_128x256_c2x1_sw8_nondet sk_128x256_c1x2_sw8 sk_256x128_c2x1_sw8 coop_128x256_c2x2_sw8 \
-                      coop_128x256_c2x1_sw8_epi128x64 coop_128x256_c2x1_sw8_nosmem coop_128x256_c2x1_sw8_m}
+                      --candidates ${GEMM_CANDIDATES:-coop_128x256_c2x1_sw1 coop_128x256_c2x1_sw8_m \
+                      coop_128x256_c2x1_sw8_epi128x64}
                   done
                   run gemm-methods-pooled.log python3 bench/gemm_timing_methods.py --pool "$OUT"/gemm_timing_[0-9]*.json \
                     --out "$OUT/gemm_timing_pooled.json" ;;
@@ -175,7 +178,7 @@ print(availability(), '| memory cgroup:', cgroup.memory_binds(), '| seccomp name
                    --compile-workers "$(nproc)"
                  run kernelbench-table.log python3 bench/kernelbench_table.py .cutegen/kb-h200 --out "$OUT/kernelbench.md"
                  tar czf "$OUT/kb-h200.tgz" --exclude=.cutegen -C .cutegen kb-h200 ;;
-    *) echo "unknown part '$part' (${ALL[*]} kernelbench gemm-methods judge-signed judge-bench judge-probe typed-records fixtures all)" >&2
+    *) echo "unknown part '$part' (${ALL[*]} kernelbench flagship gemm-methods judge-signed judge-bench judge-probe typed-records fixtures all)" >&2
        exit 2 ;;
   esac
 done
