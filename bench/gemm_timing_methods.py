@@ -13,8 +13,11 @@ One process's blocks share its cuBLAS heuristics, clocks and allocations, and th
 process's interval does not predict another's; so the published ratio pools several processes (`--pool`, on the
 JSON files of separate runs): the median of every block's ratio, and the min..max over all of them. A kernel
 "beats cuBLAS" by a method only when that pooled min is above 1 against the faster of torch.matmul and
-torch.matmul(out=) in each block (`x best cuBLAS`): the kernels write a preallocated output, and the allocating call
-lost 4 % back-to-back on the H200 (2026-12-06).
+torch.matmul(out=) in each block (`x best cuBLAS`): the kernels write a preallocated output.
+
+Each round times the functions in a new random order. In a fixed order (to 2026-12-06) the place in the order moved
+ratios by up to 5 %: on the H200 the 128x64-epilogue candidate read 1.05x cuBLAS by graph-flush and
+torch.matmul(out=) 1.04x torch.matmul back-to-back; shuffled, 0.99x and 0.99x.
 
     python bench/gemm_timing_methods.py [--out gemm_timing.json] [--candidates NAME ...]
     python bench/gemm_timing_methods.py --pool run1.json run2.json ...   (no GPU needed)
@@ -210,9 +213,8 @@ class Timer:
         return start.elapsed_time(end) / GRAPH_CALLS
 
     def block(self, fns: dict) -> dict:
-        """One block: every function by every method, in a new random order each round (in a fixed order, the
-        function timed right after cuBLAS_out read 0.5-1.8 % slower than its identical twin two places later, on an
-        H100, 2026-12-06); the medians, keyed "name|method"."""
+        """One block: every function by every method, in a new random order each round (see the module's note);
+        the medians, keyed "name|method"."""
         if not hasattr(self, "_graphs"):
             self._graphs = {name: self.graph(fn) for name, fn in fns.items()}
             self._flush_only = self.graph(lambda: None)
@@ -253,8 +255,8 @@ def summarize(blocks: list[dict], names: list[str]) -> dict:
 
 
 def best_cublas(block: dict, method: str) -> float:
-    """The faster of torch.matmul and torch.matmul(out=) in this block: the kernels write a preallocated output,
-    and allocating one costs cuBLAS host time that shows by some methods (back-to-back: 4 % on the H200)."""
+    """The faster of torch.matmul and torch.matmul(out=) in this block: the kernels write a preallocated output, and
+    allocating one is host time that the per-call `event` method can show."""
     return min(block[f"{name}|{method}"] for name in ("cuBLAS", "cuBLAS_out") if f"{name}|{method}" in block)
 
 

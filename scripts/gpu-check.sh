@@ -62,8 +62,8 @@ for part in "${parts[@]}"; do
                 --durations=5 ;;
     gemm-bench) run gemm-rungs.log python3 bench/gemm_rungs.py --candidates --out "$OUT/gemm_rungs.json" ;;
     # The flagship against cuBLAS four ways (issue 24's last target) with the candidates in GEMM_CANDIDATES (default:
-    # the swizzle-1 flagship of 2026-12-01, and the raster-along-M and 128x64-epilogue ones that lead by graph-flush
-    # only), in GEMM_RUNS separate processes (default 3:
+    # the flagship's twin, another build of its own schedule, for the noise floor; swizzle 8; the 128x64 epilogue),
+    # in GEMM_RUNS separate processes (default 3:
     # a ratio must hold between processes, not only within one); builds ~2 minutes once, each run ~1.
     # Libraries built here beforehand (`bench/gemm_timing_methods.py --save-libraries .gemm-libs --candidates ...`,
     # carried as .gemm-libs) are loaded instead of built.
@@ -71,7 +71,7 @@ for part in "${parts[@]}"; do
                   prebuilt=(); [ -d .gemm-libs ] && prebuilt=(--libraries .gemm-libs)
                   for i in $(seq "${GEMM_RUNS:-3}"); do
                     run "gemm-methods-$i.log" python3 bench/gemm_timing_methods.py --out "$OUT/gemm_timing_$i.json" "${prebuilt[@]}" \
-                      --candidates ${GEMM_CANDIDATES:-coop_128x256_c2x1_sw1 coop_128x256_c2x1_sw8_m \
+                      --candidates ${GEMM_CANDIDATES:-coop_128x256_c2x1_sw1 coop_128x256_c2x1_sw8 \
                       coop_128x256_c2x1_sw8_epi128x64}
                   done
                   run gemm-methods-pooled.log python3 bench/gemm_timing_methods.py --pool "$OUT"/gemm_timing_[0-9]*.json \

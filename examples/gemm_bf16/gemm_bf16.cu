@@ -26,10 +26,18 @@
 // 16-byte row pitches; KernelBench's 8_irregular, K = 2949 and N = 5921, is refused, not padded), 16-byte
 // aligned base pointers, sm_90a. M, N, K need not divide the tile (TMA bounds-checks loads and stores).
 // Launch: on the caller's stream, no synchronization; the workspace is allocated once and cached.
-// Measured (bench/gemm_timing_methods.py, H200, 2026-12-01, five interleaved blocks against torch.matmul in one
-// process, 4096^3): 0.987x cuBLAS [0.984, 1.005] per call with events, 0.993x [0.969, 0.999] as CUDA-graph replays
-// (740 vs 753 TFLOP/s): at parity, not faster (an earlier 1.12x came from a cuBLAS run at 667 TFLOP/s). The replaced
-// sm80 mma.sync kernel ran 451 TFLOP/s = 0.58x cuBLAS at 4096^3 (H200, 2026-11-29); it lives on as
+// Measured (bench/gemm_timing_methods.py, H200, 2026-12-06: 4 processes x 5 blocks, each round in a random order,
+// 4096^3, against the faster of torch.matmul and torch.matmul(out=) in each block; median [min, max] over the 20
+// blocks; this schedule built as the candidate coop_128x256_c2x1_sw1): per call after an L2 flush and a 200 us pad
+// 0.984x [0.950, 1.020], as CUDA-graph replays with a flush 0.985x [0.961, 1.000], back to back 0.986x [0.955,
+// 1.006] (about 710 TFLOP/s; cuBLAS runs nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT): at parity, within 1.5 %,
+// not faster. Per call without the pad 0.866x [0.800, 0.983]: there the host's work per call shows (this launcher
+// builds the arguments, checks and initializes the kernel on every call). Swizzle 8 measured the same (1.001-1.005x
+// this kernel, every interval holding 1.0), a 128x64 epilogue the same as swizzle 8. In an earlier fixed-order run
+// (where the place in the order moved ratios by up to 5 %): forced stream-K 0.93-0.97x, a 2x2 cluster 0.74-0.84x, a
+// smem-free epilogue 0.72-0.83x; a programmatic dependent launch gained nothing measurable (H100). Earlier leads of
+// 1.02-1.05x came from that fixed order, and an earlier 1.12x from a cuBLAS run at 667 TFLOP/s. The replaced sm80
+// mma.sync kernel ran 451 TFLOP/s = 0.58x cuBLAS at 4096^3 (H200, 2026-11-29); it lives on as
 // examples/idioms/gemm_sm80_mma_sync.
 #include "../idioms/gemm_sm90_common.cuh"
 
