@@ -416,13 +416,25 @@ test("CuTeGen in a real VS Code: diagnostic, quick fix as a verified diff, Apply
 
     // Applying was one edit: one Undo brings the broken line back, Redo the fix.
     const showing = (token) => page.locator(".monaco-editor .view-line", { hasText: token }).count();
-    // Undo needs the keyboard in the text editor, not in a toast the save's listeners raised meanwhile.
-    await editorFocused(page);
-    await goToLine(page, BROKEN_LINE, 5);
-    await editorFocused(page);
-    await page.keyboard.press("Control+Z");
-    await until(async () => (await showing("make_shape(int(size(tXgX)))")) === 1 && (await showing("make_fragment_like(tXgX)")) === 0,
-      10_000 * SLOW, "one Undo to restore the broken line");
+    // Undo needs the keyboard in the text editor, not in a toast the save's listeners raised meanwhile. A press
+    // that reached nothing leaves the saved file's tab clean and the fix showing: only then is it pressed again (a
+    // fresh clone's loaded run: the editor had the focus class and the cursor, and one press changed nothing). A
+    // press that undid anything makes the tab dirty, so an Apply of two edits still fails here.
+    const restored = async () => (await showing("make_shape(int(size(tXgX)))")) === 1 && (await showing("make_fragment_like(tXgX)")) === 0;
+    const untouched = async () => (await page.locator(".tab.active.dirty").count()) === 0 && (await showing("make_fragment_like(tXgX)")) === 1;
+    for (let press = 1; press <= 3; press++) {
+      await editorFocused(page);
+      await goToLine(page, BROKEN_LINE, 5);
+      await editorFocused(page);
+      await page.keyboard.press("Control+Z");
+      try {
+        await until(restored, 10_000 * SLOW, "one Undo to restore the broken line");
+        break;
+      } catch (error) {
+        if (press === 3 || !(await untouched())) throw error;
+        log(`Undo press ${press} changed nothing (the tab is clean, the fix still shows): pressing again`);
+      }
+    }
     await page.keyboard.press("Control+Shift+Z");
     await until(async () => (await showing("make_fragment_like(tXgX)")) === 1, 10_000 * SLOW, "Redo to bring the fix back");
     assert.equal(fs.readFileSync(kernel, "utf8"), example.good);
