@@ -433,6 +433,8 @@ test("CuTeGen in a real VS Code: diagnostic, quick fix as a verified diff, Apply
       } catch (error) {
         if (press === 3 || !(await untouched())) throw error;
         log(`Undo press ${press} changed nothing (the tab is clean, the fix still shows): pressing again`);
+        await page.keyboard.press("Escape"); // whatever took the keys (a quick input, a toast) lets go
+        await sleep(300);
       }
     }
     await page.keyboard.press("Control+Shift+Z");
