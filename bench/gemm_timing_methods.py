@@ -91,7 +91,7 @@ def main() -> None:
         print(f"{name} runs: {', '.join(kernels)}", flush=True)
     timer = Timer(torch)
     blocks = [timer.block(fns) for _ in range(BLOCKS)]
-    summary = summarize(blocks, list(fns))
+    summary = pool([{"blocks": blocks}])  # this process alone: the same figures as a pool of one run
     if args.out:
         args.out.write_text(json.dumps({"cublas_kernels": cublas_kernels, "blocks": blocks, "summary": summary},
                                        indent=1))
@@ -218,40 +218,24 @@ class Timer:
         if not hasattr(self, "_graphs"):
             self._graphs = {name: self.graph(fn) for name, fn in fns.items()}
             self._flush_only = self.graph(lambda: None)
-        times: dict[str, list[float]] = {}
+        # keyed in fns' order whatever order they are timed in: reports list them as given
+        times: dict[str, list[float]] = {f"{name}|{method}": [] for method in METHODS for name in fns}
         for _ in range(ROUNDS):
             for name in self._shuffled(fns):
-                times.setdefault(f"{name}|event", []).append(self.per_call(fns[name]))
-                times.setdefault(f"{name}|event+pad", []).append(self.per_call(fns[name], pad_us=200))
+                times[f"{name}|event"].append(self.per_call(fns[name]))
+                times[f"{name}|event+pad"].append(self.per_call(fns[name], pad_us=200))
         for _ in range(GRAPH_ROUNDS):
             flush = self.replay(self._flush_only)
             for name in self._shuffled(fns):
-                times.setdefault(f"{name}|graph-flush", []).append((self.replay(self._graphs[name]) - flush)
-                                                                   / GRAPH_CALLS)
+                times[f"{name}|graph-flush"].append((self.replay(self._graphs[name]) - flush) / GRAPH_CALLS)
             for name in self._shuffled(fns):
-                times.setdefault(f"{name}|back-to-back", []).append(self.back_to_back(fns[name]))
+                times[f"{name}|back-to-back"].append(self.back_to_back(fns[name]))
         return {key: statistics.median(values) for key, values in times.items()}
 
     def _shuffled(self, names) -> list:
         order = list(names)
         self.order.shuffle(order)
         return order
-
-
-def summarize(blocks: list[dict], names: list[str]) -> dict:
-    summary = {}
-    flops = 2 * M * N * K
-    for method in METHODS:
-        base = [b[f"cuBLAS|{method}"] for b in blocks]
-        for name in names:
-            values = [b[f"{name}|{method}"] for b in blocks]
-            ratios = sorted(cublas / v for cublas, v in zip(base, values))
-            ms = statistics.median(values)
-            summary[f"{name}|{method}"] = {"ms": ms, "tflops": flops / ms / 1e9, "x_cublas": statistics.median(ratios),
-                                           "interval": [ratios[0], ratios[-1]]}
-            print(f"{method:<13} {name:<28} {ms:.4f} ms {flops / ms / 1e9:6.1f} TFLOP/s "
-                  f"{statistics.median(ratios):.3f}x [{ratios[0]:.3f},{ratios[-1]:.3f}]", flush=True)
-    return summary
 
 
 def best_cublas(block: dict, method: str) -> float:
