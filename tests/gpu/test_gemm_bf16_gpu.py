@@ -58,3 +58,33 @@ def test_flagship_refuses_rows_tma_cannot_address(engine, tmp_path):
     record = verify_kernel(FLAGSHIP, builder, worker, problem=problem, state_dir=state)
     assert record.verdict == "launch-error", record.message
     assert "cudaErrorInvalidValue" in record.message
+
+
+@pytest.mark.gpu
+def test_flagship_relaunch_follows_the_tensors_not_the_last_call(builder):
+    """The launcher relaunches the last call's kernel parameters when the same tensors come again: new values in
+    them are read anew, and another output, shape or input is never served the last call's parameters."""
+    import torch
+
+    from cutegen.build import Tier
+    from cutegen.harness.abi import KernelLibrary
+
+    outcome = builder.run(Tier.BUILD, FLAGSHIP)
+    assert outcome.ok, outcome.raw_log[-2000:]
+    lib = KernelLibrary(outcome.artifact)
+    stream = torch.cuda.current_stream()
+    a, b = (torch.randn(512, 256, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+    b = b.T.contiguous()  # (256, 512)
+
+    def gemm(x, y, out):
+        assert lib([x, y], [out], stream) == 0
+        torch.testing.assert_close(out, (x.float() @ y.float()).bfloat16(), atol=1e-2, rtol=1e-2)
+
+    out = torch.empty(512, 512, device="cuda", dtype=torch.bfloat16)
+    gemm(a, b, out)
+    a.mul_(-2)  # same tensors, new values: the relaunch must read them
+    gemm(a, b, out)
+    gemm(a, b, torch.empty_like(out))  # another output
+    gemm(a[:256], b, out[:256])  # another shape on the same storage
+    gemm(a.clone(), b, out)  # another input
+    gemm(a, b, out)  # back to the first: parameters rebuilt, not stale
