@@ -19,12 +19,15 @@ Each round times the functions in a new random order. In a fixed order (to 2026-
 ratios by up to 5 %: on the H200 the 128x64-epilogue candidate read 1.05x cuBLAS by graph-flush and
 torch.matmul(out=) 1.04x torch.matmul back-to-back; shuffled, 0.99x and 0.99x.
 
-    python bench/gemm_timing_methods.py [--out gemm_timing.json] [--candidates NAME ...]
+    python bench/gemm_timing_methods.py [--out gemm_timing.json] [--candidates NAME ...] [--shape M N K]
     python bench/gemm_timing_methods.py --pool run1.json run2.json ...   (no GPU needed)
 
 The builds (CUTLASS collectives: about a minute each) can be made on a machine without a GPU and carried, so a
 device call spends its minutes timing: `--save-libraries DIR` builds and copies each library to DIR/NAME.so (no
 GPU needed), `--libraries DIR` loads them from there instead of building.
+
+`--shape 512 512 512`: a GEMM of a few microseconds, back to back, is bound by the host's work per call rather than
+the GPU's; there the ratio between two builds of one kernel with different launchers is the launchers' difference.
 """
 
 from __future__ import annotations
@@ -55,6 +58,8 @@ def main() -> None:
     ap.add_argument("--pool", nargs="+", type=Path, help="pool the --out files of separate runs; runs nothing")
     ap.add_argument("--save-libraries", type=Path, help="build into this folder (NAME.so) and stop: no GPU needed")
     ap.add_argument("--libraries", type=Path, help="load NAME.so from this folder instead of building")
+    ap.add_argument("--shape", nargs=3, type=int, default=[M, N, K], metavar=("M", "N", "K"),
+                    help="the timed shape (default 4096^3); a small one is host-bound: it times the launchers")
     args = ap.parse_args()
     if args.pool:
         pooled = pool([json.loads(p.read_text()) for p in args.pool])
@@ -74,13 +79,14 @@ def main() -> None:
     if libraries is None:
         libraries, _ = gemm_rungs.build_all(kernels)
     torch.manual_seed(0)
-    a = torch.randn(M, K, dtype=torch.bfloat16, device="cuda")
-    b = torch.randn(K, N, dtype=torch.bfloat16, device="cuda")
-    preallocated = torch.empty(M, N, dtype=torch.bfloat16, device="cuda")
+    m, n, k = args.shape
+    a = torch.randn(m, k, dtype=torch.bfloat16, device="cuda")
+    b = torch.randn(k, n, dtype=torch.bfloat16, device="cuda")
+    preallocated = torch.empty(m, n, dtype=torch.bfloat16, device="cuda")
     fns = {"cuBLAS": lambda: torch.matmul(a, b), "cuBLAS_out": lambda: torch.matmul(a, b, out=preallocated)}
     for name, lib in libraries.items():
-        out = torch.empty(M, N, dtype=torch.bfloat16, device="cuda")
-        status = check(torch, lib)
+        out = torch.empty(m, n, dtype=torch.bfloat16, device="cuda")
+        status = check(torch, lib, (m, n, k))
         print(f"checked {name:<34} {status}", flush=True)
         if not status.startswith("pass"):
             continue
@@ -91,10 +97,10 @@ def main() -> None:
         print(f"{name} runs: {', '.join(kernels)}", flush=True)
     timer = Timer(torch)
     blocks = [timer.block(fns) for _ in range(BLOCKS)]
-    summary = pool([{"blocks": blocks}])  # this process alone: the same figures as a pool of one run
+    summary = pool([{"shape": args.shape, "blocks": blocks}])  # this process alone: a pool of one run
     if args.out:
-        args.out.write_text(json.dumps({"cublas_kernels": cublas_kernels, "blocks": blocks, "summary": summary},
-                                       indent=1))
+        args.out.write_text(json.dumps({"shape": args.shape, "cublas_kernels": cublas_kernels, "blocks": blocks,
+                                        "summary": summary}, indent=1))
 
 
 def save_libraries(kernels: dict[str, Path], folder: Path) -> None:
@@ -120,19 +126,19 @@ def load_libraries(kernels: dict[str, Path], folder: Path) -> dict | None:
         return None
 
 
-# Shapes a candidate must compute before it is timed: the timed one, one off every tile edge, and one of 4 tiles
-# with 128 k-tiles each (a forced stream-K splits every tile among many SMs and sums the pieces).
-CHECK_SHAPES = ((M, N, K), (1000, 1032, 520), (256, 512, 8192))
+# Shapes a candidate must compute before it is timed, beside the timed one: one off every tile edge, and one of 4
+# tiles with 128 k-tiles each (a forced stream-K splits every tile among many SMs and sums the pieces).
+CHECK_SHAPES = ((1000, 1032, 520), (256, 512, 8192))
 
 
-def check(torch, lib) -> str:
-    """A candidate is timed only if it computes the product on every CHECK_SHAPES shape (bf16 tolerance, against
-    torch.matmul, output poisoned first); whether two calls give the same bits is reported too (a stream-K tile
-    summed in arrival order need not)."""
+def check(torch, lib, timed: tuple[int, int, int]) -> str:
+    """A candidate is timed only if it computes the product on the timed shape and every CHECK_SHAPES shape (bf16
+    tolerance, against torch.matmul, output poisoned first); whether two calls give the same bits is reported too
+    (a stream-K tile summed in arrival order need not)."""
     from cutegen.harness.compare import compare
 
-    deterministic = True
-    for m, n, k in CHECK_SHAPES:
+    deterministic, shapes = True, (timed, *CHECK_SHAPES)
+    for m, n, k in shapes:
         a = torch.randn(m, k, dtype=torch.bfloat16, device="cuda")
         b = torch.randn(k, n, dtype=torch.bfloat16, device="cuda")
         reference, out, results = torch.matmul(a, b), torch.empty(m, n, dtype=torch.bfloat16, device="cuda"), []
@@ -147,8 +153,7 @@ def check(torch, lib) -> str:
                 return f"WRONG at {m}x{n}x{k}: {mismatch.message}"
             results.append(out.clone())
         deterministic = deterministic and torch.equal(*results)
-    shapes = ", ".join(f"{m}x{n}x{k}" for m, n, k in CHECK_SHAPES)
-    return f"pass ({shapes}), " + ("deterministic" if deterministic else "NOT bitwise deterministic")
+    return f"pass ({', '.join(f'{m}x{n}x{k}' for m, n, k in shapes)}), " + ("deterministic" if deterministic else "NOT bitwise deterministic")
 
 
 def kernel_names(torch, fn) -> list[str]:
@@ -249,7 +254,12 @@ def pool(runs: list[dict]) -> dict:
     (best_cublas): median and min..max over them all, and the spread of the per-run medians (how far one process's
     figure moves from the next's)."""
     names = [key.split("|")[0] for key in runs[0]["blocks"][0] if key.endswith("|event")]
-    flops, pooled = 2 * M * N * K, {}
+    shapes = {tuple(run.get("shape", (M, N, K))) for run in runs}  # runs written before --shape: 4096^3
+    if len(shapes) != 1:
+        raise SystemExit(f"cannot pool runs of different shapes: {sorted(shapes)}")
+    (m, n, k), = shapes
+    flops, pooled = 2 * m * n * k, {}
+    print(f"{m}x{n}x{k}: ", end="")
     print(f"{len(runs)} runs x {len(runs[0]['blocks'])} blocks; x cuBLAS and x best cuBLAS: median [min, max] over "
           "all blocks; per-run medians (x cuBLAS)", flush=True)
     for method in METHODS:
