@@ -15,6 +15,10 @@ say "lint (scripts/lint.sh: ruff and mypy on server/, against scripts/lint-basel
 bash scripts/lint.sh
 say "the VS Code extension (scripts/test-vscode.sh; the first time installs Node 24, code-server, Chromium)"
 bash scripts/test-vscode.sh
-say "pytest"
-.venv/bin/python -m pytest -q --durations=10 "$@"
+# A worker per core, up to 4 (CUTEGEN_TEST_WORKERS overrides; 0 runs in this process): most of a test's time is
+# one nvcc, a parse or a server round trip on one core, so on 2 cores two workers halve the run (12 min -> 5.5).
+# --dist loadfile keeps a file's tests on one worker: a module's engine fixture and its warm GPU worker stay one.
+workers=${CUTEGEN_TEST_WORKERS:-$(( $(nproc) < 4 ? $(nproc) : 4 ))}
+say "pytest ($workers workers)"
+.venv/bin/python -m pytest -q --durations=10 -n "$workers" --dist loadfile "$@"
 say "done"

@@ -230,22 +230,48 @@ def engine(request, build_state, tmp_path_factory):
 # -- progress: one line per test folder (with -q, pytest itself prints only dots) ---------------------
 
 class FolderProgress:
-    """A pytest plugin: when the run leaves a folder, '<folder>: 12 passed, 1 skipped in 40 s'."""
+    """A pytest plugin: when the run leaves a folder, '<folder>: 12 passed, 1 skipped in 40 s'.
+
+    With pytest-xdist (scripts/test.sh runs the suite on a worker per core) the workers' reports arrive interleaved,
+    so a folder's line is printed once its last test has finished, counted from the collected ids, and its time is
+    the sum of its tests' durations (the work, spread over the workers) rather than the wall time between lines."""
 
     def __init__(self, reporter):
         self.reporter = reporter
         self.folder: str | None = None
         self.counts: dict[str, int] = {}
         self.started = time.monotonic()
+        self.expected: dict[str, int] | None = None  # tests per folder, when the run is spread over workers
+        self.parallel: dict[str, tuple[dict[str, int], list[float], int]] = {}  # counts, durations, finished
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node, ids) -> None:
+        if self.expected is None:  # every worker collects the same ids
+            self.expected = {}
+            for nodeid in ids:
+                folder = _folder(nodeid)
+                self.expected[folder] = self.expected.get(folder, 0) + 1
 
     def pytest_runtest_logreport(self, report) -> None:
-        folder = str(Path(report.nodeid.split("::")[0]).parent)
+        if self.expected is not None:
+            self._parallel(report)
+            return
+        folder = _folder(report.nodeid)
         if folder != self.folder:
             self.flush()
             self.folder, self.counts, self.started = folder, {}, time.monotonic()
-        if report.when == "call" or (report.when != "call" and not report.passed):
-            outcome = "error" if report.when != "call" and report.failed else report.outcome
-            self.counts[outcome] = self.counts.get(outcome, 0) + 1
+        _count(self.counts, report)
+
+    def _parallel(self, report) -> None:
+        folder = _folder(report.nodeid)
+        counts, durations, finished = self.parallel.setdefault(folder, ({}, [], 0))
+        _count(counts, report)
+        durations.append(report.duration)
+        if report.when == "teardown":
+            finished += 1
+            self.parallel[folder] = (counts, durations, finished)
+            if finished == self.expected.get(folder) and counts:
+                self._write(folder, counts, sum(durations))
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self) -> None:
@@ -253,16 +279,31 @@ class FolderProgress:
 
     def flush(self) -> None:
         if self.folder is not None and self.counts:
-            summary = ", ".join(f"{n} {what}" for what, n in sorted(self.counts.items()))
-            self.reporter.write("\n")  # after the dots of the folder
-            self.reporter.write_line(f"{self.folder}: {summary} in {time.monotonic() - self.started:.0f} s")
+            self._write(self.folder, self.counts, time.monotonic() - self.started)
         self.folder = None
+
+    def _write(self, folder: str, counts: dict[str, int], seconds: float) -> None:
+        summary = ", ".join(f"{n} {what}" for what, n in sorted(counts.items()))
+        self.reporter.write("\n")  # after the dots of the folder
+        self.reporter.write_line(f"{folder}: {summary} in {seconds:.0f} s")
+
+
+def _folder(nodeid: str) -> str:
+    return str(Path(nodeid.split("::")[0]).parent)
+
+
+def _count(counts: dict[str, int], report) -> None:
+    """A test's outcome from its call report, or from a setup/teardown that did not pass (error, skip)."""
+    if report.when == "call" or (report.when != "call" and not report.passed):
+        outcome = "error" if report.when != "call" and report.failed else report.outcome
+        counts[outcome] = counts.get(outcome, 0) + 1
 
 
 @pytest.hookimpl(trylast=True)  # after pytest's own terminal reporter exists
 def pytest_configure(config):
     reporter = config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is not None and config.getoption("verbose") <= 0:  # -v already names every test
+    on_worker = hasattr(config, "workerinput")  # an xdist worker: its terminal is not the user's
+    if reporter is not None and config.getoption("verbose") <= 0 and not on_worker:  # -v already names every test
         config.pluginmanager.register(FolderProgress(reporter), "cutegen-folder-progress")
 
 
