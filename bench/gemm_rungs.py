@@ -110,6 +110,9 @@ CANDIDATES = {
     # noise floor between two identical kernels (and stays the baseline if the flagship's line changes)
     "coop_128x256_c2x1_sw1": (f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, {_PERSISTENT}",
                               f"1, {_RASTER}Heuristic"),
+    # no cluster: no multicast and no cluster barrier (cuBLAS's nvjet kernel pairs its CTAs, 1x2)
+    "coop_128x256_c1x1_sw1": (f"Shape<_128, _256, _64>, Shape<_1, _1, _1>, {_COOP}, {_PERSISTENT}",
+                              f"1, {_RASTER}Heuristic"),
     # the same, launched as before 2026-12-06: arguments built, checked and initialized on every call (the
     # launcher now relaunches the last call's parameters when its tensors recur): the host time per call
     "coop_128x256_c2x1_sw1_rebuild": (f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, {_PERSISTENT}",

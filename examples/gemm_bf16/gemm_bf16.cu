@@ -32,12 +32,13 @@
 // 0.984x [0.950, 1.020], as CUDA-graph replays with a flush 0.985x [0.961, 1.000], back to back 0.986x [0.955, 1.006]
 // (about 710 TFLOP/s; cuBLAS runs nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT): at parity, within 1.5 %, not faster.
 // Per call without the pad 0.866x [0.800, 0.983]: there the host's work per call shows. On an H100 (2026-12-06, 3
-// processes x 5 blocks, in two calls) the padded, graph and back-to-back medians read 0.973-0.982x [0.944, 1.028]. The
-// launcher now relaunches the last call's parameters when the same tensors recur: 1.135x [1.109, 1.197] the calls per
-// second of the rebuild-every-call launcher at 512^3 back to back (host-bound), 1.000x at 4096^3. (At 512^3 this tile
-// leaves most SMs idle: 0.46-0.58x cuBLAS's 64x48 nvjet kernel; the flagship is for large GEMMs.) Swizzle 8 measured
-// the same (1.001-1.005x this kernel, every interval holding 1.0), a 128x64 epilogue the same as swizzle 8. In an
-// earlier fixed-order run (where the place in the order moved ratios by up to 5 %): forced stream-K 0.93-0.97x
+// processes x 5 blocks, in three calls) the padded, graph and back-to-back medians read 0.973-0.985x [0.944, 1.028];
+// there the same tile without a cluster read 0.973-0.984x and cuBLAS's geometry (256x128, cluster 1x2) 0.977-0.984x.
+// The launcher now relaunches the last call's parameters when the same tensors recur: 1.135x [1.109, 1.197] the calls
+// per second of the rebuild-every-call launcher at 512^3 back to back (host-bound), 1.000x at 4096^3. (At 512^3 this
+// tile leaves most SMs idle: 0.46-0.58x cuBLAS's 64x48 nvjet kernel; the flagship is for large GEMMs.) Swizzle 8
+// measured the same (1.001-1.005x this kernel, every interval holding 1.0), a 128x64 epilogue the same as swizzle 8. In
+// an earlier fixed-order run (where the place in the order moved ratios by up to 5 %): forced stream-K 0.93-0.97x
 // (shuffled, H100: 0.935-0.947x), a 2x2 cluster 0.74-0.84x, a smem-free epilogue 0.72-0.83x; a programmatic dependent
 // launch gained nothing measurable (H100). Earlier leads of 1.02-1.05x came from that fixed order, and an earlier 1.12x
 // from a cuBLAS run at 667 TFLOP/s. The replaced sm80 mma.sync kernel ran 451 TFLOP/s = 0.58x cuBLAS at 4096^3 (H200,
