@@ -212,7 +212,8 @@ struct LastLaunch {
   Gemm gemm;
 };
 
-// The initialized kernel for `key` and `args` (checked, Params built, workspace zeroed), or an error code.
+// Initializes `gemm` for `args` (checked, hw_info filled in, Params built, the workspace grown and zeroed) and
+// says how large the workspace is; cudaSuccess or the error code cutegen_forward returns.
 template <class Gemm>
 int initialize(Gemm& gemm, typename Gemm::Arguments& args, cudaStream_t stream, size_t* workspace_bytes) {
   if (Gemm::can_implement(args) != cutlass::Status::kSuccess) return cudaErrorInvalidValue;
