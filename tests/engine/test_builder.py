@@ -75,6 +75,44 @@ def test_newer_request_cancels_older_and_kills_nvcc(builder, kernel):
     assert not _processes_compiling(kernel.name), "a cancelled nvcc/cicc is still running"
 
 
+def test_two_builders_compiling_one_text_at_once_compile_it_once(toolchain, kernel, tmp_path):
+    """Two processes on one `.cutegen/` (two Builders on one state folder, as two test workers or an editor beside
+    the CLI): the second waits for the first's compile and is served its stored outcome, instead of nvcc writing
+    the same .ptx in one cache entry twice at once (where one could read the other's half-written file)."""
+    builders = [Builder(toolchain, Settings(), tmp_path / "state") for _ in range(2)]
+    results: list = [None, None]
+    start = threading.Barrier(2)
+
+    def check(i: int) -> None:
+        start.wait()
+        results[i] = builders[i].run(Tier.CHECK, kernel)
+
+    threads = [threading.Thread(target=check, args=(i,)) for i in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert all(r.ok for r in results), [[d.format() for d in r.diagnostics] for r in results]
+    assert sorted(r.cached for r in results) == [False, True]
+    assert [d.message for d in results[0].diagnostics] == [d.message for d in results[1].diagnostics]
+
+
+def test_a_run_waiting_for_another_compile_of_its_text_can_be_cancelled(builder, kernel):
+    key = builder._key(Tier.CHECK, kernel.resolve(), GOOD, GOOD)
+    results: dict = {}
+    with builder.cache.compiling(key, lambda: False):  # another process is compiling this very text
+        waiter = threading.Thread(target=lambda: results.setdefault("r", builder.run(Tier.CHECK, kernel, job="w")))
+        waiter.start()
+        time.sleep(0.5)
+        assert waiter.is_alive()  # waiting, not compiling beside the other
+        builder.cancel("w")
+        waiter.join(10)
+        assert not waiter.is_alive()
+    assert results["r"].cancelled and not results["r"].ok
+    again = builder.run(Tier.CHECK, kernel)  # nothing of the cancelled wait was stored
+    assert again.ok and not again.cached
+
+
 def _processes_compiling(name: str) -> list[str]:
     found = []
     for pid in os.listdir("/proc"):

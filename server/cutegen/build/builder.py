@@ -119,8 +119,8 @@ class Builder:
         hit = self.cache.get(key)
         if hit is not None:
             return self._result(tier, path, source, Outcome(**hit), cached=True, key=key)
-        outcome, stored = self._compile_and_store(tier, path, compiled, key, job, on_stage)
-        return self._result(tier, path, source, outcome, cached=False, key=key if stored else None)
+        outcome, stored, cached = self._compile_and_store(tier, path, compiled, key, job, on_stage)
+        return self._result(tier, path, source, outcome, cached=cached, key=key if stored else None)
 
     def compile(self, tier: Tier, path: str | Path, text: str, *, pre_include: str = "",
                 job: str | None = None) -> tuple[Outcome, bool]:
@@ -132,7 +132,8 @@ class Builder:
         hit = self.cache.get(key)
         if hit is not None:
             return Outcome(**hit), True
-        return self._compile_and_store(tier, path, text, key, job, None, pre_include)[0], False
+        outcome, _, cached = self._compile_and_store(tier, path, text, key, job, None, pre_include)
+        return outcome, cached
 
     def stored(self, tier: Tier, path: str | Path, text: str, *, pre_include: str = "") -> Outcome | None:
         """What compile() would return from the cache, without compiling; None when nothing is stored."""
@@ -173,18 +174,29 @@ class Builder:
                          command_flags=[str(path), *flags, pre_include], text=source, headers=headers)
 
     def _compile_and_store(self, tier: Tier, path: Path, compiled: str, key: str, job: str | None, on_stage,
-                           pre_include: str = "") -> tuple[Outcome, bool]:
-        """Compile in the cache entry and store the outcome; returns it and whether it was stored."""
-        entry = self.cache.entry(key)
-        copy, cacheable = _source_copy(entry, path.name if path.suffix != ".py" else path.stem + ".cu", compiled)
-        if pre_include:
-            write_atomic(copy.parent / _PRE_INCLUDE, pre_include)
+                           pre_include: str = "") -> tuple[Outcome, bool, bool]:
+        """Compile in the cache entry and store the outcome; returns it, whether it is stored, and whether it came
+        from the cache after all (another compile of the same key, waited for, stored it first)."""
         job_key = job or self.job_key(tier, path)
-        handle = self._start_job(job_key, tier)
+        handle = self._start_job(job_key, tier)  # before the wait: a newer run cancels this one while it waits
         try:
-            outcome = self._compile(tier, path, copy, handle, on_stage, includes_torch(compiled), bool(pre_include))
+            with self.cache.compiling(key, lambda: handle.cancelled) as claimed:
+                if not claimed:
+                    return self._cancelled(tier, path, compiled), False, False
+                hit = self.cache.get(key)
+                if hit is not None:
+                    return Outcome(**hit), True, True
+                return (*self._compile_in_entry(tier, path, compiled, key, handle, on_stage, pre_include), False)
         finally:
             self._end_job(job_key, handle)
+
+    def _compile_in_entry(self, tier: Tier, path: Path, compiled: str, key: str, handle: "_Job", on_stage,
+                          pre_include: str) -> tuple[Outcome, bool]:
+        copy, cacheable = _source_copy(self.cache.entry(key), path.name if path.suffix != ".py" else path.stem + ".cu",
+                                       compiled)
+        if pre_include:
+            write_atomic(copy.parent / _PRE_INCLUDE, pre_include)
+        outcome = self._compile(tier, path, copy, handle, on_stage, includes_torch(compiled), bool(pre_include))
         # Killed by a signal (a cancel, a timeout, the OOM killer): no verdict on the text, not stored.
         stored = cacheable and not outcome.cancelled and not outcome.timed_out and outcome.returncode >= 0
         if stored:
@@ -193,6 +205,12 @@ class Builder:
             except OSError:
                 stored = False  # a full disk: the result is right, only not cached (the caller's record says why)
         return outcome, stored
+
+    def _cancelled(self, tier: Tier, path: Path, compiled: str) -> Outcome:
+        """The outcome of a run cancelled before its compiler started (while it waited for another's)."""
+        flags = self._flags(tier, path, includes_torch(compiled))
+        return Outcome(returncode=-1, ptxas_ok=False, log="", command=[self.toolchain.nvcc, *flags, str(path)],
+                       seconds=0.0, artifact=None, cancelled=True)
 
     def _flags(self, tier: Tier, path: Path, torch: bool = False) -> list[str]:
         tc, s = self.toolchain, self.settings

@@ -3,12 +3,16 @@ condensing the log again (its diagnosis is stored beside it, so a hit starts no 
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import shutil
+import time
+from contextlib import contextmanager
 from dataclasses import asdict
 from functools import cache
 from pathlib import Path
+from typing import Callable, Iterator
 
 from cutegen.files import write_atomic
 from cutegen.model import Diagnostic, KernelResources
@@ -61,6 +65,33 @@ class BuildCache:
         if outcome.get("artifact") and not Path(outcome["artifact"]).exists():
             return None
         return outcome
+
+    @contextmanager
+    def compiling(self, key: str, cancelled: Callable[[], bool]) -> Iterator[bool]:
+        """Held while one compile of `key` runs. Two at once (two processes on one `.cutegen/`, two test workers on
+        the shared test cache, a command beside the background loop) would write the same nvcc outputs in place in
+        one entry, and one could read the other's half-written .ptx or .so; the second waits here instead, then
+        finds the first one's outcome stored. The wait polls, so a cancel ends it: yields False then. An entry that
+        cannot be made (a full disk, read-only) is no lock: yields True at once, and the compile goes to a private
+        folder (builder._source_copy)."""
+        try:
+            entry = self.entry(key)
+            entry.mkdir(parents=True, exist_ok=True)
+            lock = open(entry / "compiling.lock", "a")
+        except OSError:
+            yield True
+            return
+        with lock:  # closing the file releases the lock, also when the holder is killed
+            while True:
+                try:
+                    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if cancelled():
+                        yield False
+                        return
+                    time.sleep(0.05)
+            yield True
 
     def put(self, key: str, outcome: dict) -> None:
         entry = self.entry(key)
