@@ -91,6 +91,8 @@ class BuildCache:
                         yield False
                         return
                     time.sleep(0.05)
+                except OSError:  # a file system without locks (some network mounts): compile unlocked, as before
+                    break
             yield True
 
     def put(self, key: str, outcome: dict) -> None:
