@@ -153,7 +153,8 @@ def check(torch, lib, timed: tuple[int, int, int]) -> str:
                 return f"WRONG at {m}x{n}x{k}: {mismatch.message}"
             results.append(out.clone())
         deterministic = deterministic and torch.equal(*results)
-    return f"pass ({', '.join(f'{m}x{n}x{k}' for m, n, k in shapes)}), " + ("deterministic" if deterministic else "NOT bitwise deterministic")
+    checked = ", ".join(f"{m}x{n}x{k}" for m, n, k in shapes)
+    return f"pass ({checked}), " + ("deterministic" if deterministic else "NOT bitwise deterministic")
 
 
 def kernel_names(torch, fn) -> list[str]:
@@ -259,9 +260,8 @@ def pool(runs: list[dict]) -> dict:
         raise SystemExit(f"cannot pool runs of different shapes: {sorted(shapes)}")
     (m, n, k), = shapes
     flops, pooled = 2 * m * n * k, {}
-    print(f"{m}x{n}x{k}: ", end="")
-    print(f"{len(runs)} runs x {len(runs[0]['blocks'])} blocks; x cuBLAS and x best cuBLAS: median [min, max] over "
-          "all blocks; per-run medians (x cuBLAS)", flush=True)
+    print(f"{m}x{n}x{k}: {len(runs)} runs x {len(runs[0]['blocks'])} blocks; x cuBLAS and x best cuBLAS: median "
+          "[min, max] over all blocks; per-run medians (x cuBLAS)", flush=True)
     for method in METHODS:
         for name in names:
             key = f"{name}|{method}"

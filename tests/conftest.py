@@ -18,6 +18,7 @@ import shutil
 import sys
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -229,6 +230,15 @@ def engine(request, build_state, tmp_path_factory):
 
 # -- progress: one line per test folder (with -q, pytest itself prints only dots) ---------------------
 
+@dataclass
+class FolderTally:
+    """One folder's tests so far, when they finish interleaved with other folders' (FolderProgress)."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0  # the summed durations of its tests' phases
+    finished: int = 0  # tests whose teardown has reported
+
+
 class FolderProgress:
     """A pytest plugin: when the run leaves a folder, '<folder>: 12 passed, 1 skipped in 40 s'.
 
@@ -242,7 +252,7 @@ class FolderProgress:
         self.counts: dict[str, int] = {}
         self.started = time.monotonic()
         self.expected: dict[str, int] | None = None  # tests per folder, when the run is spread over workers
-        self.parallel: dict[str, tuple[dict[str, int], list[float], int]] = {}  # counts, durations, finished
+        self.tallies: dict[str, FolderTally] = {}  # per folder, when the run is spread over workers
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node, ids) -> None:
@@ -264,14 +274,12 @@ class FolderProgress:
 
     def _parallel(self, report) -> None:
         folder = _folder(report.nodeid)
-        counts, durations, finished = self.parallel.setdefault(folder, ({}, [], 0))
-        _count(counts, report)
-        durations.append(report.duration)
-        if report.when == "teardown":
-            finished += 1
-            self.parallel[folder] = (counts, durations, finished)
-            if finished == self.expected.get(folder) and counts:
-                self._write(folder, counts, sum(durations))
+        tally = self.tallies.setdefault(folder, FolderTally())
+        _count(tally.counts, report)
+        tally.seconds += report.duration
+        tally.finished += report.when == "teardown"
+        if report.when == "teardown" and tally.finished == self.expected.get(folder) and tally.counts:
+            self._write(folder, tally.counts, tally.seconds)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self) -> None:
