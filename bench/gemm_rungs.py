@@ -118,6 +118,20 @@ CANDIDATES = {
     "coop_128x256_c2x1_sw1_rebuild": (f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, {_PERSISTENT}",
                                       f"1, {_RASTER}Heuristic, cutegen_sm90_gemm::Decomposition::Heuristic, "
                                       "cutegen_sm90_gemm::Reduction::Deterministic, false"),
+    # 2026-12-06 (tenth session): small GEMMs. At 512^3 the flagship's 128x256 tile makes 8 tiles for 132 SMs
+    # (0.46-0.58x cuBLAS's 64x48 kernel); smaller tiles, or stream-K's split of the k-loop, fill more SMs.
+    "pingpong_64x128_c1x1": (f"Shape<_64, _128, _64>, Shape<_1, _1, _1>, {_PINGPONG}, {_PERSISTENT}",
+                             f"1, {_RASTER}Heuristic"),
+    "pingpong_64x64_c1x1": (f"Shape<_64, _64, _64>, Shape<_1, _1, _1>, {_PINGPONG}, {_PERSISTENT}",
+                            f"1, {_RASTER}Heuristic"),
+    "ws_64x128_c1x1": ("Shape<_64, _128, _64>, Shape<_1, _1, _1>, cutlass::gemm::KernelTmaWarpSpecialized, "
+                       "cutlass::epilogue::TmaWarpSpecialized, void", None),
+    "sk_128x128_c1x1": (f"Shape<_128, _128, _64>, Shape<_1, _1, _1>, {_COOP}, {_STREAMK}", f"1, {_RASTER}Heuristic"),
+    # medium shapes (1280^3-1536^3: cuBLAS picks 224x64 and 192x96 tiles, one wave each): a 128x192 tile makes one
+    # wave at 1536^3 (96 tiles) where 128x256 makes 72 and 64x128 makes 288; 128x128 makes 100 at 1280^3
+    "coop_128x192_c1x1": (f"Shape<_128, _192, _64>, Shape<_1, _1, _1>, {_COOP}, {_PERSISTENT}", f"1, {_RASTER}Heuristic"),
+    "coop_128x192_c2x1": (f"Shape<_128, _192, _64>, Shape<_2, _1, _1>, {_COOP}, {_PERSISTENT}", f"1, {_RASTER}Heuristic"),
+    "coop_128x128_c1x1": (f"Shape<_128, _128, _64>, Shape<_1, _1, _1>, {_COOP}, {_PERSISTENT}", f"1, {_RASTER}Heuristic"),
 }
 BLOCKS = 5  # interleaved blocks: a ratio's interval is the min..max of its per-block ratios (see time_shape)
 TOLERANCE = 1e-2  # examples/gemm_bf16/gemm_bf16.py's CUTEGEN_ATOL = CUTEGEN_RTOL: bf16 output
@@ -146,24 +160,40 @@ def main() -> None:
         args.out.write_text(json.dumps(report, indent=1))
 
 
+CANDIDATE = """\
+// {name}: a flagship candidate written by bench/gemm_rungs.py -- one schedule, launched by the shared launcher
+#include "{header}"
+
+namespace candidate_impl {{
+using namespace cute;
+using Gemm = cutegen_sm90_gemm::Sm90Gemm<{arguments}>::Gemm;
+constexpr cutegen_sm90_gemm::LaunchOptions kOptions{{{options}}};
+}}  // namespace candidate_impl
+
+CUTEGEN_EXPORT int cutegen_forward(const DLTensor* inputs, int num_inputs, DLTensor* outputs, int num_outputs,
+                                   cudaStream_t stream) {{
+  return cutegen_sm90_gemm::launch<candidate_impl::Gemm>(inputs, num_inputs, outputs, num_outputs, stream,
+                                                          candidate_impl::kOptions);
+}}
+"""
+
+
+def flagship_schedule() -> str:
+    """The template arguments of the flagship's large kernel (its `using Gemm = ...Sm90Gemm<...>::Gemm;`)."""
+    found = re.search(r"using Gemm = cutegen_sm90_gemm::Sm90Gemm<(.*?)>::Gemm;", RUNGS["gemm_bf16"].read_text(), re.S)
+    assert found, "the flagship's `using Gemm` line moved"
+    return " ".join(found.group(1).split())
+
+
 def write_candidates(folder: Path) -> dict[str, Path]:
-    """The flagship's source with another schedule and/or scheduler options; the shared header is included by
-    absolute path."""
-    source = RUNGS["gemm_bf16"].read_text()
+    """One kernel per candidate, always that kernel (no dispatch by shape, unlike the flagship): its schedule, or
+    the flagship's large one, with its launch options; the shared header is included by absolute path."""
     header = (IDIOMS / "gemm_sm90_common.cuh").resolve()
-    source = source.replace('#include "../idioms/gemm_sm90_common.cuh"', f'#include "{header}"')
-    schedule = re.compile(r"Sm90Gemm<[^;]*>::Gemm;", re.S)
-    options = re.compile(r"LaunchOptions kOptions\{[^}]*\};")
-    assert schedule.search(source) and options.search(source), "the flagship's Gemm or kOptions line moved"
     out = {}
-    for name, (arguments, launch) in CANDIDATES.items():
-        text = source
-        if arguments is not None:
-            text = schedule.sub(lambda _: f"Sm90Gemm<{arguments}>::Gemm;", text)
-        if launch is not None:
-            text = options.sub(lambda _: f"LaunchOptions kOptions{{{launch}}};", text)
+    for name, (arguments, options) in CANDIDATES.items():
         path = folder / f"{name}.cu"
-        path.write_text(text)
+        path.write_text(CANDIDATE.format(name=name, header=header, arguments=arguments or flagship_schedule(),
+                                         options=options or ""))
         out[name] = path
     return out
 

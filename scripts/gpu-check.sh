@@ -77,6 +77,18 @@ for part in "${parts[@]}"; do
                   done
                   run gemm-methods-pooled.log python3 bench/gemm_timing_methods.py --pool "$OUT"/gemm_timing_[0-9]*.json \
                     --out "$OUT/gemm_timing_pooled.json" ;;
+    # The flagship and GEMM_CANDIDATES at smaller shapes, one process each (GEMM_SHAPES: "M N K" separated by
+    # commas; default 512^3, 1024^3, 2048^3): where the 128x256 tile leaves SMs idle. ~1 minute a shape.
+    gemm-shapes) export CUTEGEN_BENCH_STATE=/tmp/cutegen-gemm-state
+                 prebuilt=(); [ -d .gemm-libs ] && prebuilt=(--libraries .gemm-libs)
+                 IFS=, read -ra shapes <<< "${GEMM_SHAPES:-512 512 512,1024 1024 1024,2048 2048 2048}"
+                 for shape in "${shapes[@]}"; do
+                   tag=${shape// /x}
+                   run "gemm-shape-$tag.log" python3 bench/gemm_timing_methods.py --out "$OUT/gemm_shape_$tag.json" \
+                     "${prebuilt[@]}" --shape $shape --candidates ${GEMM_CANDIDATES:-coop_128x256_c2x1_sw1}
+                 done ;;
+    # The host time of a call through the kernel ABI (a no-op launcher, CUDA tensors): structs reused vs rebuilt.
+    abi) run abi-call.log python3 bench/abi_call_overhead.py --out "$OUT/abi_call_overhead.json" ;;
     adapters) run gpu-adapters.log python3 -m pytest -q -m gpu tests/agent tests/lsp tests/engine tests/suite \
                 --ignore=tests/agent/test_gpu_providers.py --ignore=tests/lsp/test_background_gpu.py -k "not hot_lines" \
                 -p no:cacheprovider --durations=10 ;;
@@ -179,7 +191,7 @@ print(availability(), '| memory cgroup:', cgroup.memory_binds(), '| seccomp name
                    --compile-workers "$(nproc)"
                  run kernelbench-table.log python3 bench/kernelbench_table.py .cutegen/kb-h200 --out "$OUT/kernelbench.md"
                  tar czf "$OUT/kb-h200.tgz" --exclude=.cutegen -C .cutegen kb-h200 ;;
-    *) echo "unknown part '$part' (${ALL[*]} kernelbench flagship gemm-methods judge-signed judge-bench judge-probe typed-records fixtures all)" >&2
+    *) echo "unknown part '$part' (${ALL[*]} kernelbench flagship gemm-methods gemm-shapes abi judge-signed judge-bench judge-probe typed-records fixtures all)" >&2
        exit 2 ;;
   esac
 done

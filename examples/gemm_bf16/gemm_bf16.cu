@@ -22,6 +22,9 @@
 //    loads the next tile's k-tiles while the consumers finish the current one.
 //  * Epilogue TmaWarpSpecializedCooperative: fp32 accumulators -> bf16 (round to nearest) -> swizzled smem
 //    (stmatrix) -> TMA store. No C operand (ElementC = void): D = A @ B.
+//  * Small GEMMs: where the 128 x 256 tiles would keep fewer than half the SMs busy (fewer than 66 tiles on 132 SMs:
+//    1024^3 makes 32), a second kernel runs instead: 64 x 128 tiles, one CTA each (KernelTmaWarpSpecialized: a
+//    producer warp and one consumer warpgroup), four times the CTAs (cutegen_sm90_gemm::fills_half_the_device).
 // Requirements (else cudaErrorInvalidValue): contiguous row-major bf16, K % 8 == 0 and N % 8 == 0 (TMA's
 // 16-byte row pitches; KernelBench's 8_irregular, K = 2949 and N = 5921, is refused, not padded), 16-byte
 // aligned base pointers, sm_90a. M, N, K need not divide the tile (TMA bounds-checks loads and stores).
@@ -36,7 +39,11 @@
 // there the same tile without a cluster read 0.973-0.984x and cuBLAS's geometry (256x128, cluster 1x2) 0.977-0.984x.
 // The launcher now relaunches the last call's parameters when the same tensors recur: 1.135x [1.109, 1.197] the calls
 // per second of the rebuild-every-call launcher at 512^3 back to back (host-bound), 1.000x at 4096^3. (At 512^3 this
-// tile leaves most SMs idle: 0.46-0.58x cuBLAS's 64x48 nvjet kernel; the flagship is for large GEMMs.) Swizzle 8
+// tile leaves most SMs idle: 0.46-0.58x cuBLAS's 64x48 nvjet kernel.) With the small kernel below half a wave (H100,
+// 2026-12-06, graph replays with a flush against the best cuBLAS, one process x 5 blocks): 512^3 0.913x [0.861, 0.960]
+// where the large kernel alone read 0.454x, 1024^3 0.986x [0.960, 0.991] (0.460x), 1280^3 0.705x (0.573x); the large
+// kernel stays at 1536^3 (0.666x), 2048^3 (0.957x) and 4096^3 (0.985x). Still weak: medium shapes (1280-1536, where
+// cuBLAS reaches 425-581 TFLOP/s) and a long k-loop on few tiles (256x512x8192: 0.584x; that wants a split k). Swizzle 8
 // measured the same (1.001-1.005x this kernel, every interval holding 1.0), a 128x64 epilogue the same as swizzle 8. In
 // an earlier fixed-order run (where the place in the order moved ratios by up to 5 %): forced stream-K 0.93-0.97x
 // (shuffled, H100: 0.935-0.947x), a 2x2 cluster 0.74-0.84x, a smem-free epilogue 0.72-0.83x; a programmatic dependent
@@ -51,11 +58,24 @@ using Gemm = cutegen_sm90_gemm::Sm90Gemm<Shape<_128, _256, _64>, Shape<_2, _1, _
                                          cutlass::gemm::KernelTmaWarpSpecializedCooperative,
                                          cutlass::epilogue::TmaWarpSpecializedCooperative,
                                          cutlass::gemm::PersistentScheduler>::Gemm;
+// Below half a wave of 128x256 tiles (1024^3 makes 32 for 132 SMs), 64x128 tiles, one CTA each (a producer warp
+// and one consumer warpgroup): four times the CTAs. H100, graph replays with a flush, x cuBLAS: at 512^3 0.886x
+// against the large kernel's 0.471x, at 1024^3 0.977x against 0.474x; at 2048^3 (128 large tiles) 0.630x
+// against the large kernel's 0.974x, so there the large one stays.
+using SmallGemm = cutegen_sm90_gemm::Sm90Gemm<Shape<_64, _128, _64>, Shape<_1, _1, _1>,
+                                              cutlass::gemm::KernelTmaWarpSpecialized,
+                                              cutlass::epilogue::TmaWarpSpecialized>::Gemm;
 constexpr cutegen_sm90_gemm::LaunchOptions kOptions{};
 }  // namespace gemm_bf16_impl
 
 CUTEGEN_EXPORT int cutegen_forward(const DLTensor* inputs, int num_inputs, DLTensor* outputs, int num_outputs,
                                    cudaStream_t stream) {
-  return cutegen_sm90_gemm::launch<gemm_bf16_impl::Gemm>(inputs, num_inputs, outputs, num_outputs, stream,
-                                                          gemm_bf16_impl::kOptions);
+  using namespace gemm_bf16_impl;
+  cutegen_sm90_gemm::LaunchKey key;
+  if (const int err = cutegen_sm90_gemm::describe_launch(inputs, num_inputs, outputs, num_outputs, kOptions, &key);
+      err != cudaSuccess) {
+    return err;
+  }
+  return cutegen_sm90_gemm::fills_half_the_device<Gemm>(key, stream) ? cutegen_sm90_gemm::run<Gemm>(key, stream)
+                                                                      : cutegen_sm90_gemm::run<SmallGemm>(key, stream);
 }

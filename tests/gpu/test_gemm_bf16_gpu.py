@@ -88,3 +88,41 @@ def test_flagship_relaunch_follows_the_tensors_not_the_last_call(builder):
     gemm(a[:256], b, out[:256])  # another shape on the same storage
     gemm(a.clone(), b, out)  # another input
     gemm(a, b, out)  # back to the first: parameters rebuilt, not stale
+
+
+@pytest.mark.gpu
+def test_flagship_picks_its_small_tile_below_half_a_wave_and_both_compute_right(builder):
+    """The flagship runs 64x128 tiles where its 128x256 tiles would keep fewer than half the SMs busy (1024^3: 32
+    tiles), the large kernel elsewhere (2048x2048x512: 128 tiles); calls alternating between the two kernels each
+    get the product (each kernel keeps its own last launch)."""
+    import torch
+
+    from cutegen.build import Tier
+    from cutegen.harness.abi import KernelLibrary
+
+    outcome = builder.run(Tier.BUILD, FLAGSHIP)
+    assert outcome.ok, outcome.raw_log[-2000:]
+    lib = KernelLibrary(outcome.artifact)
+    stream = torch.cuda.current_stream()
+    shapes = {"small": (1024, 1024, 1024), "large": (2048, 2048, 512)}
+    tensors = {}
+    for name, (m, n, k) in shapes.items():
+        a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+        b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
+        tensors[name] = (a, b, torch.empty(m, n, device="cuda", dtype=torch.bfloat16))
+
+    def gemm(name: str) -> list[str]:
+        a, b, out = tensors[name]
+        out.fill_(float("nan"))
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            assert lib([a, b], [out], stream) == 0
+            torch.cuda.synchronize()
+        torch.testing.assert_close(out, (a.float() @ b.float()).bfloat16(), atol=1e-2, rtol=1e-2)
+        gpu = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+        return [name for name in gpu if "device_kernel" in name]
+
+    for name in ("small", "large", "small", "large"):
+        kernels = gemm(name)
+        assert len(kernels) == 1, kernels
+        cooperative = "KernelTmaWarpSpecializedCooperative" in kernels[0]
+        assert cooperative == (name == "large"), (name, kernels[0][:300])

@@ -49,6 +49,7 @@ class KernelLibrary:
         self._fn.restype = ctypes.c_int
         self._fn.argtypes = _TENSORS * self.abi_version + [ctypes.POINTER(DLTensor), ctypes.c_int, ctypes.c_void_p]
         self._init: tuple = ((DLTensor * 1)(), 0, [])
+        self._frames: dict[tuple, _Frame] = {}  # the last few calls' argument structs, by what they describe
 
     def bind_init(self, values: list) -> None:
         """The problem's get_init_inputs(), passed to every v2 call (a v1 library cannot take them)."""
@@ -57,17 +58,51 @@ class KernelLibrary:
         self._init = ((DLTensor * max(1, len(tensors)))(*[_dl(t, keep) for t in tensors]), len(tensors), keep)
 
     def __call__(self, inputs: list[torch.Tensor], outputs: list[torch.Tensor], stream: torch.cuda.Stream) -> int:
-        keep: list = []  # the shape/stride arrays must outlive the call
-        ins = (DLTensor * max(1, len(inputs)))(*[_dl(t, keep) for t in inputs])
-        outs = (DLTensor * max(1, len(outputs)))(*[_dl(t, keep) for t in outputs])
+        frame = self._frame(inputs, outputs)
         init = self._init[:2] if self.abi_version == 2 else ()
-        return self._fn(*init, ins, len(inputs), outs, len(outputs), ctypes.c_void_p(stream.cuda_stream))
+        return self._fn(*init, *frame.arguments, stream.cuda_stream)
+
+    def _frame(self, inputs: list[torch.Tensor], outputs: list[torch.Tensor]) -> _Frame:
+        """The DLTensor arrays for these tensors: reused when the same storage, dtype, shape and strides recur (a
+        timing loop, a profiler's replays), since building them costs more host time than a short kernel's launch
+        (bench/abi_call_overhead.py). Keyed by what the structs say, never by the tensor objects: a tensor
+        resized or re-pointed in place gets new structs."""
+        key = (_described(inputs), _described(outputs))
+        frame = self._frames.get(key)
+        if frame is None:
+            frame = _Frame.build(inputs, outputs)
+            if len(self._frames) >= _FRAMES_KEPT:
+                del self._frames[next(iter(self._frames))]  # the oldest: a judge's fresh tensors each trial
+            self._frames[key] = frame
+        return frame
 
     timed_call = __call__  # what timing measures: the launcher writes straight into the outputs
 
     @staticmethod
     def arguments(values: list) -> list[torch.Tensor]:
         return kernel_arguments(values)
+
+
+_FRAMES_KEPT = 8
+
+
+class _Frame:
+    """One call's DLTensor arrays (and the shape/stride arrays they point into, which must outlive them)."""
+
+    def __init__(self, arguments: tuple, keep: list):
+        self.arguments, self._keep = arguments, keep
+
+    @classmethod
+    def build(cls, inputs: list[torch.Tensor], outputs: list[torch.Tensor]) -> _Frame:
+        keep: list = []
+        ins = (DLTensor * max(1, len(inputs)))(*[_dl(t, keep) for t in inputs])
+        outs = (DLTensor * max(1, len(outputs)))(*[_dl(t, keep) for t in outputs])
+        return cls((ins, len(inputs), outs, len(outputs)), keep)
+
+
+def _described(tensors: list[torch.Tensor]) -> tuple:
+    """Everything a DLTensor built from these tensors holds."""
+    return tuple((t.data_ptr(), t.dtype, t.shape, t.stride(), t.device) for t in tensors)
 
 
 def kernel_arguments(inputs: list) -> list[torch.Tensor]:

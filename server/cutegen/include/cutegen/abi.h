@@ -31,6 +31,8 @@
 //   it before the launcher returns (the reverse pair); the legacy default stream is not `stream`.
 //   The launcher must not synchronize.
 // - Return 0 on success, or a cudaError_t (e.g. cudaGetLastError() after the launch).
+// - The DLTensor structs and their shape/stride arrays belong to the caller, which hands the same ones to the
+//   next call with the same tensors (their host cost exceeds a short kernel's launch): read, never write.
 //
 // The tensor struct is laid out exactly like DLPack's DLTensor (v1), so a kernel that includes the
 // real <dlpack/dlpack.h> first gets that one instead and nothing else changes. No torch headers are
