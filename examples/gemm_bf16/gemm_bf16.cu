@@ -22,9 +22,13 @@
 //    loads the next tile's k-tiles while the consumers finish the current one.
 //  * Epilogue TmaWarpSpecializedCooperative: fp32 accumulators -> bf16 (round to nearest) -> swizzled smem
 //    (stmatrix) -> TMA store. No C operand (ElementC = void): D = A @ B.
-//  * Small GEMMs: where the 128 x 256 tiles would keep fewer than half the SMs busy (fewer than 66 tiles on 132 SMs:
-//    1024^3 makes 32), a second kernel runs instead: 64 x 128 tiles, one CTA each (KernelTmaWarpSpecialized: a
-//    producer warp and one consumer warpgroup), four times the CTAs (cutegen_sm90_gemm::fills_half_the_device).
+//  * Small and medium GEMMs: the 128 x 256 tile is the fastest per SM, but a persistent kernel pays for whole waves of
+//    tiles (1.1 waves cost 2), and below a wave it leaves SMs idle. So the launcher picks, per call, whichever of
+//    four kernels has the least estimated time, waves x tile area / throughput per SM
+//    (cutegen_sm90_gemm::run_cheapest): 128 x 256 (cluster 2x1), 128 x 192 (cluster 2x1), 128 x 128 (cooperative,
+//    no cluster) and 64 x 128 (KernelTmaWarpSpecialized: one consumer warpgroup, one CTA per tile). On 132 SMs:
+//    512^3-1024^3 and 256x512x8192 run 64 x 128, 1280^3 128 x 128, 1536^3 and 3072^3 128 x 192, 2048^3 and 4096^3
+//    128 x 256. Each kernel keeps its own last launch (LastLaunch).
 // Requirements (else cudaErrorInvalidValue): contiguous row-major bf16, K % 8 == 0 and N % 8 == 0 (TMA's
 // 16-byte row pitches; KernelBench's 8_irregular, K = 2949 and N = 5921, is refused, not padded), 16-byte
 // aligned base pointers, sm_90a. M, N, K need not divide the tile (TMA bounds-checks loads and stores).
@@ -39,12 +43,17 @@
 // there the same tile without a cluster read 0.973-0.984x and cuBLAS's geometry (256x128, cluster 1x2) 0.977-0.984x.
 // The launcher now relaunches the last call's parameters when the same tensors recur: 1.135x [1.109, 1.197] the calls
 // per second of the rebuild-every-call launcher at 512^3 back to back (host-bound), 1.000x at 4096^3. (At 512^3 this
-// tile leaves most SMs idle: 0.46-0.58x cuBLAS's 64x48 nvjet kernel.) With the small kernel below half a wave (H100,
-// 2026-12-06, graph replays with a flush against the best cuBLAS, one process x 5 blocks): 512^3 0.913x [0.861, 0.960]
-// where the large kernel alone read 0.454x, 1024^3 0.986x [0.960, 0.991] (0.460x), 1280^3 0.705x (0.573x); the large
-// kernel stays at 1536^3 (0.666x), 2048^3 (0.957x) and 4096^3 (0.985x). Still weak: medium shapes (1280-1536, where
-// cuBLAS reaches 425-581 TFLOP/s) and a long k-loop on few tiles (256x512x8192: 0.584x; that wants a split k). Swizzle 8
-// measured the same (1.001-1.005x this kernel, every interval holding 1.0), a 128x64 epilogue the same as swizzle 8. In
+// tile leaves most SMs idle: 0.46-0.58x cuBLAS's 64x48 nvjet kernel.) The four kernels, each timed alone as a
+// candidate (H100, 2026-12-06, graph replays with a flush against the best cuBLAS, one process x 5 blocks per shape;
+// bench/gemm_timing_methods.py --shape, gpu-check.sh gemm-shapes): 512^3 64x128 0.894x (128x256 alone: 0.454x);
+// 1024^3 64x128 0.999x (0.460x); 1280^3 128x128 0.918x (64x128 0.725x, 128x256 0.573x); 1536^3 128x192 0.817x
+// (128x256 0.645x); 3072^3 128x192 0.976x (128x256 0.752x); 2048^3 128x256 0.957x (64x128 0.620x); 256x512x8192
+// 64x128 0.600x (cuBLAS splits k there; stream-K 128x128 read 0.284x). At each of these shapes the cost model picks
+// the fastest kernel timed there (at 512^3 within 1 % of a 64x64 ping-pong). The flagship itself (H100, the same
+// method, its 128x256 kernel alone after the slash): 512^3 0.907x [0.882, 0.917] / 0.460x, 1280^3 0.917x [0.901,
+// 0.928] / 0.569x, 1536^3 0.813x [0.809, 0.832] / 0.673x (cuBLAS's 192x96 tiles make one wave there), 3072^3 0.977x
+// [0.973, 0.978] / 0.753x, 4096^3 0.990x [0.987, 1.013] / 0.988x. For 4096^3 (the 128x256 kernel): swizzle
+// 8 measured the same (1.001-1.005x this kernel, every interval holding 1.0), a 128x64 epilogue the same. In
 // an earlier fixed-order run (where the place in the order moved ratios by up to 5 %): forced stream-K 0.93-0.97x
 // (shuffled, H100: 0.935-0.947x), a 2x2 cluster 0.74-0.84x, a smem-free epilogue 0.72-0.83x; a programmatic dependent
 // launch gained nothing measurable (H100). Earlier leads of 1.02-1.05x came from that fixed order, and an earlier 1.12x
@@ -54,17 +63,25 @@
 
 namespace gemm_bf16_impl {
 using namespace cute;
+using cutegen_sm90_gemm::Sm90Gemm;
+using Cooperative = cutlass::gemm::KernelTmaWarpSpecializedCooperative;
+using CooperativeEpilogue = cutlass::epilogue::TmaWarpSpecializedCooperative;
+using Persistent = cutlass::gemm::PersistentScheduler;
+// The large GEMMs' kernel (4096^3 and the like): see Design above.
 using Gemm = cutegen_sm90_gemm::Sm90Gemm<Shape<_128, _256, _64>, Shape<_2, _1, _1>,
                                          cutlass::gemm::KernelTmaWarpSpecializedCooperative,
                                          cutlass::epilogue::TmaWarpSpecializedCooperative,
                                          cutlass::gemm::PersistentScheduler>::Gemm;
-// Below half a wave of 128x256 tiles (1024^3 makes 32 for 132 SMs), 64x128 tiles, one CTA each (a producer warp
-// and one consumer warpgroup): four times the CTAs. H100, graph replays with a flush, x cuBLAS: at 512^3 0.886x
-// against the large kernel's 0.471x, at 1024^3 0.977x against 0.474x; at 2048^3 (128 large tiles) 0.630x
-// against the large kernel's 0.974x, so there the large one stays.
-using SmallGemm = cutegen_sm90_gemm::Sm90Gemm<Shape<_64, _128, _64>, Shape<_1, _1, _1>,
-                                              cutlass::gemm::KernelTmaWarpSpecialized,
-                                              cutlass::epilogue::TmaWarpSpecialized>::Gemm;
+// Smaller tiles for shapes whose 128x256 tiles fill their last wave badly or leave SMs idle (see Small and
+// medium GEMMs above).
+using Gemm128x192 =
+    Sm90Gemm<Shape<_128, _192, _64>, Shape<_2, _1, _1>, Cooperative, CooperativeEpilogue, Persistent>::Gemm;
+using Gemm128x128 =
+    Sm90Gemm<Shape<_128, _128, _64>, Shape<_1, _1, _1>, Cooperative, CooperativeEpilogue, Persistent>::Gemm;
+using Gemm64x128 = Sm90Gemm<Shape<_64, _128, _64>, Shape<_1, _1, _1>, cutlass::gemm::KernelTmaWarpSpecialized,
+                            cutlass::epilogue::TmaWarpSpecialized>::Gemm;
+// Throughput per SM relative to the 128x256 kernel's, from the H100 runs above (TFLOP/s x waves x SMs / tiles).
+constexpr std::array<double, 4> kEfficiency{1.00, 0.98, 0.85, 0.60};
 constexpr cutegen_sm90_gemm::LaunchOptions kOptions{};
 }  // namespace gemm_bf16_impl
 
@@ -76,6 +93,5 @@ CUTEGEN_EXPORT int cutegen_forward(const DLTensor* inputs, int num_inputs, DLTen
       err != cudaSuccess) {
     return err;
   }
-  return cutegen_sm90_gemm::fills_half_the_device<Gemm>(key, stream) ? cutegen_sm90_gemm::run<Gemm>(key, stream)
-                                                                      : cutegen_sm90_gemm::run<SmallGemm>(key, stream);
+  return cutegen_sm90_gemm::run_cheapest<Gemm, Gemm128x192, Gemm128x128, Gemm64x128>(key, stream, kEfficiency);
 }

@@ -42,6 +42,10 @@
 #pragma nv_diagnostic push
 #pragma nv_diag_suppress 20013
 #pragma nv_diag_suppress 20015
+#include <array>
+#include <tuple>
+#include <utility>
+
 #include <cute/tensor.hpp>
 #include <cutlass/cutlass.h>
 #include <cutlass/kernel_hardware_info.h>
@@ -309,10 +313,7 @@ int launch(const DLTensor* inputs, int num_inputs, DLTensor* outputs, int num_ou
   return run<Gemm>(key, stream);
 }
 
-// How many of Gemm's output tiles C = A @ B makes, and whether they keep at least half the device's SMs busy:
-// below that a smaller tile puts more SMs to work (the flagship's choice between its two kernels). Half, not one
-// wave: at 2048^3 the flagship's 128 tiles of 128x256 leave 4 of 132 SMs idle and still beat 512 tiles of 64x128
-// (0.974x against 0.630x cuBLAS, H100), while at 1024^3 its 32 tiles lose to 128 small ones (0.474x against 0.977x).
+// How many of Gemm's output tiles C = A @ B makes.
 template <class Gemm>
 int64_t output_tiles(const LaunchKey& key) {
   using Tile = typename Gemm::GemmKernel::TileShape;
@@ -320,10 +321,38 @@ int64_t output_tiles(const LaunchKey& key) {
   return ((key.M + tile_m - 1) / tile_m) * ((key.N + tile_n - 1) / tile_n);
 }
 
+// Gemm's time for key's shape, up to a common factor: its waves (a persistent kernel's SMs each take a tile at a
+// time, so 1.1 waves cost 2) x one tile's work (M x N; K is the same for every choice) / its throughput per SM
+// relative to the other choices'. Wave quantization is what the choice is about: at 3072^3 the 128x256 tile makes
+// 288 tiles = 2.2 waves of 132 (paid as 3) where 128x192 makes 384 = 2.9.
 template <class Gemm>
-bool fills_half_the_device(const LaunchKey& key, cudaStream_t stream) {
-  const DeviceState* st = device_state<Gemm>(stream, 0);
-  return st != nullptr && 2 * output_tiles<Gemm>(key) >= st->hw.sm_count;
+double wave_cost(const LaunchKey& key, int sm_count, double efficiency) {
+  using Tile = typename Gemm::GemmKernel::TileShape;
+  const int64_t waves = (output_tiles<Gemm>(key) + sm_count - 1) / sm_count;
+  return double(waves) * double(size<0>(Tile{}) * size<1>(Tile{})) / efficiency;
+}
+
+template <class... Gemms, size_t... I>
+int run_cheapest(const LaunchKey& key, cudaStream_t stream, int sm_count,
+                 const std::array<double, sizeof...(Gemms)>& efficiency, std::index_sequence<I...>) {
+  const double cost[] = {wave_cost<Gemms>(key, sm_count, efficiency[I])...};
+  size_t best = 0;
+  for (size_t i = 1; i < sizeof...(Gemms); ++i) {
+    if (cost[i] < cost[best]) best = i;  // a tie keeps the earlier choice
+  }
+  int rc = cudaErrorInvalidValue;
+  ((I == best ? (rc = run<Gemms>(key, stream), 0) : 0), ...);
+  return rc;
+}
+
+// Runs whichever of Gemms has the least wave_cost for key's shape on this device, `efficiency[i]` being Gemms[i]'s
+// throughput per SM relative to the others' (measured; see the flagship's header).
+template <class... Gemms>
+int run_cheapest(const LaunchKey& key, cudaStream_t stream, const std::array<double, sizeof...(Gemms)>& efficiency) {
+  using First = std::tuple_element_t<0, std::tuple<Gemms...>>;
+  const DeviceState* st = device_state<First>(stream, 0);
+  if (st == nullptr) return cudaErrorInvalidValue;
+  return run_cheapest<Gemms...>(key, stream, st->hw.sm_count, efficiency, std::index_sequence_for<Gemms...>{});
 }
 
 }  // namespace cutegen_sm90_gemm

@@ -91,38 +91,44 @@ def test_flagship_relaunch_follows_the_tensors_not_the_last_call(builder):
 
 
 @pytest.mark.gpu
-def test_flagship_picks_its_small_tile_below_half_a_wave_and_both_compute_right(builder):
-    """The flagship runs 64x128 tiles where its 128x256 tiles would keep fewer than half the SMs busy (1024^3: 32
-    tiles), the large kernel elsewhere (2048x2048x512: 128 tiles); calls alternating between the two kernels each
-    get the product (each kernel keeps its own last launch)."""
+def test_flagship_picks_a_kernel_per_shape_and_each_computes_right(builder):
+    """On 132 SMs the flagship's cost model (waves x tile area / throughput per SM) gives each of these shapes
+    another of its four kernels: 64x128 at 1024^3, 128x128 at 1280^2 x 512, 128x192 at 1536^2 x 512, 128x256 at
+    2048^2 x 512. Calls going round the four, twice, each get the product (each kernel keeps its own last launch)
+    and each shape always runs the same kernel, a different one from every other shape's."""
     import torch
 
     from cutegen.build import Tier
     from cutegen.harness.abi import KernelLibrary
 
+    if torch.cuda.get_device_properties(0).multi_processor_count != 132:
+        pytest.skip("the shapes are chosen for 132 SMs (H100 SXM, H200)")
     outcome = builder.run(Tier.BUILD, FLAGSHIP)
     assert outcome.ok, outcome.raw_log[-2000:]
     lib = KernelLibrary(outcome.artifact)
     stream = torch.cuda.current_stream()
-    shapes = {"small": (1024, 1024, 1024), "large": (2048, 2048, 512)}
+    shapes = [(1024, 1024, 1024), (1280, 1280, 512), (1536, 1536, 512), (2048, 2048, 512)]
     tensors = {}
-    for name, (m, n, k) in shapes.items():
+    for m, n, k in shapes:
         a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
         b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
-        tensors[name] = (a, b, torch.empty(m, n, device="cuda", dtype=torch.bfloat16))
+        tensors[m, n, k] = (a, b, torch.empty(m, n, device="cuda", dtype=torch.bfloat16))
 
-    def gemm(name: str) -> list[str]:
-        a, b, out = tensors[name]
+    def gemm(shape) -> str:
+        a, b, out = tensors[shape]
         out.fill_(float("nan"))
         with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
             assert lib([a, b], [out], stream) == 0
             torch.cuda.synchronize()
         torch.testing.assert_close(out, (a.float() @ b.float()).bfloat16(), atol=1e-2, rtol=1e-2)
         gpu = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
-        return [name for name in gpu if "device_kernel" in name]
-
-    for name in ("small", "large", "small", "large"):
-        kernels = gemm(name)
+        kernels = [name for name in gpu if "device_kernel" in name]
         assert len(kernels) == 1, kernels
-        cooperative = "KernelTmaWarpSpecializedCooperative" in kernels[0]
-        assert cooperative == (name == "large"), (name, kernels[0][:300])
+        return kernels[0]
+
+    ran: dict[tuple, set[str]] = {shape: set() for shape in shapes}
+    for shape in shapes * 2:
+        ran[shape].add(gemm(shape))
+    assert all(len(names) == 1 for names in ran.values()), ran
+    assert len({next(iter(names)) for names in ran.values()}) == len(shapes), "two shapes ran the same kernel"
+    print({shape: next(iter(names))[:400] for shape, names in ran.items()})
