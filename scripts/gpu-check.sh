@@ -57,7 +57,7 @@ for part in "${parts[@]}"; do
     # The Hopper GEMM ladder: CUTLASS-collective builds take 1-2 minutes each, so they have parts of their own.
     gemm) run gpu-gemm.log python3 -m pytest -q -s -m gpu tests/gpu tests/knowledge -k "gemm_sm90 or gemm_bf16" \
             -p no:cacheprovider --durations=10 ;;
-    # The flagship alone (its four GPU tests, one build): after a change to examples/gemm_bf16/gemm_bf16.cu.
+    # The flagship alone (its five GPU tests, one build): after a change to examples/gemm_bf16/gemm_bf16.cu.
     flagship) run gpu-flagship.log python3 -m pytest -q -s -m gpu tests/gpu/test_gemm_bf16_gpu.py -p no:cacheprovider \
                 --durations=5 ;;
     gemm-bench) run gemm-rungs.log python3 bench/gemm_rungs.py --candidates --out "$OUT/gemm_rungs.json" ;;
