@@ -66,7 +66,7 @@ class KernelLibrary:
         """The DLTensor arrays for these tensors: reused when the same storage, dtype, shape and strides recur (a
         timing loop, a profiler's replays), since building them costs more host time than a short kernel's launch
         (bench/abi_call_overhead.py). Keyed by what the structs say, never by the tensor objects: a tensor
-        resized or re-pointed in place gets new structs."""
+        resized or re-pointed in place gets new structs. One calling thread at a time (the worker's, a bench's)."""
         key = (_described(inputs), _described(outputs))
         frame = self._frames.get(key)
         if frame is None:
