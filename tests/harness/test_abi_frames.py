@@ -4,17 +4,11 @@ that copies its strided 2-D input into its output, so a stale pointer, shape or 
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-from pathlib import Path
-
 import pytest
 import torch
 
 from cutegen.harness import abi
 from cutegen.harness.abi import KernelLibrary
-
-ABI_INCLUDE = Path(__file__).resolve().parents[2] / "server" / "cutegen" / "include"
 
 COPY_2D = """#include <cutegen/abi.h>
 // out[i][j] = in(i, j) through the input's strides; the output is compact. Host memory in this test.
@@ -39,15 +33,8 @@ class HostStream:
 
 
 @pytest.fixture(scope="module")
-def copy_2d(toolchain, tmp_path_factory) -> KernelLibrary:
-    compiler = shutil.which("g++") or shutil.which("c++")
-    if compiler is None:
-        pytest.skip("no host C++ compiler")
-    folder = tmp_path_factory.mktemp("abi-frames")
-    (folder / "copy.cpp").write_text(COPY_2D)
-    subprocess.run([compiler, "-shared", "-fPIC", "-O1", f"-I{ABI_INCLUDE}", f"-I{toolchain.cuda_root}/include",
-                    str(folder / "copy.cpp"), "-o", str(folder / "libcopy.so")], check=True, capture_output=True)
-    return KernelLibrary(str(folder / "libcopy.so"))
+def copy_2d(host_library) -> KernelLibrary:
+    return KernelLibrary(host_library("copy", COPY_2D))
 
 
 def copied(lib: KernelLibrary, x: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:

@@ -4,10 +4,6 @@ real shared library (host code, built with the system C++ compiler against abi.h
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-from pathlib import Path
-
 import pytest
 import torch
 
@@ -15,7 +11,6 @@ from cutegen.harness.abi import KernelLibrary, init_arguments, kernel_arguments
 from cutegen.harness.gpu_checks import Failed, judge
 from cutegen.harness.problem import load_problem
 
-ABI_INCLUDE = Path(__file__).resolve().parents[2] / "server" / "cutegen" / "include"
 
 LEAKY = """
 import torch, torch.nn as nn
@@ -131,20 +126,8 @@ CUTEGEN_EXPORT int cutegen_forward(const DLTensor* inputs, int num_inputs, DLTen
 
 
 @pytest.fixture(scope="module")
-def libraries(toolchain, tmp_path_factory):
-    compiler = shutil.which("g++") or shutil.which("c++")
-    if compiler is None:
-        pytest.skip("no host C++ compiler")
-    folder = tmp_path_factory.mktemp("abi-v2")
-    built = {}
-    for name, body in LAUNCHERS.items():
-        src = folder / f"{name}.cpp"
-        src.write_text("#include <cutegen/abi.h>\n" + body)
-        lib = folder / f"lib{name}.so"
-        subprocess.run([compiler, "-shared", "-fPIC", "-O1", f"-I{ABI_INCLUDE}", f"-I{toolchain.cuda_root}/include",
-                        str(src), "-o", str(lib)], check=True, capture_output=True, text=True)
-        built[name] = str(lib)
-    return built
+def libraries(host_library):
+    return {name: host_library(name, "#include <cutegen/abi.h>\n" + body) for name, body in LAUNCHERS.items()}
 
 
 class HostStream:

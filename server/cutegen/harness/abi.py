@@ -48,14 +48,14 @@ class KernelLibrary:
         self.abi_version, self._fn = _entry_point(self._lib, path)
         self._fn.restype = ctypes.c_int
         self._fn.argtypes = _TENSORS * self.abi_version + [ctypes.POINTER(DLTensor), ctypes.c_int, ctypes.c_void_p]
-        self._init: tuple = ((DLTensor * 1)(), 0, [])
+        self._init: tuple = (_dl_array([], []), 0, [])
         self._frames: dict[tuple, _Frame] = {}  # the last few calls' argument structs, by what they describe
 
     def bind_init(self, values: list) -> None:
         """The problem's get_init_inputs(), passed to every v2 call (a v1 library cannot take them)."""
         tensors = init_arguments(values)
         keep: list = [tensors]
-        self._init = ((DLTensor * max(1, len(tensors)))(*[_dl(t, keep) for t in tensors]), len(tensors), keep)
+        self._init = (_dl_array(tensors, keep), len(tensors), keep)
 
     def __call__(self, inputs: list[torch.Tensor], outputs: list[torch.Tensor], stream: torch.cuda.Stream) -> int:
         frame = self._frame(inputs, outputs)
@@ -95,9 +95,7 @@ class _Frame:
     @classmethod
     def build(cls, inputs: list[torch.Tensor], outputs: list[torch.Tensor]) -> _Frame:
         keep: list = []
-        ins = (DLTensor * max(1, len(inputs)))(*[_dl(t, keep) for t in inputs])
-        outs = (DLTensor * max(1, len(outputs)))(*[_dl(t, keep) for t in outputs])
-        return cls((ins, len(inputs), outs, len(outputs)), keep)
+        return cls((_dl_array(inputs, keep), len(inputs), _dl_array(outputs, keep), len(outputs)), keep)
 
 
 def _described(tensors: list[torch.Tensor]) -> tuple:
@@ -148,6 +146,11 @@ def init_arguments(values: list) -> list[torch.Tensor]:
             raise InitValueError(f"get_init_inputs()[{i}] is a {type(v).__name__} ({v!r:.40}): the kernel ABI passes "
                                  "numbers, flat tuples of numbers and tensors")
     return out
+
+
+def _dl_array(tensors: list[torch.Tensor], keep: list):
+    """A C array of DLTensors (never empty: ctypes needs one element to point at)."""
+    return (DLTensor * max(1, len(tensors)))(*[_dl(t, keep) for t in tensors])
 
 
 def _dl(t: torch.Tensor, keep: list) -> DLTensor:
