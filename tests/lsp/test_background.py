@@ -181,7 +181,9 @@ async def test_three_saves_in_a_row_the_newest_wins(gpu: LanguageClient, workspa
     uri = kernel.as_uri()
     assert result.ncu_killed_s < 10 and result.ends == ["stopped", "stopped", "idle"]
     rows = {r["version"]: r for r in result.rows}
-    assert all(rows[v]["check"] and rows[v]["verdict"] for v in rows) and rows["v2"].get("timing") is None
+    # A cached check answers within milliseconds of the save: 0.0 s is a figure, None is a missing one.
+    assert all(rows[v]["check"] is not None and rows[v]["verdict"] is not None for v in rows)
+    assert rows["v2"].get("timing") is None
     assert rows["v1"].get("profile") is None and rows["v3"]["profile"] > rows["v3"]["timing"] > rows["v3"]["verdict"]
     assert "| v3 |" in loop_scenario.table(result)
 

@@ -134,10 +134,10 @@ def _loop(client, digest: str, **match) -> list[dict]:
 def _row(client, i: int, digest: str, saved: float) -> dict:
     row: dict = {"version": f"v{i + 1}"}
     checked = [t for t, kind, p in client.events if kind == "diagnostics" and p.version == i + 1 and t >= saved]
-    row["check"] = round(checked[0] - saved, 2) if checked else None
+    row["check"] = round(checked[0] - saved, 3) if checked else None
     for t, kind, e in client.events:
         if kind == "loop" and e.get("digest") == digest and e["state"] == "done":
-            row[FIGURES[e["stage"]]] = round(t - saved, 2)
+            row[FIGURES[e["stage"]]] = round(t - saved, 3)
             row[FIGURES[e["stage"]] + "_text"] = e["summary"]
     ended = [e["state"] for _, kind, e in client.events
              if kind == "loop" and e.get("digest") == digest and e["state"] in ("stopped", "idle", "cancelled")]
