@@ -132,6 +132,14 @@ CANDIDATES = {
     "coop_128x192_c1x1": (f"Shape<_128, _192, _64>, Shape<_1, _1, _1>, {_COOP}, {_PERSISTENT}", f"1, {_RASTER}Heuristic"),
     "coop_128x192_c2x1": (f"Shape<_128, _192, _64>, Shape<_2, _1, _1>, {_COOP}, {_PERSISTENT}", f"1, {_RASTER}Heuristic"),
     "coop_128x128_c1x1": (f"Shape<_128, _128, _64>, Shape<_1, _1, _1>, {_COOP}, {_PERSISTENT}", f"1, {_RASTER}Heuristic"),
+    # 2026-12-06 (eleventh session): cuBLAS's tile at 1536^3, 192x96 (128 tiles: one wave on 128 SMs, each 3/4 of a
+    # 128x192 tile). A cooperative kernel splits the tile's rows between two warpgroups (96 is no multiple of
+    # wgmma's 64 rows); a ping-pong warpgroup owns the whole tile (three m64n96 wgmmas per k-step). Both build
+    # here; neither is timed yet (the session had no device time left).
+    "pingpong_192x96_c1x1": (f"Shape<_192, _96, _64>, Shape<_1, _1, _1>, {_PINGPONG}, {_PERSISTENT}",
+                             f"1, {_RASTER}Heuristic"),
+    "pingpong_192x96_c2x1": (f"Shape<_192, _96, _64>, Shape<_2, _1, _1>, {_PINGPONG}, {_PERSISTENT}",
+                             f"1, {_RASTER}Heuristic"),
 }
 BLOCKS = 5  # interleaved blocks: a ratio's interval is the min..max of its per-block ratios (see time_shape)
 TOLERANCE = 1e-2  # examples/gemm_bf16/gemm_bf16.py's CUTEGEN_ATOL = CUTEGEN_RTOL: bf16 output
