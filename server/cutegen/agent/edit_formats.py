@@ -203,8 +203,8 @@ _NAMED = re.compile(r"^[\s*`#>]*(?:file:?\s*)?([\w./-]+\.(?:cu|cuh|cpp|cc|cxx|c|
 
 def _check_named(text_before: str, name: str, raw: str) -> None:
     """A file name on the last non-blank line before a block (aider's convention) must be ours."""
-    prior = [l for l in text_before.split("\n") if l.strip()]
-    prior = [l for l in prior if not re.match(r"^\s*(```+|~~~+)", l)]
+    prior = [line for line in text_before.split("\n") if line.strip()]
+    prior = [line for line in prior if not re.match(r"^\s*(```+|~~~+)", line)]
     m = _NAMED.match(prior[-1]) if prior else None
     if m and PurePosixPath(m.group(1)).name != name:
         raise EditRefused("other-file", f"the edit is for {m.group(1)}; only {name} may change", raw)
@@ -421,7 +421,7 @@ def _whole(text: str, name: str, original: str, original_lines: set[str]) -> Edi
     code = blocks[0]
     m = next(m for m in _FENCE.finditer(text) if m.group("body") == code)
     _check_named(text[:m.start()], name, code)
-    elided = [l for l in code.split("\n") if l not in original_lines and is_elision(l)]
+    elided = [line for line in code.split("\n") if line not in original_lines and is_elision(line)]
     if elided:
         raise EditRefused("elision", f"the whole file elides code ({elided[0].strip()!r}): taking it would delete "
                                      "what it leaves out; send an edit instead", code)

@@ -63,7 +63,7 @@ def place(lines: list[str], hunk: list[HunkLine], stated: int | None) -> Placeme
     except PlaceError as first:
         if "occur" in str(first):
             raise  # ambiguous already: dropping lines only makes it more so
-        present = {_code(l) for l in lines}
+        present = {_code(line) for line in lines}
         inner = [i for i, h in enumerate(hunk) if h.kind == " " and 0 < i < len(hunk) - 1
                  and _code(h.text) not in present and _norm(h.text)]
         if len(inner) != 1:
@@ -108,7 +108,7 @@ def _trim(hunk: list[HunkLine], lead: int, tail: int) -> list[HunkLine] | None:
 
 def _contiguous(lines, hunk, key, stated, rule) -> Placement | None:
     old = [key(h.text) for h in hunk if h.kind != "+"]
-    keyed = [key(l) for l in lines]
+    keyed = [key(line) for line in lines]
     n = len(old)
     hits = [i for i in range(len(lines) - n + 1) if keyed[i:i + n] == old]
     start = _choose(hits, stated, rule)
@@ -137,7 +137,7 @@ def _gapped(lines: list[str], hunk: list[HunkLine], stated: int | None) -> Place
     """Rule 5: hunk lines in order, skipping up to MAX_GAP file lines before a line whose
     predecessor in the hunk is not a removal (a run of removals stays contiguous)."""
     old = [h for h in hunk if h.kind != "+"]
-    keyed = [_norm(l) for l in lines]
+    keyed = [_norm(line) for line in lines]
     want = [_norm(h.text) for h in old]
     found: list[list[int]] = []
     for s in range(len(lines)):

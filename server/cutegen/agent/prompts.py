@@ -78,7 +78,7 @@ def shown_text(messages: list[dict]) -> str | None:
         return None
     lines = m.group("body").split("\n")
     if m.group("numbered"):
-        lines = [re.sub(r"^\s*\d+ \| ?", "", l, count=1) for l in lines]
+        lines = [re.sub(r"^\s*\d+ \| ?", "", line, count=1) for line in lines]
     return "\n".join(lines) + "\n"
 
 

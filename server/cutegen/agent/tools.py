@@ -231,8 +231,10 @@ class ToolSession:
 def _fit_history(messages: list[dict], budget) -> None:
     """Keep the growing conversation inside the context window: the oldest tool results are
     replaced by a one-line note first (the opening prompt and the latest results stay)."""
-    size = lambda: sum(budget.tokens(str(m.get("content") or "")) + budget.tokens(json.dumps(m.get("tool_calls", "")))
-                       for m in messages)
+    def size() -> int:
+        return sum(budget.tokens(str(m.get("content") or "")) + budget.tokens(json.dumps(m.get("tool_calls", "")))
+                   for m in messages)
+
     old_results = [m for m in messages[:-2] if m.get("role") == "tool"]
     for m in old_results:
         if size() <= budget.limit:
@@ -270,7 +272,7 @@ def lookup(include: str, name: str, hits: int = 3, context: int = 14) -> str:
             if name in line and pattern.search(line):
                 found.append((rel, i))
     if not found:
-        uses = sum(1 for _, lines in _headers(include) for l in lines if re.search(rf"\b{re.escape(name)}\b", l))
+        uses = sum(1 for _, lines in _headers(include) for line in lines if re.search(rf"\b{re.escape(name)}\b", line))
         return f"no definition of {name} in the CuTe headers" + (f" ({uses} lines use it)" if uses else "")
     out = [f"{len(found)} definition(s) of {name} in the CuTe headers; the first {min(hits, len(found))}:"]
     for rel, i in found[:hits]:

@@ -71,7 +71,7 @@ def cp_async_local_diagnostics(ptx: str, source: str, file: str, stack_bytes: in
     a shared one and the data lands nowhere useful. nvcc says nothing about it."""
     if not _CP_ASYNC.search(ptx) or not stack_bytes or "cvta.to.shared" not in ptx:
         return []
-    line = next((i for i, l in enumerate(source.splitlines(), 1) if "CP_ASYNC" in l.split("//")[0]), 1)
+    line = next((i for i, text in enumerate(source.splitlines(), 1) if "CP_ASYNC" in text.split("//")[0]), 1)
     message = (f"cp.async copies into a local (register) array here: cp.async can only write shared memory, so "
                f"the data goes to a bogus shared address (the kernel has a {stack_bytes} bytes stack frame). "
                "Copy global→shared with cp.async, then shared→registers with a plain copy.")

@@ -51,7 +51,7 @@ def find_declarations(include: str | Path, name: str) -> list[tuple[str, int, st
             start = _declaration_start(lines, i, before)
             if start is None:
                 continue
-            text = "\n".join(l.rstrip() for l in lines[start: decl_end + 1])
+            text = "\n".join(line.rstrip() for line in lines[start: decl_end + 1])
             text = re.sub(r"\s*\{\s*$", "", text).rstrip()
             found.append((rel, i + 1, text))
     return found
@@ -100,7 +100,7 @@ def _declaration_start(lines: list[str], row: int, before: str) -> int | None:
             break
         start = r
     # A declaration has a return type somewhere: before the name on its line, or on the lines above.
-    header = " ".join(l.strip() for l in lines[start:row]) + " " + before
+    header = " ".join(line.strip() for line in lines[start:row]) + " " + before
     if not re.search(r"\b(auto|void|bool|int|decltype|constexpr|CUTE_HOST_DEVICE|CUTE_DEVICE|CUTE_HOST|[A-Z]\w*|"
                      r"static|inline)\b", header):
         return None
