@@ -43,11 +43,12 @@ def _line_map(py_text: str, keyword: str, prelude: int):
     escapes change its line count (a backslash-newline in a non-raw string) is placed by its lines' text."""
     spans, start, generated = [], prelude + 1, [""] * prelude
     for node in string_literals(py_text, keyword):
-        count = node.value.count("\n") + 1
+        value = str(node.value)  # string_literals returns str constants only
+        count = value.count("\n") + 1
         segment = ast.get_source_segment(py_text, node) or ""
-        spans.append((start, count, node.lineno, segment.count("\n") == node.value.count("\n")))
+        spans.append((start, count, node.lineno, segment.count("\n") == value.count("\n")))
         start += count
-        generated += node.value.split("\n")
+        generated += value.split("\n")
     py_lines = py_text.splitlines()
 
     def to_python(line: int) -> int | None:
@@ -63,17 +64,19 @@ def _relocated(m: RawMessage, maps: dict, py: str) -> RawMessage:
 
     def place(file: str | None, line: int | None) -> tuple[str | None, int | None]:
         to_python = maps.get(Path(file).name) if file else None
-        if to_python is None:
+        if file is None or to_python is None:
             return file, line
         mapped = to_python(line or 0)
         generated = _read_lines(file)  # the real file, where it is still there, checks the count
         if generated and (mapped is None or not _same_text(generated, line or 0, py_lines, mapped)):
             mapped = locate(generated, line or 0, py_lines) or mapped  # another torch's layout: by the text
         return (py, mapped) if mapped else (file, line)
+    def moved(frame):  # a frame always has a place: place() keeps it or moves it into the .py
+        file, line = place(frame.file, frame.line)
+        return replace(frame, file=file or frame.file, line=line if line is not None else frame.line)
     file, line = place(m.file, m.line)
-    frames = [replace(f, file=place(f.file, f.line)[0], line=place(f.file, f.line)[1]) for f in m.frames]
-    notes = [replace(f, file=place(f.file, f.line)[0], line=place(f.file, f.line)[1]) for f in m.note_places]
-    return replace(m, file=file, line=line, frames=frames, note_places=notes)
+    return replace(m, file=file, line=line, frames=[moved(f) for f in m.frames],
+                   note_places=[moved(f) for f in m.note_places])
 
 
 def _same_text(generated: list[str], line: int, py_lines: list[str], py_line: int) -> bool:
