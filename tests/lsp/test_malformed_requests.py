@@ -180,7 +180,7 @@ async def test_every_command_answers_wrong_arguments_with_invalid_params(raw):
         arguments = valid.get(command, [{"uri": uri}])
         shapes = [("arguments", "x"), ("arguments", {}), ("arguments", []), ("uri", [5]), ("uri", [None]),
                   ("uri", [[uri]]), ("uri", [{**arguments[0], "uri": ""}]),
-                  ("uri", [{**arguments[0], "uri": "untitled:Untitled-1"}])]
+                  ("uri", [{**arguments[0], "uri": "untitled:Untitled-1"}]), ("uri", [{**arguments[0], "uri": "file:"}])]
         shapes += [(_named(path, "arguments"), [bad]) for path, what, bad in wrong_shapes(arguments[0])
                    if path and not (path[-1] in OPTIONAL and what.endswith(("= null", f"without {path[-1]!r}")))
                    and (path[0] != "diagnostic" or len(path) == 1)]  # its own fields: the case below

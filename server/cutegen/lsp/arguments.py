@@ -19,7 +19,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.protocol import default_converter
 
 from cutegen.lsp.command_ids import Command
-from cutegen.lsp.documents import uri_of
+from cutegen.lsp.documents import path_of, uri_of
 from cutegen.model import Diagnostic, Severity
 
 MAX_INT = 2 ** 31 - 1  # LSP integers are 32-bit
@@ -45,6 +45,8 @@ def _uri(instance, attribute, value: str) -> None:
         raise FieldError(attribute.name, "must be a file URI or an absolute path, got an empty string")
     if ":" in value.split("/", 1)[0] and not value.startswith("file:"):
         raise FieldError(attribute.name, f"must be a file: URI (CuTeGen works on files on disk), got {value[:80]!r}")
+    if value.startswith("file:") and path_of(value) is None:
+        raise FieldError(attribute.name, f"must name a file, got {value[:80]!r}")
 
 
 def _count(instance, attribute, value: int | None) -> None:

@@ -57,6 +57,8 @@ async def _unready(ls: CuteGenServer, path: Path, module: str, action: str) -> d
 
 async def test(ls: CuteGenServer, uri: str) -> dict:
     path = path_of(uri)
+    if path is None:  # the arguments' check lets only file: URIs through, and one may still name no path
+        return say(ls, reply(False, f"Testing needs a file on disk, not {uri}."))
     if (answer := await _unready(ls, path, "cutegen.harness.run", "Testing")) is not None:
         return answer
     async with Work(ls, f"CuTeGen: testing {path.name}") as work:
@@ -73,6 +75,8 @@ async def test(ls: CuteGenServer, uri: str) -> dict:
 
 async def profile(ls: CuteGenServer, uri: str) -> dict:
     path = path_of(uri)
+    if path is None:  # the arguments' check lets only file: URIs through, and one may still name no path
+        return say(ls, reply(False, f"Profiling needs a file on disk, not {uri}."))
     if (answer := await _unready(ls, path, "cutegen.profiler.profile", "Profiling")) is not None:
         return answer
     async with Work(ls, f"CuTeGen: profiling {path.name}") as work:
