@@ -51,6 +51,16 @@ def test_dynamic_layouts_are_not_drawn_and_say_why():
         picture(fact, "nvcc", "/nowhere", None)
 
 
+def test_a_copy_or_mma_the_probe_spelled_unexpectedly_is_not_drawn_and_says_why(tmp_path):
+    """A CUTLASS version that prints these types otherwise answers with the reason, not an internal error."""
+    copy = LayoutFact("tiled_copy", 3, 10, "TiledCopy", "TiledCopy with no layouts printed")
+    with pytest.raises(NotDrawable, match="no TV layout and tiler"):
+        picture(copy, "nvcc", "/nowhere", tmp_path)
+    mma = LayoutFact("thr_mma", 4, 10, "ThrMMA", "ThrMMA", type="cute::ThrMMA")
+    with pytest.raises(NotDrawable, match="not a ThrMMA<TiledMMA"):
+        picture(mma, "nvcc", "/nowhere", tmp_path)
+
+
 def test_smem_tensor_gets_the_bank_picture():
     fact = LayoutFact("sA", 3, 10, "Tensor", "smem half_t Sw<3,3,3> o _0 o (_8,_64):(_64,_1)")
     svg = picture(fact, "nvcc", "/nowhere", None)

@@ -365,7 +365,10 @@ def mma_svg(fact: LayoutFact, nvcc: str, cutlass_include: str, work: Path) -> st
     """CUTLASS's `print_svg` of the TiledMMA type the compiler reported, from a host program (cached by type)."""
     type_text = fact.type
     if fact.kind == "ThrMMA":
-        type_text = re.match(r"cute::ThrMMA<(.*), [^,]+>$", type_text).group(1)
+        inner = re.match(r"cute::ThrMMA<(.*), [^,]+>$", type_text)
+        if inner is None:
+            raise NotDrawable(f"the compiler's type is not a ThrMMA<TiledMMA, ...>: {type_text[:200]}")
+        type_text = inner.group(1)
     key = hashlib.sha256(type_text.encode()).hexdigest()[:24]
     out = work / f"mma_{key}.svg"
     if out.exists():
@@ -375,13 +378,19 @@ def mma_svg(fact: LayoutFact, nvcc: str, cutlass_include: str, work: Path) -> st
     write_atomic(source, "#include <cute/tensor.hpp>\n#include <cute/util/print_svg.hpp>\n"
                       f"int main() {{ cute::print_svg({type_text}{{}}); return 0; }}\n")
     exe = work / f"mma_{key}"
-    build = subprocess.run([nvcc, "-std=c++17", f"-I{cutlass_include}", str(source), "-o", str(exe)],
-                           capture_output=True, text=True, timeout=600)
-    if build.returncode != 0:
-        raise NotDrawable("the host program for print_svg did not compile: " + build.stdout[-400:] + build.stderr[-400:])
-    svg = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60, check=True).stdout
-    write_atomic(out, svg)
-    return svg
+    try:
+        build = subprocess.run([nvcc, "-std=c++17", f"-I{cutlass_include}", str(source), "-o", str(exe)],
+                               capture_output=True, text=True, timeout=600)
+        if build.returncode != 0:
+            raise NotDrawable("the host program for print_svg did not compile: " + build.stdout[-400:]
+                              + build.stderr[-400:])
+        drawn = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired as e:
+        raise NotDrawable(f"the host program for print_svg took over {e.timeout:.0f} s") from None
+    if drawn.returncode != 0:
+        raise NotDrawable(f"the host program for print_svg failed (exit {drawn.returncode}): {drawn.stderr[-400:]}")
+    write_atomic(out, drawn.stdout)
+    return drawn.stdout
 
 
 def element_bits(fact: LayoutFact) -> int | None:
@@ -400,6 +409,8 @@ def picture(fact: LayoutFact, nvcc: str, cutlass_include: str, work: Path, decla
         return mma_svg(fact, nvcc, cutlass_include, work)
     if fact.kind in ("TiledCopy", "ThrCopy"):
         m = re.search(r"TV=(\S+) Tiler=(\S+)", fact.layout)
+        if m is None:
+            raise NotDrawable(f"the probe printed no TV layout and tiler for this copy: {fact.layout[:200]}")
         return tv_copy_svg(title, m.group(1), m.group(2))
     if fact.kind == "Tensor":
         layout = fact.layout.split(" ", 2)[2]
