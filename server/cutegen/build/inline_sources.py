@@ -31,8 +31,9 @@ def cuda_sources(py_text: str) -> list[InlineSource]:
     level, and lists of either."""
     out = []
     for node in string_literals(py_text, "cuda_sources"):
+        value = str(node.value)  # string_literals returns str constants only
         segment = ast.get_source_segment(py_text, node) or ""
-        out.append(InlineSource(node.value, node.lineno, segment.count("\n") == node.value.count("\n")))
+        out.append(InlineSource(value, node.lineno, segment.count("\n") == value.count("\n")))
     return out
 
 

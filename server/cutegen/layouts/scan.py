@@ -59,7 +59,7 @@ def tokenize(text: str) -> list[_Tok]:
     blanked = _PREPROCESSOR.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)
     out = []
     for m in _TOKEN.finditer(blanked):
-        kind = m.lastgroup
+        kind = m.lastgroup or ""  # every alternative of _TOKEN is a named group
         if kind in ("ws", "lc", "bc"):
             continue
         out.append(_Tok(m.group(), m.start(), kind))
@@ -75,7 +75,8 @@ def find_declarations(text: str) -> list[Declaration]:
 
 class _Walker:
     def __init__(self, text: str, toks: list[_Tok]):
-        self.text, self.toks, self.found = text, toks, []
+        self.text, self.toks = text, toks
+        self.found: list[Declaration] = []
         self._line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
 
     # -- scopes -----------------------------------------------------------------------------------

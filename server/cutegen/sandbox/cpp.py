@@ -36,7 +36,8 @@ def tokens(code: str, first_line: int = 1) -> list[Token]:
     for m in _TOKEN.finditer(code):
         line += code.count("\n", pos, m.start())
         pos = m.start()
-        out.append(Token(m.lastgroup if m.lastgroup != "delim" else "raw", m.group(), line))
+        kind = m.lastgroup or ""  # every alternative of _TOKEN is a named group
+        out.append(Token(kind if kind != "delim" else "raw", m.group(), line))
     return out
 
 
