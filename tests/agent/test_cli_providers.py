@@ -140,3 +140,11 @@ def test_diagnose_with_an_endpoint_but_no_model_says_so_as_fix_does(provider_wor
 def test_max_tokens_zero_is_refused_with_the_way_to_send_no_limit(provider_workspace):
     p = _cutegen(provider_workspace, "fix", "kernel.cu", "--max-tokens", "0", url="http://127.0.0.1:9/v1")
     assert p.returncode == 2 and "--llm-token-parameter none" in p.stderr
+
+
+def test_negative_llm_retries_are_refused_naming_the_flag(scripted, provider_workspace):
+    server = scripted([{"reply": "never asked"}])
+    p = _cutegen(provider_workspace, "fix", "kernel.cu", "--llm-base-url", server.url, "--llm-model", "scripted",
+                 "--llm-api-key-env", KEY_ENV, "--llm-retries", "-1")
+    assert p.returncode == 2 and "--llm-retries must be a number ≥ 0, not -1" in p.stderr, p.stderr
+    assert "Traceback" not in p.stderr

@@ -73,6 +73,20 @@ def test_a_comment_line_the_file_really_has_is_context_not_an_elision():
     assert p.ok and p.new_text == "int a;\n// ...\nint b2;\nint c;\n"
 
 
+@pytest.mark.parametrize("payload, why", [
+    ('[{"action": "replace", "line_number": ' + "1" * 5000 + ', "num_lines": 1, "new_code": "int c;"}]',
+     "Exceeds the limit (4300 digits) for integer string conversion"),  # a plain ValueError, not JSONDecodeError
+    ("[" * 100_000 + "]" * 100_000, "maximum recursion depth exceeded")])
+def test_json_edits_python_cannot_read_are_refused_as_malformed(payload, why):
+    p = apply_reply(f"```json\n{payload}\n```\n", "int a;\nint b;\n", "k.cu")
+    assert not p.ok and p.kind == "malformed" and f"the JSON edits cannot be read ({why}" in p.error
+
+
+def test_a_bare_json_list_nested_too_deeply_is_no_edit():
+    p = apply_reply("[" * 100_000 + '"action"' + "]" * 100_000, "int a;\nint b;\n", "k.cu")
+    assert not p.ok and p.kind == "no-edit"
+
+
 def test_each_specific_format_refuses_the_others():
     base = (ROOT / "tests/agent/diffs/base/slow.cu").read_text()
     sr = next(c for c in CASES if c.name == "sr_plain").reply

@@ -102,6 +102,13 @@ def test_not_configured_says_so():
     assert e.value.kind == "not-configured" and "llmBaseUrl" in e.value.message
 
 
+def test_negative_retries_are_refused_naming_the_setting():
+    """No request at all would be tried (the CLI's --llm-retries is not checked as the editor's setting is)."""
+    with pytest.raises(LLMError) as e:
+        LLMClient(llm_settings("http://127.0.0.1:9/v1", llm_retries=-1))
+    assert e.value.kind == "not-configured" and e.value.message == "cutegen.llmRetries must be a number ≥ 0, not -1"
+
+
 def test_cut_off_reply_is_marked(scripted):
     server = scripted([{"reply": "```diff\n--- a/k.cu", "finish_reason": "length"}])
     reply = LLMClient(llm_settings(server.url)).chat(HI)

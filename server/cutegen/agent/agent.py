@@ -243,7 +243,7 @@ class Agent:
         `previous`, for the next round's prompt). `about(new_text or None)`: what the caller adds to the round."""
         p = apply_reply(reply.text, text, kernel.name, finish_reason=reply.finish_reason, whole_file_ok=whole_file_ok,
                         fmt=self.settings.llm_edit_format)
-        if not p.ok:
+        if p.new_text is None:  # rejected (the text is set exactly when ok)
             previous.append((p.raw or reply.text[:1500], f"the edit was rejected: {p.error}"))
             out.rounds.append({"round": r, **about(None), "verdict": "patch-rejected", "message": p.error})
             t.step(r, "patch-rejected", error=p.error, notes=p.notes, raw=p.raw)
@@ -416,10 +416,10 @@ class Agent:
             return out
         out.rounds = [{"round": i, "tool": c["name"], "verdict": "tool", "message": c["result"][:300]}
                       for i, c in enumerate(result.calls, 1)]
-        if result.proposal_text is None:
+        v = result.verification
+        if result.proposal_text is None or v is None:  # the two are set together, by a verified proposal
             out.message = f"No verified {action} after {len(result.calls)} tool call(s): {result.stop}."
             return out
-        v = result.verification
         out.ok, out.message = True, v.label
         out.proposal = Proposal(str(kernel), text, result.proposal_text, unified(text, result.proposal_text, kernel.name),
                                 v.label, v.short, {**v.figures, "mode": "tools", "tool_calls": len(result.calls),
@@ -432,6 +432,8 @@ class Agent:
              tools: list[dict] | None = None):
         self.on_stage(f"LLM: {step}")
         fit, self.budget.last = self.budget.last, {}  # how this prompt was fitted (empty: not fitted)
+        if self.llm is None:  # never: every action that asks says first that no LLM is configured
+            raise LLMError("not-configured", self.llm_problem or "no LLM is configured")
         try:
             reply = self.llm.chat(messages, cancel=self.verifier.cancel_event, **({"tools": tools} if tools else {}))
         except LLMError as e:

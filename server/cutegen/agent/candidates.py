@@ -146,7 +146,7 @@ class Verifier:
             key_env = getattr(settings, "llm_api_key_env", "OPENAI_API_KEY")
             if getattr(settings, "sandbox", "required") == "off":
                 self._base = (None, UNSANDBOXED)
-            elif not (found := availability()).ok:
+            elif not (found := availability()).ok or found.bwrap is None:  # an ok one always names its bwrap
                 self._base = (None, f"no sandbox ({found.reason})")
             else:
                 self._base = (Jail(found.bwrap, forbidden_env=(key_env,)), "")
@@ -196,11 +196,11 @@ class Verifier:
                                 tiers=["check"])
         shadow, builder = self.shadow(kernel, text, original)
         build = self._build(Tier.BUILD, builder, shadow, None, figures, "build_s")
-        if not build.ok:
+        if not build.ok or build.artifact is None:  # an ok build has its library: nvcc exited 0 and wrote it
             return _failed("build-failed", "compiles, but the library does not build", build, shadow, kernel,
                            figures, ["check"])
         tiers = ["check", "build"]
-        inspected = self._inspect(kernel, text, original, build, view, figures, tiers)
+        inspected = self._inspect(kernel, text, original, build.artifact, view, figures, tiers)
         if inspected is not None:
             return inspected
         problem = self.problem_for(kernel)
@@ -367,15 +367,15 @@ class Verifier:
                  "/usr/lib", "/usr/local/include", *torch_include_dirs()]
         return tuple(os.path.realpath(r).rstrip("/") + "/" for r in roots if r)
 
-    def _inspect(self, kernel, text, original, build: CheckResult, view, figures, tiers) -> Verification | None:
+    def _inspect(self, kernel, text, original, artifact: str, view, figures, tiers) -> Verification | None:
         """The built library, before anything loads it: the user's own version's imports are remembered (its
         later candidates may import the same); a candidate's must keep to the allow-lists."""
         if kernel.suffix == ".py":  # a ModelNew file: load_inline builds its library in the jailed worker itself
             return None
         key = (str(kernel), hashlib.sha256(text.encode()).hexdigest())
         if view is None:
-            if build.artifact and not library.missing_tools():
-                self._imports[key] = {s for s, _ in library.imports(build.artifact)}
+            if not library.missing_tools():
+                self._imports[key] = {s for s, _ in library.imports(artifact)}
             return None
         missing = library.missing_tools()
         if missing:
@@ -386,7 +386,7 @@ class Verifier:
         own = self._imports.get((str(kernel), hashlib.sha256(original.encode()).hexdigest()))
         allowed = frozenset(own if own is not None else
                             (u.name for u in gate.uses(self._original_view(kernel, original))))
-        refusal = library.review(build.artifact, allowed=allowed, find_line=lambda name: _line_of(name, view, text))
+        refusal = library.review(artifact, allowed=allowed, find_line=lambda name: _line_of(name, view, text))
         figures["inspect_s"] = round(time.perf_counter() - started, 3)
         return _refused(refusal, figures, tiers) if refusal is not None else None
 

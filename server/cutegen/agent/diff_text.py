@@ -33,11 +33,11 @@ def extract_diff(text: str) -> tuple[str | None, bool, bool]:
     inside = [(m.group("lang").lower(), m.group("body")) for m in blocks]
     diffs = [body for lang, body in inside if lang in ("diff", "patch", "udiff") or _looks_like_diff(body)]
     closed_end = blocks[-1].end() if blocks else 0
-    unclosed = _OPEN_FENCE.search(text, closed_end) is not None
+    opened = _OPEN_FENCE.search(text, closed_end)  # a fence after the last closed block: never closed
     if diffs:
-        return "".join(d if d.endswith("\n") else d + "\n" for d in diffs), unclosed, True
-    if unclosed:
-        tail = text[_OPEN_FENCE.search(text, closed_end).end():]
+        return "".join(d if d.endswith("\n") else d + "\n" for d in diffs), opened is not None, True
+    if opened is not None:
+        tail = text[opened.end():]
         return (tail if _looks_like_diff(tail) else None), True, False
     m = _DIFF_START.search(text)
     if m is None:
@@ -67,7 +67,7 @@ def parse_diff(diff: str, name: str, complete: bool) -> tuple[list[tuple[int | N
         raise PatchRejected(f"the diff cannot be parsed: {e}") from None
     if not patch or not any(len(f) for f in patch):
         raise PatchRejected("the diff has no hunks")
-    hunks = []
+    hunks: list[tuple[int | None, list[HunkLine]]] = []
     for f in patch:
         _check_file(f, name)
         for h in f:

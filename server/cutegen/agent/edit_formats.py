@@ -234,6 +234,8 @@ def _diff(text: str, name: str) -> Edits:
     diff, truncated, fenced = extract_diff(text)
     if truncated:
         raise EditRefused("truncated", "the reply ends inside an unclosed code block: it was cut off", diff or "")
+    if diff is None:  # never: this format is read only when detect() or _other_formats() found a diff
+        raise EditRefused("no-edit", "the reply holds no unified diff")
     try:
         hunks, notes = parse_diff(diff, name, fenced)
     except PatchRejected as e:
@@ -289,7 +291,7 @@ def _bare_json(text: str):
             continue
         try:
             return json.loads(text[start:end + 1])
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
     return None
 
@@ -304,12 +306,20 @@ def _json_payload(text: str):
     for m in fences:
         try:
             data = json.loads(m.group("body"))
-        except ValueError as e:
+        except (ValueError, RecursionError) as e:
             body = m.group("body")
             kind = "truncated" if body.count("[") + body.count("{") > body.count("]") + body.count("}") else "malformed"
-            raise EditRefused(kind, f"the JSON edits cannot be read ({e.msg} at line {e.lineno})", raw) from None
+            raise EditRefused(kind, f"the JSON edits cannot be read ({_json_problem(e)})", raw) from None
         items += data if isinstance(data, list) else [data]
     return items, raw
+
+
+def _json_problem(e: ValueError | RecursionError) -> str:
+    """Why json.loads refused the text: a syntax error and where; else, in Python's words, a number too long
+    for an int (over 4300 digits: a plain ValueError) or nesting too deep (RecursionError)."""
+    if isinstance(e, json.JSONDecodeError):
+        return f"{e.msg} at line {e.lineno}"
+    return str(e).split(";")[0]  # without the advice to call sys.set_int_max_str_digits
 
 
 def _json(text: str, name: str, shown: str) -> Edits:

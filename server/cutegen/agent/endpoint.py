@@ -167,9 +167,11 @@ class Endpoint:
     # -- the file ---------------------------------------------------------------------------------
 
     def _read(self) -> dict:
+        if self.path is None:  # no state dir: the lessons live for this session only
+            return {}
         try:
             data = json.loads(self.path.read_text())
-        except (OSError, ValueError, AttributeError):
+        except (OSError, ValueError):
             return {}
         ok = isinstance(data, dict) and data.get("schema") == SCHEMA_VERSION and isinstance(data.get("endpoints"), dict)
         return data["endpoints"] if ok else {}

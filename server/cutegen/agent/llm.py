@@ -52,6 +52,9 @@ class LLMClient:
         why = configured(settings)
         if why:
             raise LLMError("not-configured", why)
+        if settings.llm_retries < 0:  # the CLI's flag is not checked as the editor's setting is: no try would be made
+            raise LLMError("not-configured", f"{settings.name_of('llm_retries')} must be a number ≥ 0, "
+                                             f"not {settings.llm_retries}")
         try:
             import openai
         except ImportError:
@@ -110,6 +113,8 @@ class LLMClient:
             reply.usage = usage
             return reply
         usage.wait_s = time.monotonic() - started
+        if last is None:  # never: llm_retries >= 0 (__init__), so the loop tried once, and only an error leaves it
+            raise LLMError("not-configured", f"{s.name_of('llm_retries')} must be a number ≥ 0, not {s.llm_retries}")
         tries = f" (after {usage.attempts} attempt{'s' * (usage.attempts > 1)})" if usage.attempts > 1 else ""
         err = LLMError(last.kind, last.message + tries)
         err.usage = usage
@@ -138,10 +143,12 @@ class LLMClient:
         messages = redact.messages(messages, self.secrets())  # nothing secret-shaped leaves for the endpoint
         try:
             # Every request to the endpoint leaves here, carrying exactly `messages`.
-            r = self._client.chat.completions.create(messages=messages, **sent)
+            # The package types messages as TypedDicts (its typing only): ours are the same JSON, as plain dicts.
+            r = self._client.chat.completions.create(messages=messages, **sent)  # type: ignore[arg-type]
+            model = s.llm_model or ""  # never empty: LLMClient() refuses settings without a model
             if sent.get("stream"):
-                return from_stream(self._guarded(r, cancel), tools=tools, model=s.llm_model)
-            return from_completion(r, tools=tools, model=s.llm_model)
+                return from_stream(self._guarded(r, cancel), tools=tools, model=model)
+            return from_completion(r, tools=tools, model=model)
         except LLMError as e:
             if e.kind == "streamed" and s.llm_stream == "auto":
                 return self.endpoint.learn_stream()

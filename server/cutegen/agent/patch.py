@@ -26,7 +26,7 @@ REWRITE_SHARE = 0.6  # ... and more than this share of the file is a rewrite, no
 @dataclass
 class Patch:
     ok: bool
-    new_text: str | None = None
+    new_text: str | None = None  # the patched file: set exactly when ok
     diff: str = ""  # canonical unified diff of the result (difflib), what is shown and stored
     notes: list[str] = field(default_factory=list)  # tolerances used, for the transcript
     error: str | None = None  # why it was rejected, plainly
@@ -66,14 +66,15 @@ def _apply_parts(edits, original: str, name: str, local: bool) -> Patch:
             return Patch(False, raw=edits.raw, notes=edits.notes, kind="mixed-formats",
                          error=f"the reply holds {both}; {the(part.format)} cannot be applied ({p.error}): "
                                "nothing was applied")
-        results.append((part.format, p.new_text if p.ok else original))
+        results.append((part.format, p.new_text if p.new_text is not None else original))  # None: it changes nothing
     merged = results[0][1]
     for fmt, text in results[1:]:
-        merged = merge_changes(original, merged, text)
-        if merged is None:
+        combined = merge_changes(original, merged, text)
+        if combined is None:
             return Patch(False, raw=edits.raw, notes=edits.notes, kind="mixed-formats",
                          error=f"{the(results[0][0])} and {the(fmt)} of the reply change the same lines differently: "
                                "send one edit in one format; nothing was applied")
+        merged = combined
     same = all(text == results[0][1] for _, text in results)
     note = (f"the reply holds {both}: " + ("the same change, applied once" if same else
                                            "they change different lines, both applied"))

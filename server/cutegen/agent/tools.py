@@ -23,6 +23,7 @@ from cutegen.agent.llm import ToolCall, Usage, cut_off
 from cutegen.agent.patch import apply_reply, unified
 
 if TYPE_CHECKING:
+    from cutegen.agent.candidates import Verification
     from cutegen.records import RunRecord
 
 RESULT_CHARS = 4000  # a tool result longer than this is cut: it goes back into the context window
@@ -54,7 +55,7 @@ SPECS = [
 class ToolOutcome:
     proposal_text: str | None = None  # the verified new text
     edit: str = ""  # the edit (or reply) that produced it, as the model wrote it
-    verification: object = None
+    verification: Verification | None = None  # set with proposal_text
     notes: list[str] = field(default_factory=list)
     calls: list[dict] = field(default_factory=list)  # name, arguments, seconds, result (cut)
     stop: str = ""  # why the session ended
@@ -217,7 +218,7 @@ class ToolSession:
     def _propose(self, edit: str, finish_reason: str) -> str:
         p = apply_reply(edit, self.text, self.kernel.name, finish_reason=finish_reason,
                         fmt=self.settings.llm_edit_format)
-        if not p.ok:
+        if p.new_text is None:  # refused (the text is set exactly when ok)
             return f"refused ({p.kind}): {p.error}"
         v = self.agent.verifier.candidate(self.kernel, p.new_text, baseline=self.baseline)
         self.out.notes += p.notes

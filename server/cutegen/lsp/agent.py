@@ -23,6 +23,7 @@ from cutegen.lsp.progress import Work
 from cutegen.model import Diagnostic, Severity
 
 if TYPE_CHECKING:
+    from cutegen.agent.candidates import Verification
     from cutegen.lsp.server import CuteGenServer
 
 APPLY_WAIT_S = 5.0  # how long to wait for the client's didChange after it applied an edit
@@ -120,7 +121,7 @@ class AgentService:
         call = (lambda a: a.fix(path, text, diagnostic=diagnostic)) if diagnostic else (
             lambda a: a.fix_first_problem(path, text))
         outcome = await self._run(path, f"fixing {path.name}", call, progress=not background)
-        if outcome.diagnosis and diagnostic is not None:
+        if outcome.diagnosis and data:  # a diagnostic was named: `diagnostic` is made from `data`
             self._annotate(uri, data, outcome.diagnosis, outcome.diagnosis_source)
         usage = outcome.usage.to_json()  # tokens and LLM wait of this action
         if outcome.proposal is None:
@@ -232,6 +233,8 @@ class AgentService:
             return {"applied": False, "message": "the patch is already in the file"}
         new_text = p.new_text
         if text != p.base_text:
+            if path is None:  # never: applyPatch's uri is checked to name a file, and only a file can re-verify
+                return {"applied": False, "message": f"{uri} is not a file on disk; nothing was changed"}
             rebased = await self._rebase(path, text, p)
             if isinstance(rebased, str):
                 return {"applied": False, "message": rebased}
@@ -274,15 +277,16 @@ class AgentService:
         from cutegen.agent.patch import apply_diff
 
         moved = apply_diff(p.diff, text, path.name, local=False)
-        if not moved.ok:
+        new_text = moved.new_text
+        if new_text is None:  # not ok (the text is set exactly when ok)
             return (f"The file changed since this patch was verified, and the change no longer applies to it "
                     f"({moved.error}); nothing was changed: run it again on the current text.")
         outcome = await self._run(path, f"re-verifying the patch on {path.name}",
-                                  lambda a: _Wrapped(a.verifier.candidate(path, moved.new_text)))
+                                  lambda a: _Wrapped(a.verifier.candidate(path, new_text)))
         v = outcome.verification
         if not v.ok:
             return f"The patch, re-based onto your edits, no longer verifies ({v.label}); nothing was changed."
-        return moved.new_text, f"re-based onto your edits and re-verified: {v.label}"
+        return new_text, f"re-based onto your edits and re-verified: {v.label}"
 
     async def _recheck(self, uri: str, version: int | None) -> None:
         """After the client applied an edit, check the new text once its didChange has arrived."""
@@ -298,7 +302,7 @@ class AgentService:
 
 @dataclass
 class _Wrapped:
-    verification: object
+    verification: Verification
 
     @property
     def message(self) -> str:

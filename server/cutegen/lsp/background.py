@@ -124,7 +124,10 @@ class Loop:
             return  # nothing to do, or saved again while it was planned: the newer save's check queues that
         w.digest = planned.digest
         loop = asyncio.get_running_loop()
-        run = Run(session, w.path, planned, lambda e: loop.call_soon_threadsafe(self._event, w, e))
+
+        def on_event(e: Event) -> None:  # on the run's thread: handled on the event loop
+            loop.call_soon_threadsafe(self._event, w, e)
+        run = Run(session, w.path, planned, on_event)
         self.active, outcome = (w, run), None
         stages = " → ".join(s.value for s in planned.stages)
         try:
@@ -214,7 +217,7 @@ class Loop:
     def figures(self, uri: str, path: Path) -> list[tuple[str, str, RunRecord | None]]:
         """(kind, mark, latest record) per figure; mark "running", "stale" (made from another text than the
         editor's) or ""."""
-        found = runs.latest(self.server.session.state_dir(path), str(path))
+        found = runs.latest(self.server.session.state_dir(path).path, str(path))
         text, running = self._text(uri, path), self._shown(uri).running
         out = []
         for kind, _, stage in FIGURES:
@@ -231,7 +234,7 @@ class Loop:
         commands = {kind: command.value for kind, command, _ in FIGURES}
         out = []
         for kind, mark, record in self.figures(uri, path):
-            title = f"{kind}: running…" if mark == "running" else \
+            title = f"{kind}: running…" if mark == "running" or record is None else \
                 f"{kind}{' (stale)' if mark else ''}: {record.summary()}"
             out.append((title, commands[kind]))
         regression = self.regression(uri, path)
@@ -244,7 +247,7 @@ class Loop:
         """kind → its figure as the hover says it, marked; plus "regression" when there is one."""
         out = {}
         for kind, mark, record in self.figures(uri, path):
-            if mark == "running":
+            if mark == "running" or record is None:  # figures() gives None only while running
                 out[kind] = "running…" + (f" (last: {record.summary()})" if record else "")
             else:
                 out[kind] = f"*stale* · {record.summary()}" if mark else record.summary()

@@ -20,7 +20,7 @@ ACTIONS = (("Test", Command.TEST.value), ("Profile", Command.PROFILE.value), ("P
 
 def lenses(ls: CuteGenServer, uri: str, text: str) -> list[types.CodeLens]:
     path = path_of(uri)
-    if not is_checked(path):
+    if path is None or not is_checked(path):
         return []
     found = kernels.anchors(text)
     if not found:

@@ -43,7 +43,7 @@ class Checker:
                  on_stage: Callable[[str], None] | None = None) -> asyncio.Task | None:
         """Start checking `uri` (after `delay` seconds), replacing its running job; None if not a .cu file."""
         path = path_of(uri)
-        if not is_checked(path):
+        if path is None or not is_checked(path):
             return None
         doc = self.server.open_document(uri)
         self.cancel(uri)

@@ -44,7 +44,7 @@ def facts_for_text(ls: CuteGenServer, path: Path, text: str) -> tuple[str, list[
     """(state, facts still valid for `text`): the exact version's facts, else the newest probed version's
     facts whose declarations still stand where they were (an edited, unsaved buffer keeps its hints)."""
     look = _service(ls).lookup(path, text)
-    if look.state == READY:
+    if look.state == READY and look.result is not None:  # READY always comes with its result
         return READY, look.result.facts
     older = _service(ls).latest(path)
     lines = text.splitlines()
@@ -181,7 +181,7 @@ class _Probes:
         probe = self._by_builder.get(id(builder))
         if probe is None:
             probe = self._by_builder[id(builder)] = LayoutProbe(builder.toolchain, builder.settings,
-                                                               self.ls.session.state_dir(path))
+                                                               self.ls.session.state_dir(path).path)
         return probe
 
 

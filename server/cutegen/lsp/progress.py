@@ -35,15 +35,16 @@ class Work:
         self._msg_id: str | int | None = None
 
     async def __aenter__(self) -> "Work":
-        self._task, self._loop = asyncio.current_task(), asyncio.get_running_loop()
+        loop = asyncio.get_running_loop()
+        self._task, self._loop = asyncio.current_task(), loop
         self._msg_id = self.ls.protocol.msg_id if self._on_cancel is None else None
         if self._msg_id is not None:
             self.ls.protocol.cancel_hooks[self._msg_id] = self.cancel
         if self.ls.supports("window.work_done_progress"):
-            await self._begin()
+            await self._begin(loop)
         return self
 
-    async def _begin(self) -> None:
+    async def _begin(self, loop: asyncio.AbstractEventLoop) -> None:
         token, progress = f"cutegen-{uuid.uuid4()}", self.ls.work_done_progress
         try:
             await asyncio.wait_for(progress.create_async(token), CREATE_TIMEOUT_S)
@@ -53,16 +54,20 @@ class Work:
         self.token = token
         progress.begin(token, types.WorkDoneProgressBegin(title=self.title, cancellable=True))
         progress.tokens[token].add_done_callback(
-            lambda f: f.cancelled() and self._loop.call_soon_threadsafe(self.cancel))
+            lambda f: f.cancelled() and loop.call_soon_threadsafe(self.cancel))
 
     def cancel(self) -> None:
-        if not self.cancelled:
-            self.cancelled = True
-            (self._on_cancel or self._task.cancel)()
+        if self.cancelled:
+            return
+        self.cancelled = True
+        if self._on_cancel is not None:
+            self._on_cancel()
+        elif self._task is not None:  # always, once entered: only __aenter__ hands out ways to call this
+            self._task.cancel()
 
     def report(self, message: str) -> None:
         """Safe to call from worker threads."""
-        if self.token is not None:
+        if self.token is not None and self._loop is not None:  # the token is only set once __aenter__ has the loop
             self._loop.call_soon_threadsafe(self._report, self.token, message)
 
     def _report(self, token: str, message: str) -> None:

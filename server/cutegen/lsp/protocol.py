@@ -55,7 +55,7 @@ class CuteGenProtocol(LanguageServerProtocol):
         super().handle_message(message)
 
     def _refuse(self, message: "requests.Refused") -> None:
-        if message.is_request:
+        if message.is_request and message.id is not None:  # a request always has an id: the check is for mypy
             self._send_response(message.id, error=message.error())
         else:
             self._log_line(f"ignored {message.method or 'a message'}: {message.why}", types.MessageType.Warning)

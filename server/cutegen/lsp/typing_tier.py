@@ -120,7 +120,7 @@ class TypingTier:
 
     def schedule(self, uri: str, delay: float) -> asyncio.Task | None:
         path, doc = path_of(uri), self.server.open_document(uri)
-        if not is_checked(path) or path.suffix != ".cu" or doc is None:
+        if path is None or not is_checked(path) or path.suffix != ".cu" or doc is None:
             return None  # ModelNew .py files: their CUDA is in Python strings, the save tier checks them
         self.cancel(uri)
         job = Job(uri, path, doc.version, f"type:{path}:{next(self._ids)}", saved=False)
@@ -188,7 +188,7 @@ class TypingTier:
             return  # edited or closed meanwhile: a newer parse is coming
         if not first:
             self.typed[job.uri] = (digest(text), result)
-            self._compare(job.uri)  # also when late: a disagreement on the saved text still counts
+            self._compare(job)  # also when late: a disagreement on the saved text still counts
         saved = self.saved.get(job.uri)
         if saved is not None and saved.version is not None and job.version is not None and saved.version >= job.version:
             return  # nvcc already spoke for this text
@@ -211,14 +211,15 @@ class TypingTier:
         if text is None:
             return
         self.saved[job.uri] = Saved(job.version, digest(text), text.splitlines(), result)
-        self._compare(job.uri)
+        self._compare(job)
 
-    def _compare(self, uri: str) -> None:
+    def _compare(self, job: Job) -> None:
+        uri = job.uri
         saved, typed = self.saved.get(uri), self.typed.get(uri)
         if saved is None or typed is None or typed[0] != saved.digest:
             return
         quiet = disagreement(typed[1], saved)
         if quiet is not None:
             self.quiet[uri] = quiet
-            self.server.log(f"{path_of(uri).name}: nvcc wins; the typing tier stays quiet for this file until the "
+            self.server.log(f"{job.path.name}: nvcc wins; the typing tier stays quiet for this file until the "
                             f"lines concerned change ({quiet.reason})")
