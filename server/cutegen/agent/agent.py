@@ -437,7 +437,7 @@ class Agent:
         try:
             reply = self.llm.chat(messages, cancel=self.verifier.cancel_event, **({"tools": tools} if tools else {}))
         except LLMError as e:
-            if getattr(e, "usage", None):
+            if e.usage:
                 usage.add(e.usage)
             t.step(round_no, step, messages=messages, error=e.message, kind=e.kind, budget=fit)
             raise

@@ -236,7 +236,7 @@ class LLMClient:
         if e.kind not in RETRIED:
             return None
         backoff = min(BACKOFF_CAP_S, BACKOFF_BASE_S * 2 ** attempt) * (0.75 + 0.5 * random.random())
-        after = getattr(e, "retry_after", None)
+        after = e.retry_after
         if after is None:
             return backoff
         if after > MAX_RETRY_AFTER_S:

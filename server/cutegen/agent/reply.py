@@ -20,6 +20,8 @@ class LLMError(Exception):
     def __init__(self, kind: str, message: str):
         super().__init__(message)
         self.kind, self.message = kind, message
+        self.usage: Usage | None = None  # what the failed request cost (LLMClient.chat sets it after its tries)
+        self.retry_after: float | None = None  # seconds the endpoint asked to wait (a 429's Retry-After)
 
 
 @dataclass
