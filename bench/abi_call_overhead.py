@@ -20,21 +20,20 @@ import json
 import os
 import platform
 import random
-import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "server"))
+sys.path[:0] = [str(ROOT / "server"), str(ROOT)]
 
 import torch  # noqa: E402
 
 from cutegen.harness.abi import KernelLibrary, _Frame  # noqa: E402
 from cutegen.toolchain import discover  # noqa: E402
+from tests.support import host_library  # noqa: E402
 
 NOOP = """#include <cutegen/abi.h>
 CUTEGEN_EXPORT int cutegen_forward(const DLTensor* inputs, int num_inputs, DLTensor* outputs, int num_outputs,
@@ -46,14 +45,10 @@ CUTEGEN_EXPORT int cutegen_forward(const DLTensor* inputs, int num_inputs, DLTen
 
 
 def build_noop(folder: Path) -> KernelLibrary:
-    compiler = shutil.which("g++") or shutil.which("c++")
-    if compiler is None:
+    cxx = host_library.compiler()
+    if cxx is None:
         sys.exit("abi_call_overhead: no host C++ compiler")
-    cuda = discover().cuda_root
-    (folder / "noop.cpp").write_text(NOOP)
-    subprocess.run([compiler, "-shared", "-fPIC", "-O2", f"-I{ROOT / 'server/cutegen/include'}", f"-I{cuda}/include",
-                    str(folder / "noop.cpp"), "-o", str(folder / "libnoop.so")], check=True)
-    return KernelLibrary(str(folder / "libnoop.so"))
+    return KernelLibrary(host_library.build(folder, "noop", NOOP, discover().cuda_root, cxx))
 
 
 def per_call_us(fn, calls: int) -> float:

@@ -19,7 +19,7 @@ def test_every_kernel_of_the_shared_launcher_is_a_rung():
 
 
 def test_a_candidate_is_one_schedule_on_the_shared_launcher(tmp_path):
-    """A candidate times one kernel at every shape (the flagship picks between two by shape): its own schedule, or
+    """A candidate times one kernel at every shape (the flagship picks among four by shape): its own schedule, or
     the flagship's large one, and its launch options."""
     large = gemm_rungs.flagship_schedule()
     assert large.startswith("Shape<_128, _256, _64>"), large
