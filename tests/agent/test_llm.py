@@ -103,7 +103,7 @@ def test_not_configured_says_so():
 
 
 def test_negative_retries_are_refused_naming_the_setting():
-    """No request at all would be tried (the CLI's --llm-retries is not checked as the editor's setting is)."""
+    """No request at all would be tried; a Settings built by any caller (not only the CLI's flag) is checked."""
     with pytest.raises(LLMError) as e:
         LLMClient(llm_settings("http://127.0.0.1:9/v1", llm_retries=-1))
     assert e.value.kind == "not-configured" and e.value.message == "cutegen.llmRetries must be a number ≥ 0, not -1"

@@ -52,7 +52,7 @@ class LLMClient:
         why = configured(settings)
         if why:
             raise LLMError("not-configured", why)
-        if settings.llm_retries < 0:  # the CLI's flag is not checked as the editor's setting is: no try would be made
+        if settings.llm_retries < 0:  # no try would be made; the CLI and the editor's setting refuse it too
             raise LLMError("not-configured", f"{settings.name_of('llm_retries')} must be a number ≥ 0, "
                                              f"not {settings.llm_retries}")
         try:

@@ -8,7 +8,7 @@ import json
 import os
 from pathlib import Path
 
-from cutegen.cli.options import command, console, session, settings, toolchain_options
+from cutegen.cli.options import command, console, retry_count, session, settings, toolchain_options
 from cutegen.files import write_atomic
 from cutegen.settings import CHOICES, Settings
 
@@ -69,7 +69,7 @@ def _common(p: argparse.ArgumentParser, *, llm: bool) -> None:
     p.add_argument("--llm-stream", choices=CHOICES["llm_stream"], default=DEFAULTS.llm_stream,
                    help="stream replies; auto: once the endpoint answers with an event stream anyway, remembered")
     p.add_argument("--llm-timeout", type=float, default=DEFAULTS.llm_timeout, help="seconds for one request")
-    p.add_argument("--llm-retries", type=int, default=DEFAULTS.llm_retries,
+    p.add_argument("--llm-retries", type=retry_count, default=DEFAULTS.llm_retries,
                    help="retries after a timeout, 429, 5xx or a malformed reply")
     p.add_argument("--max-rounds", type=int, default=DEFAULTS.max_rounds,
                    help="agent rounds (diagnose → patch → verify) before giving up")

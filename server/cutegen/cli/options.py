@@ -39,6 +39,14 @@ def reference_mode_option(p: argparse.ArgumentParser) -> None:
                         "fp32 eager reference at its tolerance, to reproduce published numbers)")
 
 
+def retry_count(value: str) -> int:
+    """--llm-retries: refused here, before any build starts (LLMClient refuses a negative count from anywhere)."""
+    n = int(value)
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0 (0: one try, no retries), not {n}")
+    return n
+
+
 def settings(args, **extra) -> Settings:
     s = Settings(nvcc=args.nvcc, arch=args.arch, cutlass_path=args.cutlass_path, include_dirs=args.include_dirs,
                  **extra)

@@ -13,7 +13,7 @@ LLM_ENV = {"llm_base_url": "CUTEGEN_LLM_BASE_URL", "llm_model": "CUTEGEN_LLM_MOD
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    from cutegen.cli.options import command, reference_mode_option
+    from cutegen.cli.options import command, reference_mode_option, retry_count
 
     suite = command(subparsers, "suite", "judge or generate kernels for a whole benchmark, with a report")
     sub = suite.add_subparsers(dest="suite_command", required=True)
@@ -42,7 +42,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     agent.add_argument("--llm-model", help=f"model name (default: ${LLM_ENV['llm_model']})")
     agent.add_argument("--llm-api-key-env", default="OPENAI_API_KEY", help="the NAME of the variable holding the key")
     agent.add_argument("--llm-timeout", type=float, default=120.0)
-    agent.add_argument("--llm-retries", type=int, default=3)
+    agent.add_argument("--llm-retries", type=retry_count, default=3)
     agent.add_argument("--llm-concurrency", type=int, default=4, help="LLM requests in flight, all problems together")
     agent.add_argument("--llm-price", help="USD per million prompt,completion tokens, e.g. 3,15 (records the cost)")
     agent.add_argument("--sandbox", choices=["required", "off"], default="required",
