@@ -174,6 +174,10 @@ struct LaunchOptions {
   Decomposition decomposition = Decomposition::Heuristic;
   Reduction reduction = Reduction::Deterministic;  // Nondeterministic: peers add in arrival order
   bool reuse_params = true;  // relaunch the last call's kernel parameters when its tensors recur (LastLaunch)
+  // A persistent kernel's grid on the fewest SMs that keep its number of waves (even_wave_hardware): at 4096^3
+  // the 128x256 tile makes 512 tiles, 4 waves on 132 SMs or on 128, so 4 SMs can idle the whole call, not the last
+  // wave's 16; if the card is power-bound, the other SMs' clocks may gain from it.
+  bool even_waves = false;
 };
 
 // Whether a scheduler's Arguments take a decomposition (C++17: no requires-expression).
@@ -197,7 +201,8 @@ struct LaunchKey {
   bool operator==(const LaunchKey& o) const {
     return device == o.device && M == o.M && N == o.N && K == o.K && A == o.A && B == o.B && D == o.D &&
            options.max_swizzle == o.options.max_swizzle && options.raster == o.options.raster &&
-           options.decomposition == o.options.decomposition && options.reduction == o.options.reduction;
+           options.decomposition == o.options.decomposition && options.reduction == o.options.reduction &&
+           options.even_waves == o.options.even_waves;
   }
 };
 
@@ -216,14 +221,42 @@ struct LastLaunch {
   Gemm gemm;
 };
 
+// The hardware a persistent kernel of M x N's tiles is launched on when its waves are evened out: as many whole
+// clusters as the fewest SMs that still take every tile in the same number of waves (tiles 512, SMs 132: 4 waves,
+// 128 SMs). The scheduler sizes its grid from sm_count and max_active_clusters, so both shrink.
+template <class Gemm>
+cutlass::KernelHardwareInfo even_wave_hardware(cutlass::KernelHardwareInfo hw, int64_t M, int64_t N) {
+  using Tile = typename Gemm::GemmKernel::TileShape;
+  using Cluster = typename Gemm::GemmKernel::ClusterShape;
+  constexpr int64_t tile_m = size<0>(Tile{}), tile_n = size<1>(Tile{});
+  constexpr int64_t cluster_m = size<0>(Cluster{}), cluster_n = size<1>(Cluster{});
+  constexpr int64_t cluster = cluster_m * cluster_n;
+  // The scheduler walks whole clusters of tiles (its grid counts them rounded up so; with a swizzle above 1 it
+  // rounds further, which this does not follow: the flagship's swizzle is 1).
+  const auto round_up = [](int64_t x, int64_t to) { return (x + to - 1) / to * to; };
+  const int64_t tiles = round_up((M + tile_m - 1) / tile_m, cluster_m) * round_up((N + tile_n - 1) / tile_n, cluster_n);
+  if (hw.sm_count <= 0 || tiles <= 0) return hw;
+  const int64_t waves = (tiles + hw.sm_count - 1) / hw.sm_count;
+  const int64_t clusters = ((tiles + waves - 1) / waves + cluster - 1) / cluster;
+  if (clusters * cluster < hw.sm_count) {
+    hw.sm_count = int(clusters * cluster);
+    if (hw.max_active_clusters > clusters) hw.max_active_clusters = int(clusters);
+  }
+  return hw;
+}
+
 // Initializes `gemm` for `args` (checked, hw_info filled in, Params built, the workspace grown and zeroed) and
 // says how large the workspace is; cudaSuccess or the error code cutegen_forward returns.
 template <class Gemm>
-int initialize(Gemm& gemm, typename Gemm::Arguments& args, cudaStream_t stream, size_t* workspace_bytes) {
+int initialize(Gemm& gemm, typename Gemm::Arguments& args, cudaStream_t stream, size_t* workspace_bytes,
+               bool even_waves = false) {
   if (Gemm::can_implement(args) != cutlass::Status::kSuccess) return cudaErrorInvalidValue;
   DeviceState* st = device_state<Gemm>(stream, 0);
   if (st == nullptr) return cudaErrorInvalidValue;
   args.hw_info = st->hw;
+  if (even_waves) {
+    args.hw_info = even_wave_hardware<Gemm>(st->hw, get<0>(args.problem_shape), get<1>(args.problem_shape));
+  }
   *workspace_bytes = Gemm::get_workspace_size(args);
   st = device_state<Gemm>(stream, *workspace_bytes);
   if (st == nullptr) return cudaErrorMemoryAllocation;
@@ -289,7 +322,8 @@ int run(const LaunchKey& key, cudaStream_t stream) {
     last.valid = false;
     typename Gemm::Arguments args = make_arguments<Gemm>(key);
     size_t workspace_bytes = 0;
-    if (const int err = initialize(last.gemm, args, stream, &workspace_bytes); err != cudaSuccess) return err;
+    const int err = initialize(last.gemm, args, stream, &workspace_bytes, key.options.even_waves);
+    if (err != cudaSuccess) return err;
     last.key = key;
     last.valid = workspace_bytes == 0;  // a workspace is initialized anew for every launch (see LastLaunch)
   }
@@ -353,6 +387,17 @@ int run_cheapest(const LaunchKey& key, cudaStream_t stream, const std::array<dou
   const DeviceState* st = device_state<First>(stream, 0);
   if (st == nullptr) return cudaErrorInvalidValue;
   return run_cheapest<Gemms...>(key, stream, st->hw.sm_count, efficiency, std::index_sequence_for<Gemms...>{});
+}
+
+// The cutegen_forward body of a kernel that holds several Gemms: launch's, choosing by run_cheapest.
+template <class... Gemms>
+int launch_cheapest(const DLTensor* inputs, int num_inputs, DLTensor* outputs, int num_outputs, cudaStream_t stream,
+                    const std::array<double, sizeof...(Gemms)>& efficiency, LaunchOptions options = {}) {
+  LaunchKey key;
+  if (const int err = describe_launch(inputs, num_inputs, outputs, num_outputs, options, &key); err != cudaSuccess) {
+    return err;
+  }
+  return run_cheapest<Gemms...>(key, stream, efficiency);
 }
 
 }  // namespace cutegen_sm90_gemm

@@ -43,3 +43,40 @@ def test_an_includer_built_with_ndebug_keeps_it(toolchain, tmp_path):
     text = _preprocessed(toolchain, tmp_path, "-DNDEBUG", "-DEXPECT_NDEBUG")
     assert not _ASSERT_CALL.search(text)
 
+
+
+EVEN_WAVES = f"""#include "{HEADER}"
+#include <cstdio>
+#include <cstdlib>
+using namespace cute;
+using Gemm = cutegen_sm90_gemm::Sm90Gemm<Shape<_128, _256, _64>, Shape<_2, _1, _1>,
+    cutlass::gemm::KernelTmaWarpSpecializedCooperative, cutlass::epilogue::TmaWarpSpecializedCooperative,
+    cutlass::gemm::PersistentScheduler>::Gemm;
+int main(int argc, char** argv) {{  // SMs, max active clusters, M, N -> the hardware the grid is sized from
+  cutlass::KernelHardwareInfo hw;
+  hw.sm_count = atoi(argv[1]);
+  hw.max_active_clusters = atoi(argv[2]);
+  hw = cutegen_sm90_gemm::even_wave_hardware<Gemm>(hw, atoll(argv[3]), atoll(argv[4]));
+  printf("%d %d", hw.sm_count, hw.max_active_clusters);
+}}
+"""
+
+
+def test_even_waves_keep_the_waves_on_the_fewest_whole_clusters(toolchain, tmp_path):
+    """The flagship's 128x256 kernel (cluster 2x1) on 132 SMs, 66 clusters: host code only, no GPU."""
+    source = tmp_path / "even_waves.cu"
+    source.write_text(EVEN_WAVES)
+    program = tmp_path / "even_waves"
+    build = subprocess.run([toolchain.nvcc, "-std=c++17", *toolchain.gencode, f"-I{toolchain.cutlass_include}",
+                            f"-I{ABI_INCLUDE}", str(source), "-o", str(program)], capture_output=True, text=True,
+                           timeout=600)
+    assert build.returncode == 0, build.stderr[-2000:]
+
+    def hardware(m: int, n: int) -> str:
+        return subprocess.run([str(program), "132", "66", str(m), str(n)], capture_output=True, text=True,
+                              check=True).stdout
+
+    assert hardware(4096, 4096) == "128 64"  # 512 tiles: 4 waves on 132 SMs or on 128
+    assert hardware(2816, 3072) == "132 66"  # 264 tiles: 2 full waves, every SM kept
+    # 33 x 16 tiles, counted as the scheduler walks them (whole 2x1 clusters): 34 x 16 = 544, 5 waves, 109 -> 110 SMs
+    assert hardware(4224, 4096) == "110 55"
