@@ -24,11 +24,18 @@
 //    (stmatrix) -> TMA store. No C operand (ElementC = void): D = A @ B.
 //  * Small and medium GEMMs: the 128 x 256 tile is the fastest per SM, but a persistent kernel pays for whole waves of
 //    tiles (1.1 waves cost 2), and below a wave it leaves SMs idle. So the launcher picks, per call, whichever of
-//    four kernels has the least estimated time, waves x tile area / throughput per SM
-//    (cutegen_sm90_gemm::run_cheapest): 128 x 256 (cluster 2x1), 128 x 192 (cluster 2x1), 128 x 128 (cooperative,
-//    no cluster) and 64 x 128 (KernelTmaWarpSpecialized: one consumer warpgroup, one CTA per tile). On 132 SMs:
-//    512^3-1024^3 and 256x512x8192 run 64 x 128, 1280^3 128 x 128, 1536^3 and 3072^3 128 x 192, 2048^3 and 4096^3
-//    128 x 256. Each kernel keeps its own last launch (LastLaunch).
+//    five kernels has the least estimated time, waves x tile area / throughput per SM
+//    (cutegen_sm90_gemm::launch_cheapest): 128 x 256 (cluster 2x1), 128 x 192 (cluster 2x1), 128 x 128 (cooperative,
+//    no cluster), 64 x 128 (KernelTmaWarpSpecialized: one consumer warpgroup, one CTA per tile) and 192 x 96
+//    (ping-pong, cluster 2x1: cuBLAS's tile at 1536^3). On 132 SMs: 512^3-1024^3 and 256x512x8192 run 64 x 128,
+//    1280^3 128 x 128, 1536^3 192 x 96, 3072^3 128 x 192, 2048^3 and 4096^3 128 x 256. Each kernel keeps its own last
+//    launch (LastLaunch).
+//  * Even waves (LaunchOptions::even_waves): a persistent grid on the fewest SMs that keep its number of waves. At
+//    4096^3, 512 tiles make 4 waves on 132 SMs or on 128; on 128, four SMs idle the whole call instead of sixteen in
+//    the last wave. Sustained, every 4096^3 kernel here and cuBLAS's run at the card's power cap (H100: ~698 W, the SM
+//    clock pulled from 1980 to ~1380 MHz, bench/gemm_timing_methods.py --clocks), so idle SMs leave the busy ones
+//    power. It never adds a wave; measured against the same kernel on every SM it moved the medians by -0.3 to
+//    +0.5 % at 4096^3 (five of six comparisons up) and not at all at 3072^3: kept for the mechanism, not a figure.
 // Requirements (else cudaErrorInvalidValue): contiguous row-major bf16, K % 8 == 0 and N % 8 == 0 (TMA's
 // 16-byte row pitches; KernelBench's 8_irregular, K = 2949 and N = 5921, is refused, not padded), 16-byte
 // aligned base pointers, sm_90a. M, N, K need not divide the tile (TMA bounds-checks loads and stores).
@@ -43,7 +50,7 @@
 // there the same tile without a cluster read 0.973-0.984x and cuBLAS's geometry (256x128, cluster 1x2) 0.977-0.984x.
 // The launcher now relaunches the last call's parameters when the same tensors recur: 1.135x [1.109, 1.197] the calls
 // per second of the rebuild-every-call launcher at 512^3 back to back (host-bound), 1.000x at 4096^3. (At 512^3 this
-// tile leaves most SMs idle: 0.46-0.58x cuBLAS's 64x48 nvjet kernel.) The four kernels, each timed alone as a
+// tile leaves most SMs idle: 0.46-0.58x cuBLAS's 64x48 nvjet kernel.) The first four kernels, each timed alone as a
 // candidate (H100, 2026-12-06, graph replays with a flush against the best cuBLAS, one process x 5 blocks per shape;
 // bench/gemm_timing_methods.py --shape, gpu-check.sh gemm-shapes): 512^3 64x128 0.894x (128x256 alone: 0.454x);
 // 1024^3 64x128 0.999x (0.460x); 1280^3 128x128 0.918x (64x128 0.725x, 128x256 0.573x); 1536^3 128x192 0.817x
@@ -57,7 +64,20 @@
 // an earlier fixed-order run (where the place in the order moved ratios by up to 5 %): forced stream-K 0.93-0.97x
 // (shuffled, H100: 0.935-0.947x), a 2x2 cluster 0.74-0.84x, a smem-free epilogue 0.72-0.83x; a programmatic dependent
 // launch gained nothing measurable (H100). Earlier leads of 1.02-1.05x came from that fixed order, and an earlier 1.12x
-// from a cuBLAS run at 667 TFLOP/s. The replaced sm80 mma.sync kernel ran 451 TFLOP/s = 0.58x cuBLAS at 4096^3 (H200,
+// from a cuBLAS run at 667 TFLOP/s.
+// Twelfth session (H100, 2026-12-06; graph replays with a flush against the best cuBLAS, median [min, max] of 5 blocks
+// per process): 1536^3 0.893x [0.883, 0.901] with the 192x96 kernel, where the 128x192 kernel alone read 0.814x
+// (192x96 alone 0.888x; at 1280^3 it read 0.619x, where 128x128 keeps 0.925x); 3072^3 0.974x [0.971, 0.987]
+// (128x192 without even waves 0.975x); 4096^3, 2 processes x 5 blocks, in three calls: 0.990x [0.966, 1.042], 0.989x
+// [0.967, 1.020], 0.987x [0.956, 1.001] (the same 128x256 kernel on every SM beside it: 0.987x, 0.986x; even waves
+// moved the 4096^3 medians by -0.3 to +0.5 % over the four methods: within the blocks' spread) -- still not above
+// 1.0. Sustained (4 s back to back, twice), every kernel sits at the power cap with reason 0x4: cuBLAS 670-675 TFLOP/s
+// at 1395 MHz, this kernel 656-660 at 1365-1380 MHz: the same TFLOP/s per MHz (0.480), so the last 1-2 % is energy per
+// FLOP, not instructions. Per call (bench/gemm_traffic.py, ncu) this kernel reads 168 MB from HBM and moves 1201 MB
+// through L2 where cuBLAS reads 150 and moves 1031-1038; swizzle 8 cuts HBM reads to 133 MB, not L2's bytes (1177),
+// and times 0.990x by graph replay (within noise of swizzle 1). A 4x1 cluster (B multicast to four CTAs) runs 0.80x:
+// fewer 4-CTA clusters fit than 128 SMs' worth, so 5 waves (its clock rose to 1695 MHz).
+// The replaced sm80 mma.sync kernel ran 451 TFLOP/s = 0.58x cuBLAS at 4096^3 (H200,
 // 2026-11-29); it lives on as examples/idioms/gemm_sm80_mma_sync.
 #include "../idioms/gemm_sm90_common.cuh"
 
@@ -81,18 +101,23 @@ using Gemm128x128 =
     Sm90Gemm<Shape<_128, _128, _64>, Shape<_1, _1, _1>, Cooperative, CooperativeEpilogue, Persistent>::Gemm;
 using Gemm64x128 = Sm90Gemm<Shape<_64, _128, _64>, Shape<_1, _1, _1>, cutlass::gemm::KernelTmaWarpSpecialized,
                             cutlass::epilogue::TmaWarpSpecialized>::Gemm;
-// Throughput per SM relative to the 128x256 kernel's, from the H100 runs above (TFLOP/s x waves x SMs / tiles).
-constexpr std::array<double, 4> kEfficiency{1.00, 0.98, 0.85, 0.60};
-constexpr cutegen_sm90_gemm::LaunchOptions kOptions{};
+// cuBLAS's tile at 1536^3 (128 tiles: one wave on 128 SMs). A ping-pong kernel: 96 rows are no multiple of the
+// cooperative schedule's two 64-row warpgroups, so one warpgroup owns the whole tile (3 m64n96 wgmmas a k-step).
+using Gemm192x96 = Sm90Gemm<Shape<_192, _96, _64>, Shape<_2, _1, _1>, cutlass::gemm::KernelTmaWarpSpecializedPingpong,
+                            cutlass::epilogue::TmaWarpSpecialized, Persistent>::Gemm;
+// Throughput per SM relative to the 128x256 kernel's, from the H100 runs above (TFLOP/s x waves x SMs / tiles);
+// 192x96's from 1536^3, where it took 0.91x the time of 128x192 timed beside it (one warpgroup of two busy per SM
+// in a single wave: it wins only where its waves are fewer).
+constexpr std::array<double, 5> kEfficiency{1.00, 0.98, 0.85, 0.60, 0.81};
+// Every kernel on the fewest SMs that keep its number of waves (even_waves; the other options their defaults).
+constexpr cutegen_sm90_gemm::LaunchOptions kOptions{1, cutegen_sm90_gemm::RasterOrder::Heuristic,
+                                                    cutegen_sm90_gemm::Decomposition::Heuristic,
+                                                    cutegen_sm90_gemm::Reduction::Deterministic, true, true};
 }  // namespace gemm_bf16_impl
 
 CUTEGEN_EXPORT int cutegen_forward(const DLTensor* inputs, int num_inputs, DLTensor* outputs, int num_outputs,
                                    cudaStream_t stream) {
   using namespace gemm_bf16_impl;
-  cutegen_sm90_gemm::LaunchKey key;
-  if (const int err = cutegen_sm90_gemm::describe_launch(inputs, num_inputs, outputs, num_outputs, kOptions, &key);
-      err != cudaSuccess) {
-    return err;
-  }
-  return cutegen_sm90_gemm::run_cheapest<Gemm, Gemm128x192, Gemm128x128, Gemm64x128>(key, stream, kEfficiency);
+  return cutegen_sm90_gemm::launch_cheapest<Gemm, Gemm128x192, Gemm128x128, Gemm64x128, Gemm192x96>(
+      inputs, num_inputs, outputs, num_outputs, stream, kEfficiency, kOptions);
 }

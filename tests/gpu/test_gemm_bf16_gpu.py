@@ -93,9 +93,9 @@ def test_flagship_relaunch_follows_the_tensors_not_the_last_call(builder):
 @pytest.mark.gpu
 def test_flagship_picks_a_kernel_per_shape_and_each_computes_right(builder):
     """On 132 SMs the flagship's cost model (waves x tile area / throughput per SM) gives each of these shapes
-    another of its four kernels: 64x128 at 1024^3, 128x128 at 1280^2 x 512, 128x192 at 1536^2 x 512, 128x256 at
-    2048^2 x 512. Calls going round the four, twice, each get the product (each kernel keeps its own last launch)
-    and each shape always runs the same kernel, a different one from every other shape's."""
+    another of its five kernels: 64x128 at 1024^3, 128x128 at 1280^2 x 512, 192x96 at 1536^2 x 512, 128x256 at
+    2048^2 x 512, 128x192 at 3072^2 x 512. Calls going round the five, twice, each get the product (each kernel keeps
+    its own last launch) and each shape always runs the same kernel, a different one from every other shape's."""
     import torch
 
     from cutegen.build import Tier
@@ -107,7 +107,7 @@ def test_flagship_picks_a_kernel_per_shape_and_each_computes_right(builder):
     assert outcome.ok, outcome.raw_log[-2000:]
     lib = KernelLibrary(outcome.artifact)
     stream = torch.cuda.current_stream()
-    shapes = [(1024, 1024, 1024), (1280, 1280, 512), (1536, 1536, 512), (2048, 2048, 512)]
+    shapes = [(1024, 1024, 1024), (1280, 1280, 512), (1536, 1536, 512), (2048, 2048, 512), (3072, 3072, 512)]
     tensors = {}
     for m, n, k in shapes:
         a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
@@ -132,3 +132,41 @@ def test_flagship_picks_a_kernel_per_shape_and_each_computes_right(builder):
     assert all(len(names) == 1 for names in ran.values()), ran
     assert len({next(iter(names)) for names in ran.values()}) == len(shapes), "two shapes ran the same kernel"
     print({shape: next(iter(names))[:400] for shape, names in ran.items()})
+
+
+@pytest.mark.gpu
+def test_flagship_spreads_its_tiles_evenly_over_its_waves(builder, tmp_path):
+    """4096 x 4096 makes 512 tiles of 128x256: 4 waves on 132 SMs or on 128, so the persistent grid is 128 CTAs
+    (even_waves); 2816 x 3072 makes 264 = 2 waves of exactly 132, so its grid keeps every SM."""
+    import json
+
+    import torch
+
+    from cutegen.build import Tier
+    from cutegen.harness.abi import KernelLibrary
+
+    if torch.cuda.get_device_properties(0).multi_processor_count != 132:
+        pytest.skip("the shapes are chosen for 132 SMs (H100 SXM, H200)")
+    outcome = builder.run(Tier.BUILD, FLAGSHIP)
+    assert outcome.ok, outcome.raw_log[-2000:]
+    lib = KernelLibrary(outcome.artifact)
+    stream = torch.cuda.current_stream()
+
+    def grid(m: int, n: int, k: int) -> int:
+        a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+        b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
+        out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            assert lib([a, b], [out], stream) == 0
+            torch.cuda.synchronize()
+        torch.testing.assert_close(out, (a.float() @ b.float()).bfloat16(), atol=1e-2, rtol=1e-2)
+        trace = tmp_path / f"{m}x{n}x{k}.json"
+        prof.export_chrome_trace(str(trace))
+        kernels = [e for e in json.loads(trace.read_text())["traceEvents"]
+                   if e.get("cat") == "kernel" and "device_kernel" in e.get("name", "")]
+        assert len(kernels) == 1, [e.get("name") for e in kernels]
+        x, y, z = kernels[0]["args"]["grid"]
+        return x * y * z
+
+    assert grid(4096, 4096, 512) == 128
+    assert grid(2816, 3072, 512) == 132
