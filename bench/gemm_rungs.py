@@ -64,6 +64,8 @@ _PERSISTENT = "cutlass::gemm::PersistentScheduler"
 _STREAMK = "cutlass::gemm::StreamKScheduler"
 _RASTER = "cutegen_sm90_gemm::RasterOrder::"
 _SK = "cutegen_sm90_gemm::Decomposition::StreamK"
+# the LaunchOptions between the raster and even_waves at their defaults, then even_waves
+_EVEN = "cutegen_sm90_gemm::Decomposition::Heuristic, cutegen_sm90_gemm::Reduction::Deterministic, true, true"
 CANDIDATES = {
     "coop_128x256_c2x1_sw2": (None, f"2, {_RASTER}Heuristic"),
     "coop_128x256_c2x1_sw4": (None, f"4, {_RASTER}Heuristic"),
@@ -140,6 +142,23 @@ CANDIDATES = {
                              f"1, {_RASTER}Heuristic"),
     "pingpong_192x96_c2x1": (f"Shape<_192, _96, _64>, Shape<_2, _1, _1>, {_PINGPONG}, {_PERSISTENT}",
                              f"1, {_RASTER}Heuristic"),
+    # 2026-12-06 (twelfth session): 4096^3 on the fewest SMs that keep its 4 waves (LaunchOptions::even_waves:
+    # 512 tiles on 128 SMs, not 132), the flagship's schedule and cuBLAS's geometry: a power-bound card may clock
+    # the busy SMs higher when 4 stay idle the whole call instead of 16 in the last wave.
+    "coop_128x256_c2x1_sw1_even": (f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, {_PERSISTENT}",
+                                   f"1, {_RASTER}Heuristic, {_EVEN}"),
+    "coop_256x128_c1x2_even": (f"Shape<_256, _128, _64>, Shape<_1, _2, _1>, {_COOP}, {_PERSISTENT}",
+                               f"1, {_RASTER}Heuristic, {_EVEN}"),
+    # Sustained, every 4096^3 kernel runs at the card's power cap (H100: ~698 W, SM clock ~1380 MHz, nvidia-smi's
+    # reason 0x4), so the kernel with the least energy per FLOP wins. A 4x1 cluster multicasts each B tile to four
+    # CTAs: a quarter less L2 -> SM traffic than 2x1 (per CTA per k-step 128 + 64 rows, not 128 + 128).
+    "coop_128x256_c4x1_even": (f"Shape<_128, _256, _64>, Shape<_4, _1, _1>, {_COOP}, {_PERSISTENT}",
+                               f"1, {_RASTER}Heuristic, {_EVEN}"),
+    # bench/gemm_traffic.py: per 4096^3 call the flagship reads 168 MB from HBM where cuBLAS reads 150 and moves 1205 MB
+    # through L2 where cuBLAS moves 1031; the tile order decides how often an operand tile is fetched again
+    "coop_128x256_c2x1_sw2_even": (None, f"2, {_RASTER}Heuristic, {_EVEN}"),
+    "coop_128x256_c2x1_sw4_even": (None, f"4, {_RASTER}Heuristic, {_EVEN}"),
+    "coop_128x256_c2x1_sw8_even": (None, f"8, {_RASTER}Heuristic, {_EVEN}"),
 }
 BLOCKS = 5  # interleaved blocks: a ratio's interval is the min..max of its per-block ratios (see time_shape)
 TOLERANCE = 1e-2  # examples/gemm_bf16/gemm_bf16.py's CUTEGEN_ATOL = CUTEGEN_RTOL: bf16 output

@@ -26,6 +26,11 @@ The builds (CUTLASS collectives: about a minute each) can be made on a machine w
 device call spends its minutes timing: `--save-libraries DIR` builds and copies each library to DIR/NAME.so (no
 GPU needed), `--libraries DIR` loads them from there instead of building.
 
+`--clocks SECONDS`: instead of the four methods, each function back to back for SECONDS at a time (twice each,
+alternating) while nvidia-smi samples the SM clock, the board power and the clock-event reasons every 100 ms: whether
+the card holds its boost clock under each kernel or its power limit pulls it down (a kernel that loses to cuBLAS
+at the same clock loses on instructions, not on energy).
+
 `--shape 512 512 512`: a GEMM of a few microseconds, back to back, is bound by the host's work per call rather than
 the GPU's; there the ratio between two builds of one kernel with different launchers is the launchers' difference.
 """
@@ -60,6 +65,7 @@ def main() -> None:
     ap.add_argument("--libraries", type=Path, help="load NAME.so from this folder instead of building")
     ap.add_argument("--shape", nargs=3, type=int, default=[M, N, K], metavar=("M", "N", "K"),
                     help="the timed shape (default 4096^3); a small one is host-bound: it times the launchers")
+    ap.add_argument("--clocks", type=float, metavar="SECONDS", help="sustained runs with clock/power samples instead")
     args = ap.parse_args()
     if args.pool:
         pooled = pool([json.loads(p.read_text()) for p in args.pool])
@@ -92,6 +98,11 @@ def main() -> None:
             continue
         # the stream at call time: a graph capture runs the launcher on its capturing stream
         fns[name] = lambda lib=lib, out=out: lib([a, b], [out], torch.cuda.current_stream())
+    if args.clocks:
+        report = sustained(torch, fns, args.clocks, 2 * m * n * k)
+        if args.out:
+            args.out.write_text(json.dumps({"shape": args.shape, "sustained": report}, indent=1))
+        return
     cublas_kernels = {name: kernel_names(torch, fns[name]) for name in ("cuBLAS", "cuBLAS_out")}
     for name, kernels in cublas_kernels.items():
         print(f"{name} runs: {', '.join(kernels)}", flush=True)
@@ -155,6 +166,59 @@ def check(torch, lib, timed: tuple[int, int, int]) -> str:
         deterministic = deterministic and torch.equal(*results)
     checked = ", ".join(f"{m}x{n}x{k}" for m, n, k in shapes)
     return f"pass ({checked}), " + ("deterministic" if deterministic else "NOT bitwise deterministic")
+
+
+def sustained(torch, fns: dict, seconds: float, flops: int) -> dict:
+    """Each function back to back for `seconds`, twice, in alternation, with nvidia-smi sampling every 100 ms: per
+    function its TFLOP/s, and the median SM clock and power over the samples of its runs (the first 0.5 s of each
+    run left out: the clock's ramp), and how often each clock-event reason was active (nvidia-smi's bitmask)."""
+    import subprocess
+    import threading
+    import time
+
+    query = "clocks.sm,power.draw,clocks_event_reasons.active"
+    sampler = subprocess.Popen(["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader,nounits", "-lms", "100"],
+                               stdout=subprocess.PIPE, text=True)
+    samples: list[tuple[float, float, float, int]] = []  # stamped on arrival: nvidia-smi's own stamps are local time
+
+    def read() -> None:
+        for line in sampler.stdout:
+            try:
+                clock, power, reasons = (field.strip() for field in line.split(","))
+                samples.append((time.time(), float(clock), float(power), int(reasons, 16)))
+            except ValueError:  # "[N/A]" or a partial line: not a sample
+                continue
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    spans: list[tuple[str, float, float, float]] = []  # name, start, end (wall clock), TFLOP/s
+    try:
+        for name in list(fns) * 2:
+            fn, calls = fns[name], 0
+            torch.cuda.synchronize()
+            start = time.time()
+            while time.time() - start < seconds:
+                for _ in range(GRAPH_CALLS):
+                    fn()
+                calls += GRAPH_CALLS
+                torch.cuda.synchronize()
+            end = time.time()
+            spans.append((name, start, end, flops * calls / (end - start) / 1e12))
+    finally:
+        sampler.terminate()
+        reader.join(timeout=5)
+    report = {}
+    for name in fns:
+        mine = [s for n, start, end, _ in spans if n == name for s in samples if start + 0.5 <= s[0] <= end]
+        reasons: dict[str, int] = {}
+        for *_, bits in mine:
+            reasons[hex(bits)] = reasons.get(hex(bits), 0) + 1
+        report[name] = {"tflops": [round(t, 1) for n, *_, t in spans if n == name], "samples": len(mine),
+                        "sm_mhz": statistics.median(s[1] for s in mine) if mine else None,
+                        "watts": statistics.median(s[2] for s in mine) if mine else None, "reasons": reasons}
+        print(f"{name:<34} {report[name]['tflops']} TFLOP/s  SM {report[name]['sm_mhz']} MHz  "
+              f"{report[name]['watts']} W  reasons {reasons}  ({len(mine)} samples)", flush=True)
+    return report
 
 
 def kernel_names(torch, fn) -> list[str]:

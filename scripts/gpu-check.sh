@@ -57,7 +57,7 @@ for part in "${parts[@]}"; do
     # The Hopper GEMM ladder: CUTLASS-collective builds take 1-2 minutes each, so they have parts of their own.
     gemm) run gpu-gemm.log python3 -m pytest -q -s -m gpu tests/gpu tests/knowledge -k "gemm_sm90 or gemm_bf16" \
             -p no:cacheprovider --durations=10 ;;
-    # The flagship alone (its five GPU tests, one build): after a change to examples/gemm_bf16/gemm_bf16.cu.
+    # The flagship alone (its six GPU tests, one build): after a change to examples/gemm_bf16/gemm_bf16.cu.
     flagship) run gpu-flagship.log python3 -m pytest -q -s -m gpu tests/gpu/test_gemm_bf16_gpu.py -p no:cacheprovider \
                 --durations=5 ;;
     gemm-bench) run gemm-rungs.log python3 bench/gemm_rungs.py --candidates --out "$OUT/gemm_rungs.json" ;;
@@ -87,6 +87,18 @@ for part in "${parts[@]}"; do
                    run "gemm-shape-$tag.log" python3 bench/gemm_timing_methods.py --out "$OUT/gemm_shape_$tag.json" \
                      "${prebuilt[@]}" --shape $shape --candidates ${GEMM_CANDIDATES:-coop_128x256_c2x1_sw1}
                  done ;;
+    # Whether the card holds its clock under cuBLAS and the flagship at 4096^3 (or GEMM_SHAPE): each back to back for
+    # 4 s, twice, with nvidia-smi's SM clock, power and clock-event reasons sampled; about a minute with .gemm-libs.
+    gemm-clocks) export CUTEGEN_BENCH_STATE=/tmp/cutegen-gemm-state
+                 prebuilt=(); [ -d .gemm-libs ] && prebuilt=(--libraries .gemm-libs)
+                 run gemm-clocks.log python3 bench/gemm_timing_methods.py --clocks 4 --out "$OUT/gemm_clocks.json" \
+                   "${prebuilt[@]}" ${GEMM_SHAPE:+--shape $GEMM_SHAPE} --candidates ${GEMM_CANDIDATES:-coop_128x256_c2x1_sw1} ;;
+    # What one 4096^3 call moves and issues (HBM, L2, L2 -> SM bytes, instructions) under ncu: cuBLAS, the flagship and
+    # GEMM_CANDIDATES, one ncu process each; about 20 s a kernel with .gemm-libs.
+    gemm-traffic) export CUTEGEN_BENCH_STATE=/tmp/cutegen-gemm-state
+                  prebuilt=(); [ -d .gemm-libs ] && prebuilt=(--libraries .gemm-libs)
+                  run gemm-traffic.log python3 bench/gemm_traffic.py --out "$OUT/gemm_traffic.json" "${prebuilt[@]}" \
+                    ${GEMM_SHAPE:+--shape $GEMM_SHAPE} --candidates ${GEMM_CANDIDATES:-coop_128x256_c2x1_sw1} ;;
     # The host time of a call through the kernel ABI (a no-op launcher, CUDA tensors): structs reused vs rebuilt.
     abi) run abi-call.log python3 bench/abi_call_overhead.py --out "$OUT/abi_call_overhead.json" ;;
     adapters) run gpu-adapters.log python3 -m pytest -q -m gpu tests/agent tests/lsp tests/engine tests/suite \
@@ -191,7 +203,7 @@ print(availability(), '| memory cgroup:', cgroup.memory_binds(), '| seccomp name
                    --compile-workers "$(nproc)"
                  run kernelbench-table.log python3 bench/kernelbench_table.py .cutegen/kb-h200 --out "$OUT/kernelbench.md"
                  tar czf "$OUT/kb-h200.tgz" --exclude=.cutegen -C .cutegen kb-h200 ;;
-    *) echo "unknown part '$part' (${ALL[*]} kernelbench flagship gemm-methods gemm-shapes abi judge-signed judge-bench judge-probe typed-records fixtures all)" >&2
+    *) echo "unknown part '$part' (${ALL[*]} kernelbench flagship gemm-methods gemm-shapes gemm-clocks gemm-traffic abi judge-signed judge-bench judge-probe typed-records fixtures all)" >&2
        exit 2 ;;
   esac
 done

@@ -1,0 +1,111 @@
+"""GPU: what one 4096^3 GEMM call moves and issues, cuBLAS against the flagship and candidates (Nsight Compute).
+
+Sustained, every 4096^3 bf16 kernel runs at the H100's power cap (`gemm_timing_methods.py --clocks`: ~698 W, SM
+clock ~1380 MHz, reason 0x4), and the flagship's TFLOP/s per MHz equals cuBLAS's: it loses its 1-2 % on the clock the
+cap leaves it, that is on energy per FLOP. Energy goes to moving bytes (HBM, L2, the crossbar) and issuing
+instructions, so this counts them per call for each kernel:
+
+  dram read/write   HBM bytes (the operands are 3 x 32 MB; L2 is 50 MB, so a poor tile order re-reads them)
+  L2 bytes          every byte through L2's slices (lts__t_bytes)
+  L2 -> SM bytes    what the SMs' TMA loads pull across the crossbar (multicast delivers one read to several SMs)
+  instructions      warp instructions issued (smsp__inst_executed)
+
+    python bench/gemm_traffic.py [--libraries .gemm-libs] [--candidates NAME ...] [--shape M N K] [--out FILE]
+
+Each kernel is profiled in its own `ncu --profile-from-start off` process (three warm calls, then one profiled);
+ncu fixes the clocks at base while it measures, which does not change what a call moves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT / "server"), str(ROOT / "bench")]
+
+import gemm_rungs  # noqa: E402
+import gemm_timing_methods  # noqa: E402
+
+METRICS = {
+    "dram read MB": "dram__bytes_read.sum",
+    "dram write MB": "dram__bytes_write.sum",
+    "L2 MB": "lts__t_bytes.sum",
+    "L2 -> SM MB": "l1tex__m_xbar2l1tex_read_bytes.sum",
+    "instructions M": "smsp__inst_executed.sum",
+}
+SCALE = {"dram read MB": 1e6, "dram write MB": 1e6, "L2 MB": 1e6, "L2 -> SM MB": 1e6, "instructions M": 1e6}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--libraries", type=Path, help="load NAME.so from this folder instead of building")
+    ap.add_argument("--candidates", nargs="*", default=["coop_128x256_c2x1_sw1"], choices=list(gemm_rungs.CANDIDATES))
+    ap.add_argument("--shape", nargs=3, type=int, default=[4096, 4096, 4096], metavar=("M", "N", "K"))
+    ap.add_argument("--out", type=Path)
+    ap.add_argument("--child", help=argparse.SUPPRESS)  # the process ncu profiles: run this function once
+    args = ap.parse_args()
+    if args.child:
+        return child(args)
+    rows = {}
+    for name in ["cuBLAS", "gemm_bf16", *args.candidates]:
+        rows[name] = profile(name, args)
+        print(f"{name:<30} " + "  ".join(f"{key} {value:,.1f}" for key, value in rows[name].items()), flush=True)
+    if args.out:
+        args.out.write_text(json.dumps({"shape": args.shape, "per_call": rows}, indent=1))
+
+
+def profile(name: str, args) -> dict[str, float]:
+    command = ["ncu", "--profile-from-start", "off", "--csv", "--page", "raw", "--metrics", ",".join(METRICS.values()),
+               sys.executable, __file__, "--child", name, "--shape", *map(str, args.shape),
+               "--candidates", *args.candidates]
+    if args.libraries:
+        command += ["--libraries", str(args.libraries)]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    table = done.stdout[done.stdout.find('"ID"'):] if '"ID"' in done.stdout else ""
+    rows = list(csv.DictReader(io.StringIO(table)))[1:]  # the first row under the header holds the units
+    if done.returncode != 0 or not rows:
+        raise SystemExit(f"ncu on {name} failed (rc {done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+    totals = {key: 0.0 for key in METRICS}  # summed over the call's kernels (cuBLAS may launch more than one)
+    for row in rows:
+        for key, metric in METRICS.items():
+            totals[key] += float(row[metric].replace(",", "")) / SCALE[key]
+    return totals
+
+
+def child(args) -> None:
+    import torch
+
+    m, n, k = args.shape
+    a = torch.randn(m, k, dtype=torch.bfloat16, device="cuda")
+    b = torch.randn(k, n, dtype=torch.bfloat16, device="cuda")
+    out = torch.empty(m, n, dtype=torch.bfloat16, device="cuda")
+    if args.child == "cuBLAS":
+        def fn():
+            torch.matmul(a, b, out=out)
+    else:
+        path = gemm_rungs.RUNGS["gemm_bf16"] if args.child == "gemm_bf16" else None
+        folder = Path("/tmp/cutegen-gemm-candidates")
+        folder.mkdir(exist_ok=True)
+        kernels = {args.child: path or gemm_rungs.write_candidates(folder)[args.child]}
+        libraries = gemm_timing_methods.load_libraries(kernels, args.libraries) if args.libraries else None
+        lib = (libraries or gemm_rungs.build_all(kernels)[0])[args.child]
+
+        def fn():
+            assert lib([a, b], [out], torch.cuda.current_stream()) == 0
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    torch.cuda.cudart().cudaProfilerStart()
+    fn()
+    torch.cuda.synchronize()
+    torch.cuda.cudart().cudaProfilerStop()
+
+
+if __name__ == "__main__":
+    main()
