@@ -35,7 +35,8 @@
 //    the last wave. Sustained, every 4096^3 kernel here and cuBLAS's run at the card's power cap (H100: ~698 W, the SM
 //    clock pulled from 1980 to ~1380 MHz, bench/gemm_timing_methods.py --clocks), so idle SMs leave the busy ones
 //    power. It never adds a wave; measured against the same kernel on every SM it moved the medians by -0.3 to
-//    +0.5 % at 4096^3 (five of six comparisons up) and not at all at 3072^3: kept for the mechanism, not a figure.
+//    +0.5 % at 4096^3 (seven of nine comparisons up, one level) and not at all at 3072^3: kept for the mechanism,
+//    not a figure.
 // Requirements (else cudaErrorInvalidValue): contiguous row-major bf16, K % 8 == 0 and N % 8 == 0 (TMA's
 // 16-byte row pitches; KernelBench's 8_irregular, K = 2949 and N = 5921, is refused, not padded), 16-byte
 // aligned base pointers, sm_90a. M, N, K need not divide the tile (TMA bounds-checks loads and stores).
@@ -66,17 +67,17 @@
 // launch gained nothing measurable (H100). Earlier leads of 1.02-1.05x came from that fixed order, and an earlier 1.12x
 // from a cuBLAS run at 667 TFLOP/s.
 // Twelfth session (H100, 2026-12-06; graph replays with a flush against the best cuBLAS, median [min, max] of 5 blocks
-// per process): 1536^3 0.893x [0.883, 0.901] with the 192x96 kernel, where the 128x192 kernel alone read 0.814x
-// (192x96 alone 0.888x; at 1280^3 it read 0.619x, where 128x128 keeps 0.925x); 3072^3 0.974x [0.971, 0.987]
-// (128x192 without even waves 0.975x); 4096^3, 2 processes x 5 blocks, in three calls: 0.990x [0.966, 1.042], 0.989x
-// [0.967, 1.020], 0.987x [0.956, 1.001] (the same 128x256 kernel on every SM beside it: 0.987x, 0.986x; even waves
-// moved the 4096^3 medians by -0.3 to +0.5 % over the four methods: within the blocks' spread) -- still not above
-// 1.0. Sustained (4 s back to back, twice), every kernel sits at the power cap with reason 0x4: cuBLAS 670-675 TFLOP/s
-// at 1395 MHz, this kernel 656-660 at 1365-1380 MHz: the same TFLOP/s per MHz (0.480), so the last 1-2 % is energy per
-// FLOP, not instructions. Per call (bench/gemm_traffic.py, ncu) this kernel reads 168 MB from HBM and moves 1201 MB
-// through L2 where cuBLAS reads 150 and moves 1031-1038; swizzle 8 cuts HBM reads to 133 MB, not L2's bytes (1177),
-// and times 0.990x by graph replay (within noise of swizzle 1). A 4x1 cluster (B multicast to four CTAs) runs 0.80x:
-// fewer 4-CTA clusters fit than 128 SMs' worth, so 5 waves (its clock rose to 1695 MHz).
+// per process): 1536^3 0.893x [0.883, 0.901] with the 192x96 kernel, where the 128x192 kernel alone read 0.814x (192x96
+// alone 0.888x; at 1280^3 it read 0.619x, where 128x128 keeps 0.925x); 3072^3 0.974x [0.971, 0.987] (128x192 without
+// even waves 0.975x); 4096^3, 2 processes x 5 blocks, in three calls: 0.990x [0.966, 1.042], 0.989x [0.967, 1.020],
+// 0.987x [0.956, 1.001] (the same 128x256 kernel on every SM beside it: 0.987x, 0.986x; even waves moved the 4096^3
+// medians by -0.3 to +0.5 % over three methods: within the blocks' spread) -- still not above 1.0. Sustained (4 s back
+// to back, twice), every kernel sits at the power cap with reason 0x4: cuBLAS 670-675 TFLOP/s at 1395 MHz, this kernel
+// 656-660 at 1365-1380 MHz: the same TFLOP/s per MHz (0.478-0.484), so the last 1-2 % is energy per FLOP, not
+// instructions. Per call (bench/gemm_traffic.py, ncu) this kernel reads 168 MB from HBM and moves 1201-1205 MB through
+// L2 where cuBLAS reads 150 and moves 1031-1038; swizzle 8 cuts HBM reads to 133 MB, not L2's bytes (1177), and times
+// 0.990x by graph replay (within noise of swizzle 1). A 4x1 cluster (B multicast to four CTAs) runs 0.80x: fewer 4-CTA
+// clusters fit than 128 SMs' worth, so 5 waves (its clock rose to 1695 MHz).
 // The replaced sm80 mma.sync kernel ran 451 TFLOP/s = 0.58x cuBLAS at 4096^3 (H200,
 // 2026-11-29); it lives on as examples/idioms/gemm_sm80_mma_sync.
 #include "../idioms/gemm_sm90_common.cuh"
