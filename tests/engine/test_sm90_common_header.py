@@ -4,6 +4,8 @@ warnings for its own text only: the file that includes it keeps its own asserts.
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -62,15 +64,28 @@ int main(int argc, char** argv) {{  // SMs, max active clusters, M, N -> the har
 """
 
 
-def test_even_waves_keep_the_waves_on_the_fewest_whole_clusters(toolchain, tmp_path):
-    """The flagship's 128x256 kernel (cluster 2x1) on 132 SMs, 66 clusters: host code only, no GPU."""
-    source = tmp_path / "even_waves.cu"
-    source.write_text(EVEN_WAVES)
-    program = tmp_path / "even_waves"
+def _host_program(toolchain, build_state: Path, name: str, source: str) -> Path:
+    """`source` built into a host program, kept in the shared test build cache under a key of its text, the
+    header's and the toolchain's (the compile takes ~20 s: a warm run reuses it)."""
+    key = hashlib.sha256(f"{source}|{HEADER.read_text()}|{toolchain.fingerprint}".encode()).hexdigest()[:16]
+    program = build_state / "host-programs" / f"{name}-{key}"
+    if program.exists():
+        return program
+    program.parent.mkdir(parents=True, exist_ok=True)
+    text = program.parent / f"{name}-{key}.cu"
+    text.write_text(source)
+    partial = program.with_suffix(f".{os.getpid()}")  # renamed into place whole: a parallel run never sees half
     build = subprocess.run([toolchain.nvcc, "-std=c++17", *toolchain.gencode, f"-I{toolchain.cutlass_include}",
-                            f"-I{ABI_INCLUDE}", str(source), "-o", str(program)], capture_output=True, text=True,
+                            f"-I{ABI_INCLUDE}", str(text), "-o", str(partial)], capture_output=True, text=True,
                            timeout=600)
     assert build.returncode == 0, build.stderr[-2000:]
+    partial.replace(program)
+    return program
+
+
+def test_even_waves_keep_the_waves_on_the_fewest_whole_clusters(toolchain, build_state):
+    """The flagship's 128x256 kernel (cluster 2x1) on 132 SMs, 66 clusters: host code only, no GPU."""
+    program = _host_program(toolchain, build_state, "even_waves", EVEN_WAVES)
 
     def hardware(m: int, n: int) -> str:
         return subprocess.run([str(program), "132", "66", str(m), str(n)], capture_output=True, text=True,
