@@ -66,6 +66,8 @@ _RASTER = "cutegen_sm90_gemm::RasterOrder::"
 _SK = "cutegen_sm90_gemm::Decomposition::StreamK"
 # the LaunchOptions between the raster and even_waves at their defaults, then even_waves
 _EVEN = "cutegen_sm90_gemm::Decomposition::Heuristic, cutegen_sm90_gemm::Reduction::Deterministic, true, true"
+# SplitK with its splits after it: the options between at their defaults (parameters reused, waves not evened)
+_SPLITK = "cutegen_sm90_gemm::Decomposition::SplitK, cutegen_sm90_gemm::Reduction::Deterministic, true, false"
 CANDIDATES = {
     "coop_128x256_c2x1_sw2": (None, f"2, {_RASTER}Heuristic"),
     "coop_128x256_c2x1_sw4": (None, f"4, {_RASTER}Heuristic"),
@@ -159,6 +161,13 @@ CANDIDATES = {
     "coop_128x256_c2x1_sw2_even": (None, f"2, {_RASTER}Heuristic, {_EVEN}"),
     "coop_128x256_c2x1_sw4_even": (None, f"4, {_RASTER}Heuristic, {_EVEN}"),
     "coop_128x256_c2x1_sw8_even": (None, f"8, {_RASTER}Heuristic, {_EVEN}"),
+    # Few tiles, a long k-loop (256x512x8192: 8 tiles of 128x128, 128 k-tiles each; the flagship reads 0.60x cuBLAS,
+    # which splits k): each tile's k-loop cut into 8 or 16 pieces (64 or 128 work units), summed in the workspace in
+    # a fixed order. Built, not yet timed (twelfth session: no device time left).
+    "splitk8_128x128_c1x1": (f"Shape<_128, _128, _64>, Shape<_1, _1, _1>, {_COOP}, {_STREAMK}",
+                             f"1, {_RASTER}Heuristic, {_SPLITK}, 8"),
+    "splitk16_128x128_c1x1": (f"Shape<_128, _128, _64>, Shape<_1, _1, _1>, {_COOP}, {_STREAMK}",
+                              f"1, {_RASTER}Heuristic, {_SPLITK}, 16"),
 }
 BLOCKS = 5  # interleaved blocks: a ratio's interval is the min..max of its per-block ratios (see time_shape)
 TOLERANCE = 1e-2  # examples/gemm_bf16/gemm_bf16.py's CUTEGEN_ATOL = CUTEGEN_RTOL: bf16 output

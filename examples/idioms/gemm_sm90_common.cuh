@@ -178,6 +178,7 @@ struct LaunchOptions {
   // the 128x256 tile makes 512 tiles, 4 waves on 132 SMs or on 128, so 4 SMs can idle the whole call, not the last
   // wave's 16; if the card is power-bound, the other SMs' clocks may gain from it.
   bool even_waves = false;
+  int splits = 1;  // the stream-K scheduler's SplitK decomposition: how many pieces each tile's k-loop is cut into
 };
 
 // Whether a scheduler's Arguments take a decomposition (C++17: no requires-expression).
@@ -202,7 +203,7 @@ struct LaunchKey {
     return device == o.device && M == o.M && N == o.N && K == o.K && A == o.A && B == o.B && D == o.D &&
            options.max_swizzle == o.options.max_swizzle && options.raster == o.options.raster &&
            options.decomposition == o.options.decomposition && options.reduction == o.options.reduction &&
-           options.even_waves == o.options.even_waves;
+           options.even_waves == o.options.even_waves && options.splits == o.options.splits;
   }
 };
 
@@ -286,6 +287,7 @@ typename Gemm::Arguments make_arguments(const LaunchKey& key) {
   if constexpr (takes_decomposition<decltype(args.scheduler)>::value) {  // the stream-K scheduler's
     args.scheduler.decomposition_mode = key.options.decomposition;
     args.scheduler.reduction_mode = key.options.reduction;
+    args.scheduler.splits = key.options.splits;
   }
   return args;
 }
