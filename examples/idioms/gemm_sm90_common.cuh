@@ -224,18 +224,24 @@ struct LastLaunch {
 
 // The hardware a persistent kernel of M x N's tiles is launched on when its waves are evened out: as many whole
 // clusters as the fewest SMs that still take every tile in the same number of waves (tiles 512, SMs 132: 4 waves,
-// 128 SMs). The scheduler sizes its grid from sm_count and max_active_clusters, so both shrink.
+// 128 SMs). The scheduler sizes its grid from sm_count and max_active_clusters, so both shrink. Tiles are counted
+// as the persistent scheduler walks them: rounded up to whole clusters, then to whole swizzle groups (its
+// get_log_swizzle_size), for those padded tiles take turns too.
 template <class Gemm>
-cutlass::KernelHardwareInfo even_wave_hardware(cutlass::KernelHardwareInfo hw, int64_t M, int64_t N) {
+cutlass::KernelHardwareInfo even_wave_hardware(cutlass::KernelHardwareInfo hw, int64_t M, int64_t N, int max_swizzle) {
   using Tile = typename Gemm::GemmKernel::TileShape;
   using Cluster = typename Gemm::GemmKernel::ClusterShape;
+  using SchedulerParams = cutlass::gemm::kernel::detail::PersistentTileSchedulerSm90Params;
   constexpr int64_t tile_m = size<0>(Tile{}), tile_n = size<1>(Tile{});
   constexpr int64_t cluster_m = size<0>(Cluster{}), cluster_n = size<1>(Cluster{});
   constexpr int64_t cluster = cluster_m * cluster_n;
-  // The scheduler walks whole clusters of tiles (its grid counts them rounded up so; with a swizzle above 1 it
-  // rounds further, which this does not follow: the flagship's swizzle is 1).
   const auto round_up = [](int64_t x, int64_t to) { return (x + to - 1) / to * to; };
-  const int64_t tiles = round_up((M + tile_m - 1) / tile_m, cluster_m) * round_up((N + tile_n - 1) / tile_n, cluster_n);
+  int64_t blocks_m = round_up((M + tile_m - 1) / tile_m, cluster_m);
+  int64_t blocks_n = round_up((N + tile_n - 1) / tile_n, cluster_n);
+  const int swizzle = 1 << SchedulerParams::get_log_swizzle_size(int(blocks_m), int(blocks_n), max_swizzle);
+  blocks_m = round_up(blocks_m, swizzle * cluster_m);
+  blocks_n = round_up(blocks_n, swizzle * cluster_n);
+  const int64_t tiles = blocks_m * blocks_n;
   if (hw.sm_count <= 0 || tiles <= 0) return hw;
   const int64_t waves = (tiles + hw.sm_count - 1) / hw.sm_count;
   const int64_t clusters = ((tiles + waves - 1) / waves + cluster - 1) / cluster;
@@ -250,13 +256,14 @@ cutlass::KernelHardwareInfo even_wave_hardware(cutlass::KernelHardwareInfo hw, i
 // says how large the workspace is; cudaSuccess or the error code cutegen_forward returns.
 template <class Gemm>
 int initialize(Gemm& gemm, typename Gemm::Arguments& args, cudaStream_t stream, size_t* workspace_bytes,
-               bool even_waves = false) {
+               const LaunchOptions& options) {
   if (Gemm::can_implement(args) != cutlass::Status::kSuccess) return cudaErrorInvalidValue;
   DeviceState* st = device_state<Gemm>(stream, 0);
   if (st == nullptr) return cudaErrorInvalidValue;
   args.hw_info = st->hw;
-  if (even_waves) {
-    args.hw_info = even_wave_hardware<Gemm>(st->hw, get<0>(args.problem_shape), get<1>(args.problem_shape));
+  if (options.even_waves) {
+    args.hw_info = even_wave_hardware<Gemm>(st->hw, get<0>(args.problem_shape), get<1>(args.problem_shape),
+                                            options.max_swizzle);
   }
   *workspace_bytes = Gemm::get_workspace_size(args);
   st = device_state<Gemm>(stream, *workspace_bytes);
@@ -324,8 +331,9 @@ int run(const LaunchKey& key, cudaStream_t stream) {
     last.valid = false;
     typename Gemm::Arguments args = make_arguments<Gemm>(key);
     size_t workspace_bytes = 0;
-    const int err = initialize(last.gemm, args, stream, &workspace_bytes, key.options.even_waves);
-    if (err != cudaSuccess) return err;
+    if (const int err = initialize(last.gemm, args, stream, &workspace_bytes, key.options); err != cudaSuccess) {
+      return err;
+    }
     last.key = key;
     last.valid = workspace_bytes == 0;  // a workspace is initialized anew for every launch (see LastLaunch)
   }

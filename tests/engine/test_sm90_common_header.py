@@ -54,11 +54,11 @@ using namespace cute;
 using Gemm = cutegen_sm90_gemm::Sm90Gemm<Shape<_128, _256, _64>, Shape<_2, _1, _1>,
     cutlass::gemm::KernelTmaWarpSpecializedCooperative, cutlass::epilogue::TmaWarpSpecializedCooperative,
     cutlass::gemm::PersistentScheduler>::Gemm;
-int main(int argc, char** argv) {{  // SMs, max active clusters, M, N -> the hardware the grid is sized from
+int main(int argc, char** argv) {{  // SMs, max active clusters, M, N, max swizzle -> the grid's hardware
   cutlass::KernelHardwareInfo hw;
   hw.sm_count = atoi(argv[1]);
   hw.max_active_clusters = atoi(argv[2]);
-  hw = cutegen_sm90_gemm::even_wave_hardware<Gemm>(hw, atoll(argv[3]), atoll(argv[4]));
+  hw = cutegen_sm90_gemm::even_wave_hardware<Gemm>(hw, atoll(argv[3]), atoll(argv[4]), atoi(argv[5]));
   printf("%d %d", hw.sm_count, hw.max_active_clusters);
 }}
 """
@@ -87,11 +87,14 @@ def test_even_waves_keep_the_waves_on_the_fewest_whole_clusters(toolchain, build
     """The flagship's 128x256 kernel (cluster 2x1) on 132 SMs, 66 clusters: host code only, no GPU."""
     program = _host_program(toolchain, build_state, "even_waves", EVEN_WAVES)
 
-    def hardware(m: int, n: int) -> str:
-        return subprocess.run([str(program), "132", "66", str(m), str(n)], capture_output=True, text=True,
-                              check=True).stdout
+    def hardware(m: int, n: int, swizzle: int = 1) -> str:
+        return subprocess.run([str(program), "132", "66", str(m), str(n), str(swizzle)], capture_output=True,
+                              text=True, check=True).stdout
 
     assert hardware(4096, 4096) == "128 64"  # 512 tiles: 4 waves on 132 SMs or on 128
     assert hardware(2816, 3072) == "132 66"  # 264 tiles: 2 full waves, every SM kept
     # 33 x 16 tiles, counted as the scheduler walks them (whole 2x1 clusters): 34 x 16 = 544, 5 waves, 109 -> 110 SMs
     assert hardware(4224, 4096) == "110 55"
+    # swizzle 8 pads the 33 rows of tiles to 48 (whole 8 x 2 groups): 768 tiles, 6 waves on 128 SMs (110 would make 7)
+    assert hardware(4224, 4096, swizzle=8) == "128 64"
+    assert hardware(4096, 4096, swizzle=8) == "128 64"
