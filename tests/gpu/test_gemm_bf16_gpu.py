@@ -28,6 +28,30 @@ def problem_with_shape(folder: Path, m: int, n: int, k: int) -> Path:
     return path
 
 
+def flagship_library(builder):
+    """The flagship built through the build tier and loaded through the kernel ABI."""
+    from cutegen.build import Tier
+    from cutegen.harness.abi import KernelLibrary
+
+    outcome = builder.run(Tier.BUILD, FLAGSHIP)
+    assert outcome.ok, outcome.raw_log[-2000:]
+    return KernelLibrary(outcome.artifact)
+
+
+def skip_unless_132_sms(torch) -> None:
+    if torch.cuda.get_device_properties(0).multi_processor_count != 132:
+        pytest.skip("the shapes are chosen for 132 SMs (H100 SXM, H200)")
+
+
+def profiled_product(torch, lib, a, b, out):
+    """One flagship call on the current stream under torch.profiler, its product checked; the profile."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        assert lib([a, b], [out], torch.cuda.current_stream()) == 0
+        torch.cuda.synchronize()
+    torch.testing.assert_close(out, (a.float() @ b.float()).bfloat16(), atol=1e-2, rtol=1e-2)
+    return prof
+
+
 @pytest.mark.gpu
 def test_flagship_passes_the_harness_at_4096_cubed(engine):
     from cutegen.harness.run import verify_kernel
@@ -66,12 +90,7 @@ def test_flagship_relaunch_follows_the_tensors_not_the_last_call(builder):
     them are read anew, and another output, shape or input is never served the last call's parameters."""
     import torch
 
-    from cutegen.build import Tier
-    from cutegen.harness.abi import KernelLibrary
-
-    outcome = builder.run(Tier.BUILD, FLAGSHIP)
-    assert outcome.ok, outcome.raw_log[-2000:]
-    lib = KernelLibrary(outcome.artifact)
+    lib = flagship_library(builder)
     stream = torch.cuda.current_stream()
     a, b = (torch.randn(512, 256, device="cuda", dtype=torch.bfloat16) for _ in range(2))
     b = b.T.contiguous()  # (256, 512)
@@ -98,15 +117,8 @@ def test_flagship_picks_a_kernel_per_shape_and_each_computes_right(builder):
     its own last launch) and each shape always runs the same kernel, a different one from every other shape's."""
     import torch
 
-    from cutegen.build import Tier
-    from cutegen.harness.abi import KernelLibrary
-
-    if torch.cuda.get_device_properties(0).multi_processor_count != 132:
-        pytest.skip("the shapes are chosen for 132 SMs (H100 SXM, H200)")
-    outcome = builder.run(Tier.BUILD, FLAGSHIP)
-    assert outcome.ok, outcome.raw_log[-2000:]
-    lib = KernelLibrary(outcome.artifact)
-    stream = torch.cuda.current_stream()
+    skip_unless_132_sms(torch)
+    lib = flagship_library(builder)
     shapes = [(1024, 1024, 1024), (1280, 1280, 512), (1536, 1536, 512), (2048, 2048, 512), (3072, 3072, 512)]
     tensors = {}
     for m, n, k in shapes:
@@ -117,10 +129,7 @@ def test_flagship_picks_a_kernel_per_shape_and_each_computes_right(builder):
     def gemm(shape) -> str:
         a, b, out = tensors[shape]
         out.fill_(float("nan"))
-        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-            assert lib([a, b], [out], stream) == 0
-            torch.cuda.synchronize()
-        torch.testing.assert_close(out, (a.float() @ b.float()).bfloat16(), atol=1e-2, rtol=1e-2)
+        prof = profiled_product(torch, lib, a, b, out)
         gpu = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
         kernels = [name for name in gpu if "device_kernel" in name]
         assert len(kernels) == 1, kernels
@@ -142,24 +151,13 @@ def test_flagship_spreads_its_tiles_evenly_over_its_waves(builder, tmp_path):
 
     import torch
 
-    from cutegen.build import Tier
-    from cutegen.harness.abi import KernelLibrary
-
-    if torch.cuda.get_device_properties(0).multi_processor_count != 132:
-        pytest.skip("the shapes are chosen for 132 SMs (H100 SXM, H200)")
-    outcome = builder.run(Tier.BUILD, FLAGSHIP)
-    assert outcome.ok, outcome.raw_log[-2000:]
-    lib = KernelLibrary(outcome.artifact)
-    stream = torch.cuda.current_stream()
+    skip_unless_132_sms(torch)
+    lib = flagship_library(builder)
 
     def grid(m: int, n: int, k: int) -> int:
         a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
         b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
-        out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
-        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-            assert lib([a, b], [out], stream) == 0
-            torch.cuda.synchronize()
-        torch.testing.assert_close(out, (a.float() @ b.float()).bfloat16(), atol=1e-2, rtol=1e-2)
+        prof = profiled_product(torch, lib, a, b, torch.empty(m, n, device="cuda", dtype=torch.bfloat16))
         trace = tmp_path / f"{m}x{n}x{k}.json"
         prof.export_chrome_trace(str(trace))
         kernels = [e for e in json.loads(trace.read_text())["traceEvents"]
