@@ -23,14 +23,18 @@ __device__ void mine(int x) {{ assert(x > 0); }}
 _ASSERT_CALL = re.compile(r":\s*__assert_fail\s*\(")  # an assert that stayed in: `cond ? void(0) : __assert_fail(`
 
 
+def _nvcc(toolchain, *arguments: str, timeout: int) -> None:
+    """nvcc with the header's include paths and the toolchain's target; fails the test with nvcc's words."""
+    run = subprocess.run([toolchain.nvcc, "-std=c++17", *toolchain.gencode, f"-I{toolchain.cutlass_include}",
+                          f"-I{ABI_INCLUDE}", *arguments], capture_output=True, text=True, timeout=timeout)
+    assert run.returncode == 0, run.stderr[-2000:]
+
+
 def _preprocessed(toolchain, tmp_path: Path, *defines: str) -> str:
     source = tmp_path / "includer.cu"
     source.write_text(INCLUDER)
     out = tmp_path / "includer.ii"
-    run = subprocess.run([toolchain.nvcc, "-std=c++17", *toolchain.gencode, f"-I{toolchain.cutlass_include}",
-                          f"-I{ABI_INCLUDE}", *defines, "-E", str(source), "-o", str(out)],
-                         capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stderr[-2000:]
+    _nvcc(toolchain, *defines, "-E", str(source), "-o", str(out), timeout=300)
     return out.read_text(errors="replace")
 
 
@@ -75,10 +79,7 @@ def _host_program(toolchain, build_state: Path, name: str, source: str) -> Path:
     text = program.parent / f"{name}-{key}.cu"
     text.write_text(source)
     partial = program.with_suffix(f".{os.getpid()}")  # renamed into place whole: a parallel run never sees half
-    build = subprocess.run([toolchain.nvcc, "-std=c++17", *toolchain.gencode, f"-I{toolchain.cutlass_include}",
-                            f"-I{ABI_INCLUDE}", str(text), "-o", str(partial)], capture_output=True, text=True,
-                           timeout=600)
-    assert build.returncode == 0, build.stderr[-2000:]
+    _nvcc(toolchain, str(text), "-o", str(partial), timeout=600)
     partial.replace(program)
     return program
 
