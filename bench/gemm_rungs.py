@@ -156,8 +156,8 @@ CANDIDATES = {
     # CTAs: a quarter less L2 -> SM traffic than 2x1 (per CTA per k-step 128 + 64 rows, not 128 + 128).
     "coop_128x256_c4x1_even": (f"Shape<_128, _256, _64>, Shape<_4, _1, _1>, {_COOP}, {_PERSISTENT}",
                                f"1, {_RASTER}Heuristic, {_EVEN}"),
-    # bench/gemm_traffic.py: per 4096^3 call the flagship reads 168 MB from HBM where cuBLAS reads 150 and moves 1205 MB
-    # through L2 where cuBLAS moves 1031; the tile order decides how often an operand tile is fetched again
+    # bench/gemm_traffic.py, per 4096^3 call: the flagship reads 168 MB from HBM and moves 1205 MB through L2, cuBLAS
+    # 150 MB and 1031 MB; the tile order decides how often an operand tile is fetched again
     "coop_128x256_c2x1_sw2_even": (None, f"2, {_RASTER}Heuristic, {_EVEN}"),
     "coop_128x256_c2x1_sw4_even": (None, f"4, {_RASTER}Heuristic, {_EVEN}"),
     "coop_128x256_c2x1_sw8_even": (None, f"8, {_RASTER}Heuristic, {_EVEN}"),

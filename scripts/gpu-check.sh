@@ -50,6 +50,10 @@ judge_benches() {  # the judge's overhead (12 paired rounds) and the repeatabili
   run timing-repeat.log python3 bench/timing_repeatability.py --state "$CUTEGEN_JUDGE_STATE" \
     --out "$OUT/timing_repeatability.json"
 }
+gemm_bench_setup() {  # the GEMM benches' one build folder, and the libraries built here beforehand when carried
+  export CUTEGEN_BENCH_STATE=/tmp/cutegen-gemm-state
+  prebuilt=(); [ -d .gemm-libs ] && prebuilt=(--libraries .gemm-libs)
+}
 for part in "${parts[@]}"; do
   case $part in
     harness) run gpu-harness.log python3 -m pytest -q -m gpu tests/gpu tests/knowledge tests/profiler \
@@ -67,8 +71,7 @@ for part in "${parts[@]}"; do
     # ~2 minutes once, each run ~1. GEMM_SHAPE="M N K" times another shape than 4096^3 (512^3: the launchers' host time).
     # Libraries built here beforehand (`bench/gemm_timing_methods.py --save-libraries .gemm-libs --candidates ...`,
     # carried as .gemm-libs) are loaded instead of built.
-    gemm-methods) export CUTEGEN_BENCH_STATE=/tmp/cutegen-gemm-state
-                  prebuilt=(); [ -d .gemm-libs ] && prebuilt=(--libraries .gemm-libs)
+    gemm-methods) gemm_bench_setup
                   for i in $(seq "${GEMM_RUNS:-3}"); do
                     run "gemm-methods-$i.log" python3 bench/gemm_timing_methods.py --out "$OUT/gemm_timing_$i.json" "${prebuilt[@]}" \
                       ${GEMM_SHAPE:+--shape $GEMM_SHAPE} \
@@ -79,8 +82,7 @@ for part in "${parts[@]}"; do
                     --out "$OUT/gemm_timing_pooled.json" ;;
     # The flagship and GEMM_CANDIDATES at smaller shapes, one process each (GEMM_SHAPES: "M N K" separated by
     # commas; default 512^3, 1024^3, 2048^3): where the 128x256 tile leaves SMs idle. ~1 minute a shape.
-    gemm-shapes) export CUTEGEN_BENCH_STATE=/tmp/cutegen-gemm-state
-                 prebuilt=(); [ -d .gemm-libs ] && prebuilt=(--libraries .gemm-libs)
+    gemm-shapes) gemm_bench_setup
                  IFS=, read -ra shapes <<< "${GEMM_SHAPES:-512 512 512,1024 1024 1024,2048 2048 2048}"
                  for shape in "${shapes[@]}"; do
                    tag=${shape// /x}
@@ -89,14 +91,12 @@ for part in "${parts[@]}"; do
                  done ;;
     # Whether the card holds its clock under cuBLAS and the flagship at 4096^3 (or GEMM_SHAPE): each back to back for
     # 4 s, twice, with nvidia-smi's SM clock, power and clock-event reasons sampled; about a minute with .gemm-libs.
-    gemm-clocks) export CUTEGEN_BENCH_STATE=/tmp/cutegen-gemm-state
-                 prebuilt=(); [ -d .gemm-libs ] && prebuilt=(--libraries .gemm-libs)
+    gemm-clocks) gemm_bench_setup
                  run gemm-clocks.log python3 bench/gemm_timing_methods.py --clocks 4 --out "$OUT/gemm_clocks.json" \
                    "${prebuilt[@]}" ${GEMM_SHAPE:+--shape $GEMM_SHAPE} --candidates ${GEMM_CANDIDATES:-coop_128x256_c2x1_sw1} ;;
     # What one 4096^3 call moves and issues (HBM, L2, L2 -> SM bytes, instructions) under ncu: cuBLAS, the flagship and
     # GEMM_CANDIDATES, one ncu process each; about 20 s a kernel with .gemm-libs.
-    gemm-traffic) export CUTEGEN_BENCH_STATE=/tmp/cutegen-gemm-state
-                  prebuilt=(); [ -d .gemm-libs ] && prebuilt=(--libraries .gemm-libs)
+    gemm-traffic) gemm_bench_setup
                   run gemm-traffic.log python3 bench/gemm_traffic.py --out "$OUT/gemm_traffic.json" "${prebuilt[@]}" \
                     ${GEMM_SHAPE:+--shape $GEMM_SHAPE} --candidates ${GEMM_CANDIDATES:-coop_128x256_c2x1_sw1} ;;
     # The host time of a call through the kernel ABI (a no-op launcher, CUDA tensors): structs reused vs rebuilt.
