@@ -10,6 +10,11 @@ instructions, so this counts them per call for each kernel:
   L2 -> SM bytes    what the SMs' TMA loads pull across the crossbar (multicast delivers one read to several SMs)
   instructions      warp instructions issued (smsp__inst_executed)
 
+and, where this ncu knows them on this chip, L2's sectors by the unit that sent them: the SMs' reads and writes,
+and the requests that crossed the fabric between L2's two partitions (an SM's request for a line whose home is in
+the other partition), with L2's hit rate. cuBLAS moves ~14 % fewer L2 bytes than the flagship while delivering the
+same bytes to the SMs; this says whether the excess is the SMs' own traffic or the partitions'.
+
     python bench/gemm_traffic.py [--libraries .gemm-libs] [--candidates NAME ...] [--shape M N K] [--out FILE]
 
 Each kernel is profiled in its own `ncu --profile-from-start off` process (three warm calls, then one profiled);
@@ -40,6 +45,17 @@ METRICS = {
     "instructions M": "smsp__inst_executed.sum",
 }
 SCALE = {"dram read MB": 1e6, "dram write MB": 1e6, "L2 MB": 1e6, "L2 -> SM MB": 1e6, "instructions M": 1e6}
+# ncu refuses the whole list for one name it does not know, so these join only when `ncu --query-metrics` lists them
+SOURCES = {
+    "L2 <- SM read MB": "lts__t_sectors_srcunit_tex_op_read.sum",
+    "L2 <- SM write MB": "lts__t_sectors_srcunit_tex_op_write.sum",
+    "L2 <- fabric MB": "lts__t_sectors_srcunit_ltcfabric.sum",
+    "L2 <- fabric requests M": "lts__t_requests_srcunit_ltcfabric.sum",
+    "L2 hit %": "lts__t_sector_hit_rate.pct",
+}
+SECTOR = 32  # bytes
+SOURCE_SCALE = {"L2 <- SM read MB": 1e6 / SECTOR, "L2 <- SM write MB": 1e6 / SECTOR, "L2 <- fabric MB": 1e6 / SECTOR,
+                "L2 <- fabric requests M": 1e6, "L2 hit %": 1.0}
 
 
 def main() -> None:
@@ -52,29 +68,53 @@ def main() -> None:
     args = ap.parse_args()
     if args.child:
         return child(args)
+    metrics = {**METRICS, **known_to_ncu(SOURCES)}
+    scale = {**SCALE, **SOURCE_SCALE}
     rows = {}
     for name in ["cuBLAS", "gemm_bf16", *args.candidates]:
-        rows[name] = profile(name, args)
+        rows[name] = profile(name, args, metrics, scale)
         print(f"{name:<30} " + "  ".join(f"{key} {value:,.1f}" for key, value in rows[name].items()), flush=True)
     if args.out:
         args.out.write_text(json.dumps({"shape": args.shape, "per_call": rows}, indent=1))
 
 
-def profile(name: str, args) -> dict[str, float]:
-    command = ["ncu", "--profile-from-start", "off", "--csv", "--page", "raw", "--metrics", ",".join(METRICS.values()),
+def known_to_ncu(metrics: dict[str, str]) -> dict[str, str]:
+    """The metrics `ncu --query-metrics` lists for this GPU, by full name or by base name (before `.sum`/`.pct`)."""
+    listed = subprocess.run(["ncu", "--query-metrics", "--query-metrics-mode", "all"],
+                            capture_output=True, text=True, check=False).stdout
+    names = {line.split()[0] for line in listed.splitlines() if line.strip()}
+    known = {key: metric for key, metric in metrics.items() if {metric, metric.rsplit(".", 1)[0]} & names}
+    if missing := sorted(set(metrics) - set(known)):
+        print(f"ncu does not list {', '.join(metrics[key] for key in missing)} here: left out", flush=True)
+    return known
+
+
+def profile(name: str, args, metrics: dict[str, str], scale: dict[str, float]) -> dict[str, float]:
+    command = ["ncu", "--profile-from-start", "off", "--csv", "--page", "raw", "--metrics", ",".join(metrics.values()),
                sys.executable, __file__, "--child", name, "--shape", *map(str, args.shape),
                "--candidates", *args.candidates]
     if args.libraries:
         command += ["--libraries", str(args.libraries)]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     table = done.stdout[done.stdout.find('"ID"'):] if '"ID"' in done.stdout else ""
-    rows = list(csv.DictReader(io.StringIO(table)))[1:]  # the first row under the header holds the units
-    if done.returncode != 0 or not rows:
+    if done.returncode != 0 or not table:
         raise SystemExit(f"ncu on {name} failed (rc {done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
-    totals = {key: 0.0 for key in METRICS}  # summed over the call's kernels (cuBLAS may launch more than one)
+    if args.out:  # ncu's own table beside the summary: what the CPU test of per_call reads
+        args.out.with_name(f"{args.out.stem}_{name}.csv").write_text(table)
+    return per_call(table, metrics, scale)
+
+
+def per_call(table: str, metrics: dict[str, str], scale: dict[str, float]) -> dict[str, float]:
+    """One call's figures from ncu's raw CSV page: each metric over the call's kernels (cuBLAS may launch more than
+    one), summed, or averaged where it is a rate."""
+    rows = list(csv.DictReader(io.StringIO(table)))[1:]  # the first row under the header holds the units
+    if not rows:
+        raise SystemExit("ncu's table holds no kernel: was the call inside cudaProfilerStart/Stop?")
+    totals = {key: 0.0 for key in metrics}
     for row in rows:
-        for key, metric in METRICS.items():
-            totals[key] += float(row[metric].replace(",", "")) / SCALE[key]
+        for key, metric in metrics.items():
+            value = float(row[metric].replace(",", "")) / scale[key]
+            totals[key] += value / len(rows) if metric.endswith(".pct") else value
     return totals
 
 
