@@ -76,9 +76,14 @@ async function screenshot(page, name) {
 }
 
 /**
- * Open a quick input with `key`, type `value`, wait for `ready` (a locator, optional), press Enter.
+ * Open a quick input with `key`, put `value` in it, wait for `ready` (a locator, optional), press Enter.
  * Retried: the quick input closes when focus moves (an editor opening after a diff closed, say), and a
  * press that lands in that moment leaves nothing to type into.
+ *
+ * Keys go wherever the focus is when they arrive, not to the element they were meant for (playwright's fill
+ * focuses the input, then types): a fresh clone's loaded run had the go-to-line's ":45:1" and its Enter land in
+ * the kernel when the extension showed the applied file meanwhile, and Undo then undid that. So the value is
+ * set on the input itself, and Enter is pressed only while the input holds the keyboard.
  */
 async function quickInput(page, key, value, ready, enter = true) {
   let last;
@@ -88,16 +93,35 @@ async function quickInput(page, key, value, ready, enter = true) {
       await page.keyboard.press(key);
       const input = page.locator(".quick-input-widget input");
       await input.waitFor({ state: "visible", timeout: 10_000 * SLOW });
-      await input.fill(value, { timeout: 5_000 * SLOW });
+      await input.click({ trial: true, timeout: 5_000 * SLOW }); // only the checks a fill makes: visible, stable, enabled
+      // Set until it stays: a quick input still opening writes its own prefix (">") over a value set too early.
+      await until(async () => {
+        await input.evaluate((el, v) => {
+          if (el.value === v) return;
+          el.value = v;
+          el.dispatchEvent(new Event("input", { bubbles: true })); // what the quick input listens to
+        }, value);
+        await sleep(150);
+        return (await input.inputValue()) === value;
+      }, 5_000 * SLOW, `the quick input to hold ${JSON.stringify(value)}`, 0);
       if (ready) await ready.waitFor({ state: "visible", timeout: 15_000 * SLOW });
       await sleep(200);
-      // Enter on the input itself, never on the page: a quick input that closed meanwhile (focus moved to an
-      // editor) would otherwise put a newline into the file under the cursor.
-      if (enter) await input.press("Enter", { timeout: 5_000 * SLOW });
+      if (enter) {
+        const holds = await input.evaluate((el, v) => el === document.activeElement && el.value === v, value);
+        if (!holds) throw new Error("the quick input lost the keyboard before Enter");
+        await page.keyboard.press("Enter");
+      }
       return;
     } catch (e) {
       last = e;
-      log(`quick input ${key} ${JSON.stringify(value)}: attempt ${attempt} failed (${e.message.split("\n")[0]})`);
+      // What the quick input held and offered, and where the keyboard was, when it gave up.
+      const seen = await page.evaluate(() => {
+        const input = document.querySelector(".quick-input-widget input");
+        const rows = [...document.querySelectorAll(".quick-input-list .monaco-list-row")].slice(0, 3).map((r) => r.textContent);
+        const focus = document.activeElement;
+        return { value: input?.value, rows, focus: focus ? `${focus.tagName.toLowerCase()}.${focus.className}`.slice(0, 60) : null };
+      }).catch(() => undefined);
+      log(`quick input ${key} ${JSON.stringify(value)}: attempt ${attempt} failed (${e.message.split("\n")[0]}) ${JSON.stringify(seen)}`);
       await page.keyboard.press("Escape");
       await sleep(1000);
     }
@@ -396,9 +420,13 @@ test("CuTeGen in a real VS Code: diagnostic, quick fix as a verified diff, Apply
       return text !== original && text;
     }, 60_000 * SLOW, "the file on disk to change");
     assert.equal(fixed, example.good, "the file on disk is the fixed kernel");
-    // The diff closes and the fixed file is the active editor.
+    // The diff closes and the fixed file is the active editor. The extension shows that file (it takes the
+    // keyboard) after saving and closing the diff, and logs the patch applied once it has: keys sent before then
+    // may land in the file instead of the quick input they were meant for.
     await until(async () => (await page.locator(".tab", { hasText: "CuTeGen proposal" }).count()) === 0, 15_000 * SLOW, "the diff to close");
     await page.locator(".tab.active", { hasText: KERNEL }).waitFor({ timeout: 15_000 * SLOW });
+    await until(() => /patch \S+ applied to softsign\.cu/.test(cutegenLog(userData)), 30_000 * SLOW,
+      "the extension to log the patch applied (the file saved, the diff closed, the file shown)");
     await until(async () => !(await problems(page)).some((p) => p.includes(ROOT)), 180_000 * SLOW,
       "the diagnostic to go away after the fixed file was checked", 1000);
     await until(async () => /compiles/.test((await page.locator(".statusbar-item", { hasText: "CuTeGen" }).first().textContent()) ?? ""),
@@ -422,6 +450,8 @@ test("CuTeGen in a real VS Code: diagnostic, quick fix as a verified diff, Apply
     // press that undid anything makes the tab dirty, so an Apply of two edits still fails here.
     const restored = async () => (await showing("make_shape(int(size(tXgX)))")) === 1 && (await showing("make_fragment_like(tXgX)")) === 0;
     const untouched = async () => (await page.locator(".tab.active.dirty").count()) === 0 && (await showing("make_fragment_like(tXgX)")) === 1;
+    // Undo starts from the saved fix: a dirty tab here means keys went into the file, and Undo would undo those.
+    assert.ok(await untouched(), "the fixed file was edited after it was saved (keys meant for a quick input?)");
     for (let press = 1; press <= 3; press++) {
       await editorFocused(page);
       await goToLine(page, BROKEN_LINE, 5);
