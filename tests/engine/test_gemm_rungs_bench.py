@@ -3,8 +3,11 @@ are one schedule each on the shared launcher."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
@@ -56,3 +59,39 @@ def test_pooled_ratio_spans_every_block_of_every_process():
     assert pooled["cuBLAS|event"]["x_cublas"] == 1.0
     # against the faster cuBLAS call the first process's 0.176 ms is 0.178 / 0.176 = 1.011x, not 1.023x
     assert flagship["best_interval"][1] == 0.178 / 0.176
+
+
+RECORDS = ROOT / "tests" / "records" / "h100"
+
+
+def _traffic(name: str) -> dict[str, float]:
+    import gemm_traffic
+
+    metrics = {**gemm_traffic.METRICS, **gemm_traffic.SOURCES}
+    scale = {**gemm_traffic.SCALE, **gemm_traffic.SOURCE_SCALE}
+    return gemm_traffic.per_call((RECORDS / f"gemm_traffic_{name}.csv").read_text(), metrics, scale)
+
+
+def test_traffic_reads_ncus_own_table_as_the_readme_quotes_it():
+    """bench/gemm_traffic.py on ncu's raw CSV pages captured on an H100 (4096^3, one call each): cuBLAS and the
+    flagship deliver the same operand bytes to the SMs, cuBLAS with 17 % fewer read sectors at L2."""
+    cublas, flagship = _traffic("cuBLAS"), _traffic("gemm_bf16")
+    operands = 512 * (128 + 256) * 4096 * 2 / 1e6  # 512 tiles of 128x256, each reads its A and B panels
+    for row in (cublas, flagship):
+        assert row["L2 -> SM MB"] == pytest.approx(operands, rel=1e-4)
+        # every byte through L2 came from the SMs' reads, their writes or the other partition across the fabric
+        parts = row["L2 <- SM read MB"] + row["L2 <- SM write MB"] + row["L2 <- fabric MB"]
+        assert row["L2 MB"] == pytest.approx(parts, rel=0.005)
+        assert row["L2 <- SM write MB"] == pytest.approx(4096 * 4096 * 2 / 1e6, rel=1e-6)  # D, once
+        assert 0 < row["L2 hit %"] < 100
+    assert cublas["L2 <- SM read MB"] / flagship["L2 <- SM read MB"] == pytest.approx(0.831, abs=0.001)
+    summary = json.loads((RECORDS / "gemm_traffic.json").read_text())["per_call"]
+    assert summary["cuBLAS"] == pytest.approx(cublas) and summary["gemm_bf16"] == pytest.approx(flagship)
+
+
+def test_traffic_names_a_table_without_kernels():
+    import gemm_traffic
+
+    header = (RECORDS / "gemm_traffic_cuBLAS.csv").read_text().splitlines()[:2]  # the names and the units only
+    with pytest.raises(SystemExit, match="holds no kernel"):
+        gemm_traffic.per_call("\n".join(header), gemm_traffic.METRICS, gemm_traffic.SCALE)
