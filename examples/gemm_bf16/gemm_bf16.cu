@@ -24,12 +24,14 @@
 //    (stmatrix) -> TMA store. No C operand (ElementC = void): D = A @ B.
 //  * Small and medium GEMMs: the 128 x 256 tile is the fastest per SM, but a persistent kernel pays for whole waves of
 //    tiles (1.1 waves cost 2), and below a wave it leaves SMs idle. So the launcher picks, per call, whichever of
-//    five kernels has the least estimated time, waves x tile area / throughput per SM
+//    six kernels has the least estimated time, waves x tile area / throughput per SM
 //    (cutegen_sm90_gemm::launch_cheapest): 128 x 256 (cluster 2x1), 128 x 192 (cluster 2x1), 128 x 128 (cooperative,
-//    no cluster), 64 x 128 (KernelTmaWarpSpecialized: one consumer warpgroup, one CTA per tile) and 192 x 96
-//    (ping-pong, cluster 2x1: cuBLAS's tile at 1536^3). On 132 SMs: 512^3-1024^3 and 256x512x8192 run 64 x 128,
-//    1280^3 128 x 128, 1536^3 192 x 96, 3072^3 128 x 192, 2048^3 and 4096^3 128 x 256. Each kernel keeps its own last
-//    launch (LastLaunch).
+//    no cluster), 64 x 128 (KernelTmaWarpSpecialized: one consumer warpgroup, one CTA per tile), 192 x 96
+//    (ping-pong, cluster 2x1: cuBLAS's tile at 1536^3) and, for few tiles with a long k-loop, 128 x 64 with each
+//    tile's k-loop split in 8 pieces added in arrival order (SplitK: only where the pieces fit one wave; the sum's
+//    bits may differ between calls there, and only there). On 132 SMs: 512^3-1024^3 run 64 x 128, 256x512x8192 the
+//    split kernel, 1280^3 128 x 128, 1536^3 192 x 96, 3072^3 128 x 192, 2048^3 and 4096^3 128 x 256. Each kernel
+//    keeps its own last launch (LastLaunch; the split kernel's workspace is set up anew every call).
 //  * Even waves (LaunchOptions::even_waves): a persistent grid on the fewest SMs that keep its number of waves. At
 //    4096^3, 512 tiles make 4 waves on 132 SMs or on 128; on 128, four SMs idle the whole call instead of sixteen in
 //    the last wave. Sustained, every 4096^3 kernel here and cuBLAS's run at the card's power cap (H100: ~698 W, the SM
@@ -106,10 +108,16 @@ using Gemm64x128 = Sm90Gemm<Shape<_64, _128, _64>, Shape<_1, _1, _1>, cutlass::g
 // cooperative schedule's two 64-row warpgroups, so one warpgroup owns the whole tile (3 m64n96 wgmmas a k-step).
 using Gemm192x96 = Sm90Gemm<Shape<_192, _96, _64>, Shape<_2, _1, _1>, cutlass::gemm::KernelTmaWarpSpecializedPingpong,
                             cutlass::epilogue::TmaWarpSpecialized, Persistent>::Gemm;
+// Few tiles and a long k-loop (256x512x8192: 16 tiles of 64x128 leave 116 SMs idle): 128x64 tiles, each k-loop
+// cut into 8 pieces added in arrival order (so its bits may differ between calls; see SplitK). Picked only where
+// its pieces fit one wave and the k-loop is long enough to pay for the pieces' adding (kSplitPieceK).
+using Gemm128x64Split = Sm90Gemm<Shape<_128, _64, _64>, Shape<_1, _1, _1>, Cooperative, CooperativeEpilogue,
+                                 cutlass::gemm::StreamKScheduler>::Gemm;
 // Throughput per SM relative to the 128x256 kernel's, from the H100 runs above (TFLOP/s x waves x SMs / tiles);
 // 192x96's from 1536^3, where it took 0.91x the time of 128x192 timed beside it (one warpgroup of two busy per SM
-// in a single wave: it wins only where its waves are fewer).
-constexpr std::array<double, 5> kEfficiency{1.00, 0.98, 0.85, 0.60, 0.81};
+// in a single wave: it wins only where its waves are fewer); the split kernel's taken as 64x128's, the tiles being
+// the same size (its pieces' cost is kSplitPieceK, fitted with that).
+constexpr std::array<double, 6> kEfficiency{1.00, 0.98, 0.85, 0.60, 0.81, 0.60};
 // Every kernel on the fewest SMs that keep its number of waves (even_waves; the other options their defaults).
 constexpr cutegen_sm90_gemm::LaunchOptions kOptions{1, cutegen_sm90_gemm::RasterOrder::Heuristic,
                                                     cutegen_sm90_gemm::Decomposition::Heuristic,
@@ -119,6 +127,7 @@ constexpr cutegen_sm90_gemm::LaunchOptions kOptions{1, cutegen_sm90_gemm::Raster
 CUTEGEN_EXPORT int cutegen_forward(const DLTensor* inputs, int num_inputs, DLTensor* outputs, int num_outputs,
                                    cudaStream_t stream) {
   using namespace gemm_bf16_impl;
-  return cutegen_sm90_gemm::launch_cheapest<Gemm, Gemm128x192, Gemm128x128, Gemm64x128, Gemm192x96>(
+  return cutegen_sm90_gemm::launch_cheapest<Gemm, Gemm128x192, Gemm128x128, Gemm64x128, Gemm192x96,
+                                            cutegen_sm90_gemm::SplitK<Gemm128x64Split, 8>>(
       inputs, num_inputs, outputs, num_outputs, stream, kEfficiency, kOptions);
 }

@@ -43,6 +43,7 @@
 #pragma nv_diag_suppress 20013
 #pragma nv_diag_suppress 20015
 #include <array>
+#include <limits>
 #include <tuple>
 #include <utility>
 
@@ -376,21 +377,84 @@ double wave_cost(const LaunchKey& key, int sm_count, double efficiency) {
   return double(waves) * double(size<0>(Tile{}) * size<1>(Tile{})) / efficiency;
 }
 
+// A choice for launch_cheapest: Gemm (a stream-K scheduler's) with each tile's k-loop cut into Splits pieces
+// (SplitK decomposition) that are added into a workspace in arrival order (Reduction::Nondeterministic, so the
+// bits of a sum may differ between calls). For shapes of few tiles and a long k-loop, where every other choice
+// leaves most SMs idle (256x512x8192: 16 tiles of 128x64 for 132 SMs). Adding them in a fixed order made each
+// piece wait for the one before it: 0.47x cuBLAS where arrival order reads 0.77x (H100, 128x128, 8 pieces).
+template <class G, int Splits>
+struct SplitK {
+  using Gemm = G;
+  static constexpr int splits = Splits;
+};
+// The k-loop a split piece costs on top of its share of K (its partial tile written to the workspace, waited
+// for and added; the workspace zeroed each call), in k elements: from 256x512x8192 on the H100, where 128x64 in 8
+// pieces took 0.72x the time of 64x128 unsplit (each with throughput 0.60).
+constexpr double kSplitPieceK = 4900;
+
+template <class Choice>
+struct split_k_choice : std::false_type {};
+template <class G, int S>
+struct split_k_choice<SplitK<G, S>> : std::true_type {};
+
+// A split choice's time in wave_cost's units: only where all of its pieces fit one wave (more pieces than SMs
+// would queue behind each other's k-loops), each piece a 1/Splits share of the k-loop plus kSplitPieceK.
+template <class Choice>
+double choice_cost(const LaunchKey& key, int sm_count, double efficiency) {
+  if constexpr (split_k_choice<Choice>::value) {
+    using Tile = typename Choice::Gemm::GemmKernel::TileShape;
+    if (output_tiles<typename Choice::Gemm>(key) * Choice::splits > sm_count) return std::numeric_limits<double>::infinity();
+    const double share = 1.0 / Choice::splits + kSplitPieceK / double(key.K);
+    return share * double(size<0>(Tile{}) * size<1>(Tile{})) / efficiency;
+  } else {
+    return wave_cost<Choice>(key, sm_count, efficiency);
+  }
+}
+
+// Runs a choice: a Gemm as key says, a split one with its decomposition (its grid is its pieces: no even waves).
+template <class Choice>
+int run_choice(const LaunchKey& key, cudaStream_t stream) {
+  if constexpr (split_k_choice<Choice>::value) {
+    LaunchKey split = key;
+    split.options.decomposition = Decomposition::SplitK;
+    split.options.reduction = Reduction::Nondeterministic;
+    split.options.splits = Choice::splits;
+    split.options.even_waves = false;
+    return run<typename Choice::Gemm>(split, stream);
+  } else {
+    return run<Choice>(key, stream);
+  }
+}
+
 template <class... Gemms, size_t... I>
-int run_cheapest(const LaunchKey& key, cudaStream_t stream, int sm_count,
-                 const std::array<double, sizeof...(Gemms)>& efficiency, std::index_sequence<I...>) {
-  const double cost[] = {wave_cost<Gemms>(key, sm_count, efficiency[I])...};
+size_t cheapest_choice(const LaunchKey& key, int sm_count, const std::array<double, sizeof...(Gemms)>& efficiency,
+                       std::index_sequence<I...>) {
+  const double cost[] = {choice_cost<Gemms>(key, sm_count, efficiency[I])...};
   size_t best = 0;
   for (size_t i = 1; i < sizeof...(Gemms); ++i) {
-    if (cost[i] < cost[best]) best = i;  // a tie keeps the earlier choice
+    if (cost[i] < cost[best]) best = i;
   }
+  return best;
+}
+
+// The index of whichever of Gemms costs least for key's shape on sm_count SMs (a tie keeps the earlier choice).
+template <class... Gemms>
+size_t cheapest_choice(const LaunchKey& key, int sm_count, const std::array<double, sizeof...(Gemms)>& efficiency) {
+  return cheapest_choice<Gemms...>(key, sm_count, efficiency, std::index_sequence_for<Gemms...>{});
+}
+
+template <class... Gemms, size_t... I>
+int run_cheapest(const LaunchKey& key, cudaStream_t stream, int sm_count,
+                 const std::array<double, sizeof...(Gemms)>& efficiency, std::index_sequence<I...> order) {
+  const size_t best = cheapest_choice<Gemms...>(key, sm_count, efficiency, order);
   int rc = cudaErrorInvalidValue;
-  ((I == best ? (rc = run<Gemms>(key, stream), 0) : 0), ...);
+  ((I == best ? (rc = run_choice<Gemms>(key, stream), 0) : 0), ...);
   return rc;
 }
 
-// Runs whichever of Gemms has the least wave_cost for key's shape on this device, `efficiency[i]` being Gemms[i]'s
-// throughput per SM relative to the others' (measured; see the flagship's header).
+// Runs whichever of Gemms (a Gemm, or SplitK<Gemm, n>; the first a Gemm) has the least cost for key's shape on this
+// device, `efficiency[i]` being Gemms[i]'s throughput per SM relative to the others' (measured; see the flagship's
+// header).
 template <class... Gemms>
 int run_cheapest(const LaunchKey& key, cudaStream_t stream, const std::array<double, sizeof...(Gemms)>& efficiency) {
   using First = std::tuple_element_t<0, std::tuple<Gemms...>>;

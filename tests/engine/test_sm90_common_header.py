@@ -99,3 +99,42 @@ def test_even_waves_keep_the_waves_on_the_fewest_whole_clusters(toolchain, build
     # swizzle 8 pads the 33 rows of tiles to 48 (whole 8 x 2 groups): 768 tiles, 6 waves on 128 SMs (110 would make 7)
     assert hardware(4224, 4096, swizzle=8) == "128 64"
     assert hardware(4096, 4096, swizzle=8) == "128 64"
+
+
+CHOICE = f"""#include "{HEADER}"
+#include <cstdio>
+#include <cstdlib>
+using namespace cute;
+using Coop = cutlass::gemm::KernelTmaWarpSpecializedCooperative;
+using CoopEpilogue = cutlass::epilogue::TmaWarpSpecializedCooperative;
+using Large = cutegen_sm90_gemm::Sm90Gemm<Shape<_128, _256, _64>, Shape<_2, _1, _1>, Coop, CoopEpilogue,
+                                          cutlass::gemm::PersistentScheduler>::Gemm;
+using Small = cutegen_sm90_gemm::Sm90Gemm<Shape<_64, _128, _64>, Shape<_1, _1, _1>,
+    cutlass::gemm::KernelTmaWarpSpecialized, cutlass::epilogue::TmaWarpSpecialized>::Gemm;
+using Split = cutegen_sm90_gemm::Sm90Gemm<Shape<_128, _64, _64>, Shape<_1, _1, _1>, Coop, CoopEpilogue,
+                                          cutlass::gemm::StreamKScheduler>::Gemm;
+int main(int argc, char** argv) {{  // SMs, M, N, K -> the index of the cheapest of the flagship's kinds of choice
+  cutegen_sm90_gemm::LaunchKey key;
+  key.M = atoll(argv[2]), key.N = atoll(argv[3]), key.K = atoll(argv[4]);
+  printf("%zu", cutegen_sm90_gemm::cheapest_choice<Large, Small, cutegen_sm90_gemm::SplitK<Split, 8>>(
+      key, atoi(argv[1]), {{1.00, 0.60, 0.60}}));
+}}
+"""
+
+
+def test_a_split_k_choice_runs_only_for_few_tiles_and_a_long_k_loop(toolchain, build_state):
+    """launch_cheapest's cost of a SplitK choice (the flagship's 128x64 in 8 pieces) against a 64x128 tile and the
+    128x256 one, on 132 SMs: host code only, no GPU."""
+    program = _host_program(toolchain, build_state, "split_choice", CHOICE)
+
+    def cheapest(m: int, n: int, k: int, sms: int = 132) -> str:
+        picked = subprocess.run([str(program), str(sms), str(m), str(n), str(k)], capture_output=True, text=True,
+                                check=True).stdout
+        return ["128x256", "64x128", "split"][int(picked)]
+
+    assert cheapest(256, 512, 8192) == "split"  # 16 tiles x 8 pieces = 128 <= 132 SMs, 1024 k each
+    assert cheapest(256, 512, 16384) == "split"
+    assert cheapest(256, 512, 2048) == "64x128"  # 256 k a piece does not pay for adding the pieces
+    assert cheapest(512, 512, 8192) == "64x128"  # 32 tiles x 8 = 256 pieces: more than the SMs
+    assert cheapest(256, 512, 8192, sms=64) == "64x128"  # on a smaller card the pieces would queue
+    assert cheapest(4096, 4096, 4096) == "128x256"

@@ -112,14 +112,16 @@ def test_flagship_relaunch_follows_the_tensors_not_the_last_call(builder):
 @pytest.mark.gpu
 def test_flagship_picks_a_kernel_per_shape_and_each_computes_right(builder):
     """On 132 SMs the flagship's cost model (waves x tile area / throughput per SM) gives each of these shapes
-    another of its five kernels: 64x128 at 1024^3, 128x128 at 1280^2 x 512, 192x96 at 1536^2 x 512, 128x256 at
-    2048^2 x 512, 128x192 at 3072^2 x 512. Calls going round the five, twice, each get the product (each kernel keeps
-    its own last launch) and each shape always runs the same kernel, a different one from every other shape's."""
+    another of its six kernels: 64x128 at 1024^3, 128x128 at 1280^2 x 512, 192x96 at 1536^2 x 512, 128x256 at
+    2048^2 x 512, 128x192 at 3072^2 x 512, 128x64 split 8 ways at 256x512x8192. Calls going round the six, twice,
+    each get the product (each kernel keeps its own last launch; the split one's pieces are summed anew each call)
+    and each shape always runs the same kernel, a different one from every other shape's."""
     import torch
 
     skip_unless_132_sms(torch)
     lib = flagship_library(builder)
-    shapes = [(1024, 1024, 1024), (1280, 1280, 512), (1536, 1536, 512), (2048, 2048, 512), (3072, 3072, 512)]
+    shapes = [(1024, 1024, 1024), (1280, 1280, 512), (1536, 1536, 512), (2048, 2048, 512), (3072, 3072, 512),
+              (256, 512, 8192)]
     tensors = {}
     for m, n, k in shapes:
         a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
