@@ -80,6 +80,15 @@
 // L2 where cuBLAS reads 150 and moves 1031-1038; swizzle 8 cuts HBM reads to 133 MB, not L2's bytes (1177), and times
 // 0.990x by graph replay (within noise of swizzle 1). A 4x1 cluster (B multicast to four CTAs) runs 0.80x: fewer 4-CTA
 // clusters fit than 128 SMs' worth, so 5 waves (its clock rose to 1695 MHz).
+// Thirteenth session (H100, 2026-12-06). L2's bytes by source (bench/gemm_traffic.py, ncu, one call, twice): cuBLAS
+// launches what this kernel launches (2-CTA clusters, 384 threads, 168 registers, ~214 KB smem; 132 CTAs to 128) and
+// delivers the same 1610.6 MB to the SMs, but its SMs ask L2 for 847-849 MB where this kernel's ask for 1022-1030
+// (0.83x); the fabric between L2's partitions carries 148-152 MB to 177-181. CUTLASS's swizzles do not close it
+// (swizzle 8: 1010 MB; 132 SMs: 1038). 256x512x8192, graph replay against the best cuBLAS (64x64 split-K and a
+// separate reduction kernel): 64x128 (this kernel's pick until now) 0.609-0.620x; 128x128 in 8 pieces added in a
+// fixed order 0.470-0.481x, in 16 0.298x; in arrival order 0.757x [0.741, 0.791]; 128x64 in 8 pieces, arrival order,
+// 0.861x [0.818, 0.876] -- now the sixth choice (its kernel and options timed as a candidate; the flagship's own
+// pick of it is host-tested and has not run on a GPU yet: the session's device time ran out).
 // The replaced sm80 mma.sync kernel ran 451 TFLOP/s = 0.58x cuBLAS at 4096^3 (H200,
 // 2026-11-29); it lives on as examples/idioms/gemm_sm80_mma_sync.
 #include "../idioms/gemm_sm90_common.cuh"

@@ -381,7 +381,7 @@ double wave_cost(const LaunchKey& key, int sm_count, double efficiency) {
 // (SplitK decomposition) that are added into a workspace in arrival order (Reduction::Nondeterministic, so the
 // bits of a sum may differ between calls). For shapes of few tiles and a long k-loop, where every other choice
 // leaves most SMs idle (256x512x8192: 16 tiles of 128x64 for 132 SMs). Adding them in a fixed order made each
-// piece wait for the one before it: 0.47x cuBLAS where arrival order reads 0.77x (H100, 128x128, 8 pieces).
+// piece wait for the one before it: 0.47-0.48x cuBLAS where arrival order reads 0.76x (H100, 128x128, 8 pieces).
 template <class G, int Splits>
 struct SplitK {
   using Gemm = G;
