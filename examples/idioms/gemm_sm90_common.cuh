@@ -403,7 +403,9 @@ template <class Choice>
 double choice_cost(const LaunchKey& key, int sm_count, double efficiency) {
   if constexpr (split_k_choice<Choice>::value) {
     using Tile = typename Choice::Gemm::GemmKernel::TileShape;
-    if (output_tiles<typename Choice::Gemm>(key) * Choice::splits > sm_count) return std::numeric_limits<double>::infinity();
+    if (output_tiles<typename Choice::Gemm>(key) * Choice::splits > sm_count) {
+      return std::numeric_limits<double>::infinity();
+    }
     const double share = 1.0 / Choice::splits + kSplitPieceK / double(key.K);
     return share * double(size<0>(Tile{}) * size<1>(Tile{})) / efficiency;
   } else {
