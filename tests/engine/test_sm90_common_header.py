@@ -50,7 +50,6 @@ def test_an_includer_built_with_ndebug_keeps_it(toolchain, tmp_path):
     assert not _ASSERT_CALL.search(text)
 
 
-
 EVEN_WAVES = f"""#include "{HEADER}"
 #include <cstdio>
 #include <cstdlib>
