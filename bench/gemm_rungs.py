@@ -63,6 +63,7 @@ _PINGPONG = "cutlass::gemm::KernelTmaWarpSpecializedPingpong, cutlass::epilogue:
 _PERSISTENT = "cutlass::gemm::PersistentScheduler"
 _STREAMK = "cutlass::gemm::StreamKScheduler"
 _RASTER = "cutegen_sm90_gemm::RasterOrder::"
+_GROUPED = "cutegen_sm90_gemm::GroupedTiles"
 _SK = "cutegen_sm90_gemm::Decomposition::StreamK"
 # the LaunchOptions between the raster and even_waves at their defaults, then even_waves
 _EVEN = "cutegen_sm90_gemm::Decomposition::Heuristic, cutegen_sm90_gemm::Reduction::Deterministic, true, true"
@@ -177,6 +178,17 @@ CANDIDATES = {
                                     f"1, {_RASTER}Heuristic, {_SPLITK_NONDET}, 8"),
     "splitk8_128x64_c1x1_nondet": (f"Shape<_128, _64, _64>, Shape<_1, _1, _1>, {_COOP}, {_STREAMK}",
                                    f"1, {_RASTER}Heuristic, {_SPLITK_NONDET}, 8"),
+    # Fourteenth session: the order of our own (examples/idioms/gemm_sm90_grouped_tiles.cuh), in bands of 8 cluster
+    # rows (a 4096^3 wave on 128 SMs is an 8x8 block of clusters): each run of consecutive clusters a compact block
+    # of 2x4, 4x2 or 4x4 clusters; 8x8x8 walks the block column by column, as CUTLASS's swizzle 8 does (the control).
+    "grouped_8x8x8_even": (f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, {_GROUPED}<8, 8, 8>",
+                           f"1, {_RASTER}Heuristic, {_EVEN}"),
+    "grouped_8x4x2_even": (f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, {_GROUPED}<8, 4, 2>",
+                           f"1, {_RASTER}Heuristic, {_EVEN}"),
+    "grouped_8x2x4_even": (f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, {_GROUPED}<8, 2, 4>",
+                           f"1, {_RASTER}Heuristic, {_EVEN}"),
+    "grouped_8x4x4_even": (f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, {_GROUPED}<8, 4, 4>",
+                           f"1, {_RASTER}Heuristic, {_EVEN}"),
 }
 BLOCKS = 5  # interleaved blocks: a ratio's interval is the min..max of its per-block ratios (see time_shape)
 TOLERANCE = 1e-2  # examples/gemm_bf16/gemm_bf16.py's CUTEGEN_ATOL = CUTEGEN_RTOL: bf16 output

@@ -57,6 +57,8 @@
 #include <cutlass/gemm/kernel/tile_scheduler.hpp>
 #include <cutlass/gemm/device/gemm_universal_adapter.h>
 
+#include "gemm_sm90_grouped_tiles.cuh"  // GroupedTiles: a persistent tile order of our own
+
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && __CUDA_ARCH__ < 1000 && !defined(CUTLASS_ARCH_MMA_SM90A_ENABLED)
 #error "the sm90 GEMM collectives use wgmma and TMA: build with -gencode arch=compute_90a,code=sm_90a"
 #endif

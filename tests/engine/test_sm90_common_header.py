@@ -14,6 +14,7 @@ from cutegen.toolchain import ABI_INCLUDE
 from tests.conftest import ROOT
 
 HEADER = ROOT / "examples" / "idioms" / "gemm_sm90_common.cuh"
+GROUPED = HEADER.with_name("gemm_sm90_grouped_tiles.cuh")  # included by HEADER
 INCLUDER = f"""#include "{HEADER}"
 __device__ void mine(int x) {{ assert(x > 0); }}
 #if defined(NDEBUG) != defined(EXPECT_NDEBUG)
@@ -69,8 +70,9 @@ int main(int argc, char** argv) {{  // SMs, max active clusters, M, N, max swizz
 
 def _host_program(toolchain, build_state: Path, name: str, source: str) -> Path:
     """`source` built into a host program, kept in the shared test build cache under a key of its text, the
-    header's and the toolchain's (the compile takes ~20 s: a warm run reuses it)."""
-    key = hashlib.sha256(f"{source}|{HEADER.read_text()}|{toolchain.fingerprint}".encode()).hexdigest()[:16]
+    headers' and the toolchain's (the compile takes ~20 s: a warm run reuses it)."""
+    headers = f"{HEADER.read_text()}|{GROUPED.read_text()}"
+    key = hashlib.sha256(f"{source}|{headers}|{toolchain.fingerprint}".encode()).hexdigest()[:16]
     program = build_state / "host-programs" / f"{name}-{key}"
     if program.exists():
         return program
@@ -137,3 +139,43 @@ def test_a_split_k_choice_runs_only_for_few_tiles_and_a_long_k_loop(toolchain, b
     assert cheapest(512, 512, 8192) == "64x128"  # 32 tiles x 8 = 256 pieces: more than the SMs
     assert cheapest(256, 512, 8192, sms=64) == "64x128"  # on a smaller card the pieces would queue
     assert cheapest(4096, 4096, 4096) == "128x256"
+
+
+GROUPED_ORDER = f"""#include "{HEADER}"
+#include <cstdio>
+#include <cstdlib>
+int main(int argc, char** argv) {{  // rows, cols, band, chunk, group -> each cluster tile of the order, a line each
+  const int rows = atoi(argv[1]), cols = atoi(argv[2]);
+  for (uint64_t i = 0; i < uint64_t(rows) * cols; ++i) {{
+    const auto tile = cutegen_sm90_gemm::grouped_cluster_tile(i, rows, cols, atoi(argv[3]), atoi(argv[4]),
+                                                              atoi(argv[5]));
+    printf("%d %d\\n", tile.row, tile.col);
+  }}
+}}
+"""
+
+
+def test_the_grouped_tile_order_visits_every_tile_once_in_compact_runs(toolchain, build_state):
+    """The flagship's candidate tile order (gemm_sm90_grouped_tiles.cuh) on the host: a bijection onto any grid,
+    ragged edges included, and at 4096^3 (16 x 16 clusters of 2x1 128x256 tiles) each run of 8 consecutive clusters
+    a 2 x 4 block, each wave of 64 an 8 x 8 one."""
+    program = _host_program(toolchain, build_state, "grouped_order", GROUPED_ORDER)
+
+    def order(rows: int, cols: int, band: int, chunk: int, group: int) -> list[tuple[int, int]]:
+        out = subprocess.run([str(program), *map(str, (rows, cols, band, chunk, group))], capture_output=True,
+                             text=True, check=True).stdout
+        return [tuple(map(int, line.split())) for line in out.splitlines()]
+
+    for rows, cols, band, chunk, group in [(16, 16, 8, 4, 2), (17, 13, 8, 4, 2), (5, 3, 8, 4, 4), (9, 30, 4, 3, 3),
+                                           (1, 7, 8, 2, 1), (33, 16, 8, 8, 8)]:
+        tiles = order(rows, cols, band, chunk, group)
+        assert sorted(tiles) == [(r, c) for r in range(rows) for c in range(cols)], (rows, cols, band, chunk, group)
+
+    def extent(tiles: list[tuple[int, int]]) -> tuple[int, int]:
+        return len({r for r, _ in tiles}), len({c for _, c in tiles})
+
+    tiles = order(16, 16, 8, 4, 2)
+    assert all(extent(tiles[i:i + 8]) == (2, 4) for i in range(0, 256, 8))
+    assert all(extent(tiles[i:i + 64]) == (8, 8) for i in range(0, 256, 64))
+    # 8, 8, 8 is CUTLASS's swizzle 8 along N: each run of 8 clusters one column of the 8 x 8 block
+    assert extent(order(16, 16, 8, 8, 8)[:8]) == (8, 1)
