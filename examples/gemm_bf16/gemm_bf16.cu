@@ -87,8 +87,11 @@
 // (swizzle 8: 1010 MB; 132 SMs: 1038). 256x512x8192, graph replay against the best cuBLAS (64x64 split-K and a
 // separate reduction kernel): 64x128 (this kernel's pick until now) 0.609-0.620x; 128x128 in 8 pieces added in a
 // fixed order 0.470-0.481x, in 16 0.298x; in arrival order 0.757x [0.741, 0.791]; 128x64 in 8 pieces, arrival order,
-// 0.861x [0.818, 0.876] -- now the sixth choice (its kernel and options timed as a candidate; the flagship's own
-// pick of it is host-tested and has not run on a GPU yet: the session's device time ran out).
+// 0.861x [0.818, 0.876] in that call -- now the sixth choice.
+// Fourteenth session (H100, one process x 5 blocks, graph replay against the best cuBLAS): this kernel at
+// 256x512x8192 picks the split kernel and reads 0.769x [0.753, 0.792] (per call 0.768x, with a pad 0.753x, back to
+// back 0.807x; the split candidate beside it 0.760x [0.754, 0.771]): the last session's 0.861x for the same kernel
+// did not reproduce, and the gain over 64x128 (0.609-0.620x then) is ~1.25x, not ~1.4x. Its six GPU tests pass.
 // The replaced sm80 mma.sync kernel ran 451 TFLOP/s = 0.58x cuBLAS at 4096^3 (H200,
 // 2026-11-29); it lives on as examples/idioms/gemm_sm80_mma_sync.
 #include "../idioms/gemm_sm90_common.cuh"
