@@ -45,26 +45,23 @@ sys.path[:0] = [str(ROOT / "server"), str(ROOT / "bench")]
 import gemm_rungs  # noqa: E402
 import gemm_timing_methods  # noqa: E402
 
+SECTOR = 32  # bytes
+# key -> (ncu's metric, how many of the metric's units make one of the key's)
 METRICS = {
-    "dram read MB": "dram__bytes_read.sum",
-    "dram write MB": "dram__bytes_write.sum",
-    "L2 MB": "lts__t_bytes.sum",
-    "L2 -> SM MB": "l1tex__m_xbar2l1tex_read_bytes.sum",
-    "instructions M": "smsp__inst_executed.sum",
+    "dram read MB": ("dram__bytes_read.sum", 1e6),
+    "dram write MB": ("dram__bytes_write.sum", 1e6),
+    "L2 MB": ("lts__t_bytes.sum", 1e6),
+    "L2 -> SM MB": ("l1tex__m_xbar2l1tex_read_bytes.sum", 1e6),
+    "instructions M": ("smsp__inst_executed.sum", 1e6),
 }
-SCALE = {"dram read MB": 1e6, "dram write MB": 1e6, "L2 MB": 1e6, "L2 -> SM MB": 1e6, "instructions M": 1e6}
 # ncu refuses the whole list for one name it does not know, so these join only when `ncu --query-metrics` lists them
 SOURCES = {
-    "L2 <- SM read MB": "lts__t_sectors_srcunit_tex_op_read.sum",
-    "L2 <- SM write MB": "lts__t_sectors_srcunit_tex_op_write.sum",
-    "L2 <- fabric MB": "lts__t_sectors_srcunit_ltcfabric.sum",
-    "L2 <- fabric requests M": "lts__t_requests_srcunit_ltcfabric.sum",
-    "L2 hit %": "lts__t_sector_hit_rate.pct",
+    "L2 <- SM read MB": ("lts__t_sectors_srcunit_tex_op_read.sum", 1e6 / SECTOR),
+    "L2 <- SM write MB": ("lts__t_sectors_srcunit_tex_op_write.sum", 1e6 / SECTOR),
+    "L2 <- fabric MB": ("lts__t_sectors_srcunit_ltcfabric.sum", 1e6 / SECTOR),
+    "L2 <- fabric requests M": ("lts__t_requests_srcunit_ltcfabric.sum", 1e6),
+    "L2 hit %": ("lts__t_sector_hit_rate.pct", 1.0),
 }
-SECTOR = 32  # bytes
-SOURCE_SCALE = {"L2 <- SM read MB": 1e6 / SECTOR, "L2 <- SM write MB": 1e6 / SECTOR, "L2 <- fabric MB": 1e6 / SECTOR,
-                "L2 <- fabric requests M": 1e6, "L2 hit %": 1.0}
-
 
 def main() -> None:
     ap = argparse.ArgumentParser()
@@ -77,28 +74,29 @@ def main() -> None:
     if args.child:
         return child(args)
     metrics = {**METRICS, **known_to_ncu(SOURCES)}
-    scale = {**SCALE, **SOURCE_SCALE}
     rows = {}
     for name in ["cuBLAS", "gemm_bf16", *args.candidates]:
-        rows[name] = profile(name, args, metrics, scale)
+        rows[name] = profile(name, args, metrics)
         print(f"{name:<30} " + "  ".join(f"{key} {value:,.1f}" for key, value in rows[name].items()), flush=True)
     if args.out:
         args.out.write_text(json.dumps({"shape": args.shape, "per_call": rows}, indent=1))
 
 
-def known_to_ncu(metrics: dict[str, str]) -> dict[str, str]:
+def known_to_ncu(metrics: dict[str, tuple[str, float]]) -> dict[str, tuple[str, float]]:
     """The metrics `ncu --query-metrics` lists for this GPU, by full name or by base name (before `.sum`/`.pct`)."""
     listed = subprocess.run(["ncu", "--query-metrics", "--query-metrics-mode", "all"],
                             capture_output=True, text=True, check=False).stdout
     names = {line.split()[0] for line in listed.splitlines() if line.strip()}
-    known = {key: metric for key, metric in metrics.items() if {metric, metric.rsplit(".", 1)[0]} & names}
+    known = {key: (metric, unit) for key, (metric, unit) in metrics.items()
+             if {metric, metric.rsplit(".", 1)[0]} & names}
     if missing := sorted(set(metrics) - set(known)):
-        print(f"ncu does not list {', '.join(metrics[key] for key in missing)} here: left out", flush=True)
+        print(f"ncu does not list {', '.join(metrics[key][0] for key in missing)} here: left out", flush=True)
     return known
 
 
-def profile(name: str, args, metrics: dict[str, str], scale: dict[str, float]) -> dict[str, float]:
-    command = ["ncu", "--profile-from-start", "off", "--csv", "--page", "raw", "--metrics", ",".join(metrics.values()),
+def profile(name: str, args, metrics: dict[str, tuple[str, float]]) -> dict[str, float]:
+    names = ",".join(metric for metric, _ in metrics.values())
+    command = ["ncu", "--profile-from-start", "off", "--csv", "--page", "raw", "--metrics", names,
                sys.executable, __file__, "--child", name, "--shape", *map(str, args.shape),
                "--candidates", *args.candidates]
     if args.libraries:
@@ -109,10 +107,10 @@ def profile(name: str, args, metrics: dict[str, str], scale: dict[str, float]) -
         raise SystemExit(f"ncu on {name} failed (rc {done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
     if args.out:  # ncu's own table beside the summary: what the CPU test of per_call reads
         args.out.with_name(f"{args.out.stem}_{name}.csv").write_text(table)
-    return per_call(table, metrics, scale)
+    return per_call(table, metrics)
 
 
-def per_call(table: str, metrics: dict[str, str], scale: dict[str, float]) -> dict[str, float]:
+def per_call(table: str, metrics: dict[str, tuple[str, float]]) -> dict[str, float]:
     """One call's figures from ncu's raw CSV page: each metric over the call's kernels (cuBLAS may launch more than
     one), summed, or averaged where it is a rate."""
     rows = list(csv.DictReader(io.StringIO(table)))[1:]  # the first row under the header holds the units
@@ -120,8 +118,8 @@ def per_call(table: str, metrics: dict[str, str], scale: dict[str, float]) -> di
         raise SystemExit("ncu's table holds no kernel: was the call inside cudaProfilerStart/Stop?")
     totals = {key: 0.0 for key in metrics}
     for row in rows:
-        for key, metric in metrics.items():
-            value = float(row[metric].replace(",", "")) / scale[key]
+        for key, (metric, unit) in metrics.items():
+            value = float(row[metric].replace(",", "")) / unit
             totals[key] += value / len(rows) if metric.endswith(".pct") else value
     return totals
 

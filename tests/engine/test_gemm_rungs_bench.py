@@ -68,8 +68,7 @@ def _traffic(name: str) -> dict[str, float]:
     import gemm_traffic
 
     metrics = {**gemm_traffic.METRICS, **gemm_traffic.SOURCES}
-    scale = {**gemm_traffic.SCALE, **gemm_traffic.SOURCE_SCALE}
-    return gemm_traffic.per_call((RECORDS / f"gemm_traffic_{name}.csv").read_text(), metrics, scale)
+    return gemm_traffic.per_call((RECORDS / f"gemm_traffic_{name}.csv").read_text(), metrics)
 
 
 def test_traffic_reads_ncus_own_table_as_the_readme_quotes_it():
@@ -94,4 +93,4 @@ def test_traffic_names_a_table_without_kernels():
 
     header = (RECORDS / "gemm_traffic_cuBLAS.csv").read_text().splitlines()[:2]  # the names and the units only
     with pytest.raises(SystemExit, match="holds no kernel"):
-        gemm_traffic.per_call("\n".join(header), gemm_traffic.METRICS, gemm_traffic.SCALE)
+        gemm_traffic.per_call("\n".join(header), gemm_traffic.METRICS)
