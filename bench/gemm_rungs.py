@@ -178,6 +178,11 @@ CANDIDATES = {
                                     f"1, {_RASTER}Heuristic, {_SPLITK_NONDET}, 8"),
     "splitk8_128x64_c1x1_nondet": (f"Shape<_128, _64, _64>, Shape<_1, _1, _1>, {_COOP}, {_STREAMK}",
                                    f"1, {_RASTER}Heuristic, {_SPLITK_NONDET}, 8"),
+    # The same launched as before the fourteenth session: Params rebuilt on every call (a workspace kernel's are now
+    # kept and only its workspace zeroed again): the host time per call of a split kernel called back to back
+    "splitk8_128x64_c1x1_nondet_rebuild": (f"Shape<_128, _64, _64>, Shape<_1, _1, _1>, {_COOP}, {_STREAMK}",
+                                           f"1, {_RASTER}Heuristic, cutegen_sm90_gemm::Decomposition::SplitK, "
+                                           "cutegen_sm90_gemm::Reduction::Nondeterministic, false, false, 8"),
     # Fourteenth session: the order of our own (examples/idioms/gemm_sm90_grouped_tiles.cuh), in bands of 8 cluster
     # rows (a 4096^3 wave on 128 SMs is an 8x8 block of clusters): each run of consecutive clusters a compact block
     # of 2x4, 4x2 or 4x4 clusters; 8x8x8 walks the block column by column, as CUTLASS's swizzle 8 does (the control).

@@ -122,7 +122,7 @@ using Gemm192x96 = Sm90Gemm<Shape<_192, _96, _64>, Shape<_2, _1, _1>, cutlass::g
                             cutlass::epilogue::TmaWarpSpecialized, Persistent>::Gemm;
 // Few tiles and a long k-loop (256x512x8192: 16 tiles of 64x128 leave 116 SMs idle): 128x64 tiles, each k-loop
 // cut into 8 pieces added in arrival order (so its bits may differ between calls; see SplitK). Picked only where
-// its pieces fit one wave and the k-loop is long enough to pay for the pieces' adding (kSplitPieceK).
+// its pieces fit one wave and the k-loop is long enough to pay for the pieces' adding (kSplitPieceK below).
 using Gemm128x64Split = Sm90Gemm<Shape<_128, _64, _64>, Shape<_1, _1, _1>, Cooperative, CooperativeEpilogue,
                                  cutlass::gemm::StreamKScheduler>::Gemm;
 // Throughput per SM relative to the 128x256 kernel's, from the H100 runs above (TFLOP/s x waves x SMs / tiles);
@@ -130,6 +130,10 @@ using Gemm128x64Split = Sm90Gemm<Shape<_128, _64, _64>, Shape<_1, _1, _1>, Coope
 // in a single wave: it wins only where its waves are fewer); the split kernel's taken as 64x128's, the tiles being
 // the same size (its pieces' cost is kSplitPieceK, fitted with that).
 constexpr std::array<double, 6> kEfficiency{1.00, 0.98, 0.85, 0.60, 0.81, 0.60};
+// The k-loop each of the split kernel's pieces costs on top of its 1/8 of K, in k elements: at 256x512x8192 on the
+// H100 it took 0.72x the time of 64x128 unsplit (thirteenth session, graph replay; 0.74x in the fourteenth, timed
+// in one process: 4900 -> 5000, the same choices), and 1/8 + 4900 / 8192 = 0.72.
+constexpr int kSplitPieceK = 4900;
 // Every kernel on the fewest SMs that keep its number of waves (even_waves; the other options their defaults).
 constexpr cutegen_sm90_gemm::LaunchOptions kOptions{1, cutegen_sm90_gemm::RasterOrder::Heuristic,
                                                     cutegen_sm90_gemm::Decomposition::Heuristic,
@@ -140,6 +144,6 @@ CUTEGEN_EXPORT int cutegen_forward(const DLTensor* inputs, int num_inputs, DLTen
                                    cudaStream_t stream) {
   using namespace gemm_bf16_impl;
   return cutegen_sm90_gemm::launch_cheapest<Gemm, Gemm128x192, Gemm128x128, Gemm64x128, Gemm192x96,
-                                            cutegen_sm90_gemm::SplitK<Gemm128x64Split, 8>>(
+                                            cutegen_sm90_gemm::SplitK<Gemm128x64Split, 8, kSplitPieceK>>(
       inputs, num_inputs, outputs, num_outputs, stream, kEfficiency, kOptions);
 }

@@ -213,16 +213,20 @@ struct LaunchKey {
 // The last launch's initialized kernel, per thread and Gemm type. A caller that times or loops one GEMM
 // (the same tensors call after call) relaunches it without rebuilding the arguments, re-checking them,
 // re-encoding three TMA descriptors and re-setting the smem attribute: about the host time of the kernel's
-// launch itself, which shows in per-call timings of short GEMMs. Only for kernels without a workspace: a
-// stream-K workspace's flags are zeroed by initialize() and must be again before every launch. Measured (H100,
-// bench/gemm_timing_methods.py --shape 512 512 512, 2 processes x 5 blocks): 1.135x [1.109, 1.197] the calls per
-// second back to back of a build that rebuilds every call (coop_128x256_c2x1_sw1_rebuild); 1.000x at 4096^3.
+// launch itself, which shows in per-call timings of short GEMMs. A kernel with a workspace (stream-K, split-K)
+// keeps its Params too but has the workspace zeroed again before every launch (its flags and partial sums must
+// start at zero), from the arguments it was initialized with. Measured (H100, bench/gemm_timing_methods.py
+// --shape 512 512 512, 2 processes x 5 blocks): 1.135x [1.109, 1.197] the calls per second back to back of a
+// build that rebuilds every call (coop_128x256_c2x1_sw1_rebuild); 1.000x at 4096^3.
 // thread_local, so two threads launching at once never share a Params being rewritten.
 template <class Gemm>
 struct LastLaunch {
   bool valid = false;
   LaunchKey key;
   Gemm gemm;
+  typename Gemm::Arguments args;  // as initialized (hw_info filled in): what the workspace is zeroed from
+  void* workspace = nullptr;      // the one the Params point into (0 bytes: none)
+  size_t workspace_bytes = 0;
 };
 
 // The hardware a persistent kernel of M x N's tiles is launched on when its waves are evened out: as many whole
@@ -326,19 +330,34 @@ inline int describe_launch(const DLTensor* inputs, int num_inputs, DLTensor* out
   return cudaSuccess;
 }
 
+// Whether the workspace last's Params point into is still this device's for Gemm: another thread's larger shape
+// may have replaced it (device_state grows it), and then the Params must be built anew.
+template <class Gemm>
+bool workspace_kept(const LastLaunch<Gemm>& last, cudaStream_t stream) {
+  if (last.workspace_bytes == 0) return true;
+  const DeviceState* st = device_state<Gemm>(stream, 0);
+  return st != nullptr && st->workspace == last.workspace;
+}
+
 // Builds (or reuses, see LastLaunch) Gemm's kernel parameters for `key` and runs it on `stream`.
 template <class Gemm>
 int run(const LaunchKey& key, cudaStream_t stream) {
   thread_local LastLaunch<Gemm> last;
-  if (!(key.options.reuse_params && last.valid && last.key == key)) {
+  if (!(key.options.reuse_params && last.valid && last.key == key && workspace_kept(last, stream))) {
     last.valid = false;
-    typename Gemm::Arguments args = make_arguments<Gemm>(key);
-    size_t workspace_bytes = 0;
-    if (const int err = initialize(last.gemm, args, stream, &workspace_bytes, key.options); err != cudaSuccess) {
+    last.args = make_arguments<Gemm>(key);
+    if (const int err = initialize(last.gemm, last.args, stream, &last.workspace_bytes, key.options);
+        err != cudaSuccess) {
       return err;
     }
+    last.workspace = last.workspace_bytes == 0 ? nullptr : device_state<Gemm>(stream, 0)->workspace;
     last.key = key;
-    last.valid = workspace_bytes == 0;  // a workspace is initialized anew for every launch (see LastLaunch)
+    last.valid = true;
+  } else if (last.workspace_bytes != 0 &&
+             Gemm::GemmKernel::initialize_workspace(last.args, last.workspace, stream) != cutlass::Status::kSuccess) {
+    last.valid = false;
+    const cudaError_t err = cudaGetLastError();
+    return err != cudaSuccess ? int(err) : int(cudaErrorLaunchFailure);
   }
   if (last.gemm.run(stream) != cutlass::Status::kSuccess) {
     last.valid = false;
@@ -384,23 +403,23 @@ double wave_cost(const LaunchKey& key, int sm_count, double efficiency) {
 // bits of a sum may differ between calls). For shapes of few tiles and a long k-loop, where every other choice
 // leaves most SMs idle (256x512x8192: 16 tiles of 128x64 for 132 SMs). Adding them in a fixed order made each
 // piece wait for the one before it: 0.47-0.48x cuBLAS where arrival order reads 0.76x (H100, 128x128, 8 pieces).
-template <class G, int Splits>
+// PieceK: the k-loop a piece costs on top of its share of K (its partial tile written to the workspace, waited for
+// and added; the workspace zeroed each call), in k elements: a figure of that kernel, measured with it (the
+// flagship's, beside its efficiencies).
+template <class G, int Splits, int PieceK>
 struct SplitK {
   using Gemm = G;
   static constexpr int splits = Splits;
+  static constexpr double piece_k = PieceK;
 };
-// The k-loop a split piece costs on top of its share of K (its partial tile written to the workspace, waited
-// for and added; the workspace zeroed each call), in k elements: from 256x512x8192 on the H100, where 128x64 in 8
-// pieces took 0.72x the time of 64x128 unsplit (each with throughput 0.60).
-constexpr double kSplitPieceK = 4900;
 
 template <class Choice>
 struct split_k_choice : std::false_type {};
-template <class G, int S>
-struct split_k_choice<SplitK<G, S>> : std::true_type {};
+template <class G, int S, int P>
+struct split_k_choice<SplitK<G, S, P>> : std::true_type {};
 
 // A split choice's time in wave_cost's units: only where all of its pieces fit one wave (more pieces than SMs
-// would queue behind each other's k-loops), each piece a 1/Splits share of the k-loop plus kSplitPieceK.
+// would queue behind each other's k-loops), each piece a 1/Splits share of the k-loop plus its PieceK.
 template <class Choice>
 double choice_cost(const LaunchKey& key, int sm_count, double efficiency) {
   if constexpr (split_k_choice<Choice>::value) {
@@ -408,7 +427,7 @@ double choice_cost(const LaunchKey& key, int sm_count, double efficiency) {
     if (output_tiles<typename Choice::Gemm>(key) * Choice::splits > sm_count) {
       return std::numeric_limits<double>::infinity();
     }
-    const double share = 1.0 / Choice::splits + kSplitPieceK / double(key.K);
+    const double share = 1.0 / Choice::splits + Choice::piece_k / double(key.K);
     return share * double(size<0>(Tile{}) * size<1>(Tile{})) / efficiency;
   } else {
     return wave_cost<Choice>(key, sm_count, efficiency);
@@ -456,7 +475,7 @@ int run_cheapest(const LaunchKey& key, cudaStream_t stream, int sm_count,
   return rc;
 }
 
-// Runs whichever of Gemms (a Gemm, or SplitK<Gemm, n>; the first a Gemm) has the least cost for key's shape on this
+// Runs whichever of Gemms (a Gemm, or SplitK<Gemm, n, k>; the first a Gemm) has the least cost for key's shape on this
 // device, `efficiency[i]` being Gemms[i]'s throughput per SM relative to the others' (measured; see the flagship's
 // header).
 template <class... Gemms>

@@ -117,7 +117,7 @@ using Split = cutegen_sm90_gemm::Sm90Gemm<Shape<_128, _64, _64>, Shape<_1, _1, _
 int main(int argc, char** argv) {{  // SMs, M, N, K -> the index of the cheapest of the flagship's kinds of choice
   cutegen_sm90_gemm::LaunchKey key;
   key.M = atoll(argv[2]), key.N = atoll(argv[3]), key.K = atoll(argv[4]);
-  printf("%zu", cutegen_sm90_gemm::cheapest_choice<Large, Small, cutegen_sm90_gemm::SplitK<Split, 8>>(
+  printf("%zu", cutegen_sm90_gemm::cheapest_choice<Large, Small, cutegen_sm90_gemm::SplitK<Split, 8, 4900>>(
       key, atoi(argv[1]), {{1.00, 0.60, 0.60}}));
 }}
 """

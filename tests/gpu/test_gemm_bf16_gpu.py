@@ -87,7 +87,8 @@ def test_flagship_refuses_rows_tma_cannot_address(engine, tmp_path):
 @pytest.mark.gpu
 def test_flagship_relaunch_follows_the_tensors_not_the_last_call(builder):
     """The launcher relaunches the last call's kernel parameters when the same tensors come again: new values in
-    them are read anew, and another output, shape or input is never served the last call's parameters."""
+    them are read anew, another output, shape or input is never served the last call's parameters, and a split
+    kernel's sums do not carry over from the call before."""
     import torch
 
     lib = flagship_library(builder)
@@ -107,6 +108,14 @@ def test_flagship_relaunch_follows_the_tensors_not_the_last_call(builder):
     gemm(a[:256], b, out[:256])  # another shape on the same storage
     gemm(a.clone(), b, out)  # another input
     gemm(a, b, out)  # back to the first: parameters rebuilt, not stale
+    # 256x512x8192 runs the split kernel on 132 SMs: relaunched, its workspace's partial sums start at zero each call
+    a = torch.randn(256, 8192, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(8192, 512, device="cuda", dtype=torch.bfloat16)
+    out = torch.empty(256, 512, device="cuda", dtype=torch.bfloat16)
+    for _ in range(3):
+        gemm(a, b, out)
+    a.mul_(-1)
+    gemm(a, b, out)
 
 
 @pytest.mark.gpu
