@@ -6,15 +6,24 @@
 // Why: at 4096^3 the flagship and cuBLAS launch the same geometry (132 CTAs of 128x256 in 2-CTA clusters) and
 // deliver the same bytes to the SMs, but cuBLAS's SMs ask L2 for 0.83x the bytes (bench/gemm_traffic.py). CUTLASS's
 // order (raster + swizzle) makes a wave a compact block of tiles but walks each column of it cluster by cluster;
-// this order also keeps each run of consecutive clusters -- the clusters the hardware starts side by side -- a
-// compact block, sharing A rows and B columns within it.
-//
+// this order also keeps each run of consecutive clusters a compact block, sharing A rows and B columns within it.
+// Measured (H100, 2026-12-06, fourteenth session) -- it does not help, and the hypothesis behind it is refuted:
+//  * bench/cluster_placement.cu: the hardware starts consecutive clusters on consecutive TPCs, which lie in
+//    different GPCs round-robin (cluster c and c + 8 share one), so a "run of consecutive clusters" is spread over
+//    the GPCs; CUTLASS's swizzle 1 already gives each GPC a compact 4 x 2 block of cluster tiles, swizzle 8 a 1 x 8
+//    row.
+//  * SMs' reads at L2 per call (ncu): swizzle 1 1018-1022 MB, swizzle 8 1016-1022, this order as swizzle 8 (8, 8, 8)
+//    1028-1035, 2 x 4 runs (8, 4, 2) 1048-1053, 4 x 2 1041, 4 x 4 1028; cuBLAS 849-861. The requests do not follow
+//    which clusters run side by side or share a GPC, so cuBLAS's fewer requests are unlikely to be its order's.
+//  * Graph replays against cuBLAS (2 processes x 5 blocks): (8, 8, 8) 0.981x [0.966, 0.993] and (8, 4, 2) 0.982x
+//    [0.965, 0.998] where swizzle 8 read 0.988x [0.976, 1.001] beside them. Kept as a bench candidate's scheduler
+//    (bench/gemm_rungs.py grouped_*), so the finding can be re-run; no kernel of the product uses it.
 // The order, in cluster tiles (one cluster's CTAs cover adjacent output tiles), for rows x cols of them:
 //   * bands of BandRows cluster rows, top to bottom (CUTLASS's swizzle: a wave stays within a band);
 //   * within a band, chunks of ChunkCols cluster columns, left to right;
 //   * within a chunk, groups of GroupRows cluster rows, top to bottom; within a group, column by column.
 // Ragged edges (the last band, chunk or group shorter) keep the same nesting, so the order is a bijection onto
-// every rows x cols grid (tests/engine/test_sm90_grouped_tiles.py checks it on the host).
+// every rows x cols grid (tests/engine/test_sm90_common_header.py checks it on the host).
 #pragma once
 
 #include <cstdint>
