@@ -88,10 +88,14 @@
 // separate reduction kernel): 64x128 (this kernel's pick until now) 0.609-0.620x; 128x128 in 8 pieces added in a
 // fixed order 0.470-0.481x, in 16 0.298x; in arrival order 0.757x [0.741, 0.791]; 128x64 in 8 pieces, arrival order,
 // 0.861x [0.818, 0.876] in that call -- now the sixth choice.
-// Fourteenth session (H100, one process x 5 blocks, graph replay against the best cuBLAS): this kernel at
-// 256x512x8192 picks the split kernel and reads 0.769x [0.753, 0.792] (per call 0.768x, with a pad 0.753x, back to
-// back 0.807x; the split candidate beside it 0.760x [0.754, 0.771]): the last session's 0.861x for the same kernel
-// did not reproduce, and the gain over 64x128 (0.609-0.620x then) is ~1.25x, not ~1.4x. Its six GPU tests pass.
+// Fourteenth session (H100, one process x 5 blocks a call, graph replay against the best cuBLAS): this kernel at
+// 256x512x8192 picks the split kernel and reads 0.769x [0.753, 0.792], 0.775x [0.750, 0.797] and 0.836x [0.825, 0.855]
+// in three calls (the split candidate beside it 0.760x, 0.786x, 0.831x; 64x128 unsplit 0.580x, 0.625x in the last two):
+// the last session's 0.861x for the same kernel did not reproduce as a figure; the gain over 64x128 is 1.34x in both
+// calls that timed the two. Back to back it launches a kept Params with its workspace zeroed (see LastLaunch). Its six
+// GPU tests pass (the split one relaunched with new values too). At 4096^3, two calls of 2 processes x 5 blocks: 0.999x
+// [0.970, 1.011] and 0.988x [0.965, 1.003] -- still not above 1.0. A tile order of our own did not help (see
+// examples/idioms/gemm_sm90_grouped_tiles.cuh: the SMs' L2 requests do not follow the order).
 // The replaced sm80 mma.sync kernel ran 451 TFLOP/s = 0.58x cuBLAS at 4096^3 (H200,
 // 2026-11-29); it lives on as examples/idioms/gemm_sm80_mma_sync.
 #include "../idioms/gemm_sm90_common.cuh"
@@ -131,8 +135,8 @@ using Gemm128x64Split = Sm90Gemm<Shape<_128, _64, _64>, Shape<_1, _1, _1>, Coope
 // the same size (its pieces' cost is kSplitPieceK, fitted with that).
 constexpr std::array<double, 6> kEfficiency{1.00, 0.98, 0.85, 0.60, 0.81, 0.60};
 // The k-loop each of the split kernel's pieces costs on top of its 1/8 of K, in k elements: at 256x512x8192 on the
-// H100 it took 0.72x the time of 64x128 unsplit (thirteenth session, graph replay; 0.74x in the fourteenth, timed
-// in one process: 4900 -> 5000, the same choices), and 1/8 + 4900 / 8192 = 0.72.
+// H100 it took 0.72x the time of 64x128 unsplit (thirteenth session, graph replay; 0.74x and 0.75x in two calls of
+// the fourteenth: 5000-5100, the same choices), and 1/8 + 4900 / 8192 = 0.72.
 constexpr int kSplitPieceK = 4900;
 // Every kernel on the fewest SMs that keep its number of waves (even_waves; the other options their defaults).
 constexpr cutegen_sm90_gemm::LaunchOptions kOptions{1, cutegen_sm90_gemm::RasterOrder::Heuristic,
