@@ -1,7 +1,8 @@
 // cluster_placement.cu -- where the hardware puts a persistent GEMM's clusters: for each cluster index, the SMs its
-// CTAs run on and the GPC those SMs belong to. The flagship's tile order (examples/idioms/gemm_sm90_grouped_tiles.cuh)
-// hands consecutive cluster indices a compact block of tiles; that shares operands only if consecutive indices run
-// side by side, and the L2 request coalescing it hopes for happens, if at all, within a GPC.
+// CTAs run on and the GPC those SMs belong to. A tile order that hands consecutive cluster indices a compact block of
+// tiles (examples/idioms/gemm_sm90_grouped_tiles.cuh) shares operands within a GPC only if consecutive indices land
+// in one. On the H100 (2026-12-06) they do not: cluster c runs on the c-th TPC of a fixed order, and consecutive TPCs
+// lie in different GPCs (c and c + 8 share one), the same in every launch.
 //   nvcc -std=c++17 -arch=sm_90a -o /tmp/cluster_placement bench/cluster_placement.cu && /tmp/cluster_placement [N]
 // GPCs: a 16-CTA cluster (the largest, non-portable size) must fit in one GPC, so as many of them as fit at once,
 // one CTA per SM, name the GPCs by the SMs they cover. Then N 2-CTA clusters (default: as many as fit, like the

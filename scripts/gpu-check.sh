@@ -99,8 +99,8 @@ for part in "${parts[@]}"; do
     gemm-traffic) gemm_bench_setup
                   run gemm-traffic.log python3 bench/gemm_traffic.py --out "$OUT/gemm_traffic.json" "${prebuilt[@]}" \
                     ${GEMM_SHAPE:+--shape $GEMM_SHAPE} --candidates ${GEMM_CANDIDATES:-coop_128x256_c2x1_sw1} ;;
-    # Which SMs and GPCs a persistent launch's 2-CTA clusters land on, in cluster-index order (the flagship's tile
-    # order assumes consecutive clusters run side by side): seconds.
+    # Which SMs and GPCs a persistent launch's 2-CTA clusters land on, in cluster-index order (what a tile order that
+    # wants operand-sharing clusters side by side depends on): seconds.
     placement) run placement.log bash -c 'nvcc -std=c++17 -arch=sm_90a -o /tmp/cluster_placement bench/cluster_placement.cu \
                  && /tmp/cluster_placement' ;;
     # The host time of a call through the kernel ABI (a no-op launcher, CUDA tensors): structs reused vs rebuilt.
