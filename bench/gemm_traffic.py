@@ -20,8 +20,9 @@ operands to the SMs and writes D once (33.6 MB), yet its SMs ask L2 for 849 MB w
 (0.83x); the fabric between the partitions carries 152 MB to 177. With 2-CTA multicast the SMs would ask for 1074 MB
 if every tile were fetched on its own: the flagship is 5 % under that, cuBLAS 21 %, and a 128x256 kernel with no
 cluster asks for 1349 MB of its 1611. So some reads reach several SMs for one request beyond what multicast does
-(where, these counters do not say), and cuBLAS gets more of that than CUTLASS's schedulers do (a guess: its tile
-order puts CTAs that read the same tiles at the same time side by side).
+(where, these counters do not say), and cuBLAS gets more of that than CUTLASS's schedulers do. Not by its tile
+order, it seems: no order tried here moved the flagship's requests by more than 4 % (swizzles 1 and 8, and the
+grouped orders of examples/idioms/gemm_sm90_grouped_tiles.cuh, which says why).
 
     python bench/gemm_traffic.py [--libraries .gemm-libs] [--candidates NAME ...] [--shape M N K] [--out FILE]
 

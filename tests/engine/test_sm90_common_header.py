@@ -146,7 +146,7 @@ GROUPED_ORDER = f"""#include "{HEADER}"
 #include <cstdlib>
 int main(int argc, char** argv) {{  // rows, cols, band, chunk, group -> each cluster tile of the order, a line each
   const int rows = atoi(argv[1]), cols = atoi(argv[2]);
-  for (uint64_t i = 0; i < uint64_t(rows) * cols; ++i) {{
+  for (uint32_t i = 0; i < uint32_t(rows * cols); ++i) {{  // the function's own index type
     const auto tile = cutegen_sm90_gemm::grouped_cluster_tile(i, rows, cols, atoi(argv[3]), atoi(argv[4]),
                                                               atoi(argv[5]));
     printf("%d %d\\n", tile.row, tile.col);
@@ -156,7 +156,7 @@ int main(int argc, char** argv) {{  // rows, cols, band, chunk, group -> each cl
 
 
 def test_the_grouped_tile_order_visits_every_tile_once_in_compact_runs(toolchain, build_state):
-    """The flagship's candidate tile order (gemm_sm90_grouped_tiles.cuh) on the host: a bijection onto any grid,
+    """The bench candidates' tile order (gemm_sm90_grouped_tiles.cuh) on the host: a bijection onto any grid,
     ragged edges included, and at 4096^3 (16 x 16 clusters of 2x1 128x256 tiles) each run of 8 consecutive clusters
     a 2 x 4 block, each wave of 64 an 8 x 8 one."""
     program = _host_program(toolchain, build_state, "grouped_order", GROUPED_ORDER)
