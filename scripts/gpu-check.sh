@@ -99,6 +99,13 @@ for part in "${parts[@]}"; do
     gemm-traffic) gemm_bench_setup
                   run gemm-traffic.log python3 bench/gemm_traffic.py --out "$OUT/gemm_traffic.json" "${prebuilt[@]}" \
                     ${GEMM_SHAPE:+--shape $GEMM_SHAPE} --candidates ${GEMM_CANDIDATES:-coop_128x256_c2x1_sw1} ;;
+    # The SASS one 4096^3 call executes, by opcode with modifiers (TMA loads and their multicast, prefetches, bulk
+    # copies, barriers): cuBLAS, the flagship and GEMM_CANDIDATES under ncu's SourceCounters; and which L2 request
+    # coalescer (lrc) and multicast metrics this ncu knows here. About 30 s a kernel with .gemm-libs.
+    gemm-sass) gemm_bench_setup
+               run gemm-sass.log python3 bench/gemm_sass.py --out "$OUT/gemm_sass.json" "${prebuilt[@]}" \
+                 ${GEMM_SHAPE:+--shape $GEMM_SHAPE} ${GEMM_CANDIDATES:+--candidates $GEMM_CANDIDATES}
+               run ncu-metrics.log bash -c "ncu --query-metrics --query-metrics-mode all | grep -iE '^(lrc|lts__t_(sectors|requests)_srcunit|l1tex__m_xbar2l1tex|smsp__inst_executed_op_(tma|utma|ublk))' | head -120" ;;
     # Which SMs and GPCs a persistent launch's 2-CTA clusters land on, in cluster-index order (what a tile order that
     # wants operand-sharing clusters side by side depends on): seconds.
     placement) run placement.log bash -c 'nvcc -std=c++17 -arch=sm_90a -o /tmp/cluster_placement bench/cluster_placement.cu \
@@ -207,7 +214,7 @@ print(availability(), '| memory cgroup:', cgroup.memory_binds(), '| seccomp name
                    --compile-workers "$(nproc)"
                  run kernelbench-table.log python3 bench/kernelbench_table.py .cutegen/kb-h200 --out "$OUT/kernelbench.md"
                  tar czf "$OUT/kb-h200.tgz" --exclude=.cutegen -C .cutegen kb-h200 ;;
-    *) echo "unknown part '$part' (${ALL[*]} kernelbench flagship gemm-methods gemm-shapes gemm-clocks gemm-traffic abi judge-signed judge-bench judge-probe typed-records fixtures all)" >&2
+    *) echo "unknown part '$part' (${ALL[*]} kernelbench flagship gemm-methods gemm-shapes gemm-clocks gemm-traffic gemm-sass placement abi judge-signed judge-bench judge-probe typed-records fixtures all)" >&2
        exit 2 ;;
   esac
 done

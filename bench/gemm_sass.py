@@ -1,0 +1,113 @@
+"""GPU: the instructions one 4096^3 GEMM call executes, by SASS opcode with its modifiers, cuBLAS against the
+flagship and candidates (Nsight Compute's SourceCounters: the executed count at each PC and the SASS there).
+
+gemm_traffic.py found that cuBLAS's SMs ask L2 for 0.83x the bytes the flagship's ask for, while both deliver the
+same 1610.6 MB of operands to the SMs: some of cuBLAS's reads reach more SMs per request than 2-CTA multicast
+explains. Its counters do not say how. The instruction stream can: how many TMA loads each kernel issues and in
+which form (`UTMALDG` with or without `.MULTICAST`; `UTMAPF`, an L2 prefetch; `UBLKCP`, a bulk copy, e.g. from one
+CTA's shared memory to its peer's), how many barrier and fence instructions pace them, and what the epilogue
+stores with. cuBLAS ships no SASS one can read offline (nvjet kernels are not in libcublasLt's fatbins as cubins),
+but Nsight Compute reads whatever runs.
+
+    python bench/gemm_sass.py [--libraries .gemm-libs] [--candidates NAME ...] [--shape M N K] [--out FILE]
+
+Each kernel is profiled in its own ncu process (gemm_traffic.py's child: three warm calls, then one profiled).
+Counts are warp instructions per call, summed over the call's kernels.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT / "server"), str(ROOT / "bench")]
+
+import gemm_rungs  # noqa: E402
+
+TRAFFIC = ROOT / "bench" / "gemm_traffic.py"  # its --child makes the one profiled call
+# The families worth a row of their own; everything else is summed into "other".
+FAMILIES = ("UTMALDG", "UTMAPF", "UTMASTG", "UTMACCTL", "UBLKCP", "UBLKPF", "UBLKRED", "HGMMA", "WARPGROUP",
+            "SYNCS", "BAR", "MEMBAR", "FENCE", "STSM", "STS", "LDS", "LDSM", "STG", "LDG", "ST", "LD", "RED",
+            "ATOM", "ELECT", "UCGABAR", "CCTL", "SETMAXREG")
+PREDICATE = re.compile(r"^@!?U?P\w+\s+")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--libraries", type=Path, help="load NAME.so from this folder instead of building")
+    ap.add_argument("--candidates", nargs="*", default=[], choices=list(gemm_rungs.CANDIDATES))
+    ap.add_argument("--shape", nargs=3, type=int, default=[4096, 4096, 4096], metavar=("M", "N", "K"))
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args()
+    kernels = {name: executed_by_opcode(name, args) for name in ["cuBLAS", "gemm_bf16", *args.candidates]}
+    print(table(kernels))
+    if args.out:
+        args.out.write_text(json.dumps({"shape": args.shape, "per_call": kernels}, indent=1))
+
+
+def executed_by_opcode(name: str, args) -> dict:
+    """{"kernels": names, "opcodes": {opcode with modifiers: warp instructions per call}} for one call."""
+    from cutegen.profiler.report_reader import read
+
+    ncu = shutil.which("ncu") or "ncu"
+    with tempfile.TemporaryDirectory() as folder:
+        report = Path(folder) / "sass"
+        command = [ncu, "--profile-from-start", "off", "--section", "SourceCounters", "--import-source", "no",
+                   "-o", str(report), sys.executable, str(TRAFFIC), "--child", name, "--shape", *map(str, args.shape),
+                   "--candidates", *(args.candidates or ["coop_128x256_c2x1_sw1"])]
+        if args.libraries:
+            command += ["--libraries", str(args.libraries)]
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise SystemExit(f"ncu on {name} failed (rc {done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+        data = read(str(report.with_suffix(".ncu-rep")), ncu)
+    if "error" in data:
+        raise SystemExit(f"{name}: {data['error']}")
+    return {"kernels": [k["name"] for k in data["kernels"]], "opcodes": dict(opcodes(data["kernels"]))}
+
+
+def opcodes(kernels: list[dict]) -> Counter:
+    """Warp instructions executed, keyed by the SASS opcode with its modifiers (`UTMALDG.2D.MULTICAST`)."""
+    counts: Counter = Counter()
+    for kernel in kernels:
+        executed = kernel["metrics"].get("inst_executed", {})
+        for pc, count in executed.items():
+            counts[opcode(kernel["sass"].get(pc, "?"))] += int(count)
+    return counts
+
+
+def opcode(sass: str) -> str:
+    return PREDICATE.sub("", sass.strip()).split(" ", 1)[0].rstrip(";") or "?"
+
+
+def family(op: str) -> str:
+    base = op.split(".", 1)[0]
+    return base if base in FAMILIES else "other"
+
+
+def table(kernels: dict[str, dict]) -> str:
+    """One row per opcode of the families above that any kernel executes, then each family's and the total."""
+    names = list(kernels)
+    ops = sorted({op for k in kernels.values() for op in k["opcodes"] if family(op) != "other"})
+    lines = [f"{'opcode':<40}" + "".join(f"{n:>16}" for n in names)]
+    for op in ops:
+        lines.append(f"{op:<40}" + "".join(f"{kernels[n]['opcodes'].get(op, 0):>16,}" for n in names))
+    for fam in (*FAMILIES, "other"):
+        sums = [sum(c for op, c in kernels[n]["opcodes"].items() if family(op) == fam) for n in names]
+        if any(sums):
+            lines.append(f"{'all ' + fam:<40}" + "".join(f"{s:>16,}" for s in sums))
+    lines.append(f"{'all':<40}" + "".join(f"{sum(kernels[n]['opcodes'].values()):>16,}" for n in names))
+    lines += [f"{n}: {', '.join(kernels[n]['kernels'])}" for n in names]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()
