@@ -262,11 +262,18 @@ cutlass::KernelHardwareInfo even_wave_hardware(cutlass::KernelHardwareInfo hw, i
   return hw;
 }
 
-// Initializes `gemm` for `args` (checked, hw_info filled in, Params built, the workspace grown and zeroed) and
-// says how large the workspace is; cudaSuccess or the error code cutegen_forward returns.
+// cutegen_forward's code for a CUTLASS call that failed: the CUDA error it left, else `fallback` (CUTLASS reports
+// its own refusals as a Status, with no CUDA error behind them).
+inline int last_error_or(cudaError_t fallback) {
+  const cudaError_t err = cudaGetLastError();
+  return err != cudaSuccess ? int(err) : int(fallback);
+}
+
+// Initializes last.gemm for last.args (checked, hw_info filled in, Params built, the workspace grown and zeroed)
+// and records the workspace the Params point into; cudaSuccess or the error code cutegen_forward returns.
 template <class Gemm>
-int initialize(Gemm& gemm, typename Gemm::Arguments& args, cudaStream_t stream, size_t* workspace_bytes,
-               const LaunchOptions& options) {
+int initialize(LastLaunch<Gemm>& last, cudaStream_t stream, const LaunchOptions& options) {
+  auto& args = last.args;
   if (Gemm::can_implement(args) != cutlass::Status::kSuccess) return cudaErrorInvalidValue;
   DeviceState* st = device_state<Gemm>(stream, 0);
   if (st == nullptr) return cudaErrorInvalidValue;
@@ -275,12 +282,12 @@ int initialize(Gemm& gemm, typename Gemm::Arguments& args, cudaStream_t stream, 
     args.hw_info = even_wave_hardware<Gemm>(st->hw, get<0>(args.problem_shape), get<1>(args.problem_shape),
                                             options.max_swizzle);
   }
-  *workspace_bytes = Gemm::get_workspace_size(args);
-  st = device_state<Gemm>(stream, *workspace_bytes);
+  last.workspace_bytes = Gemm::get_workspace_size(args);
+  st = device_state<Gemm>(stream, last.workspace_bytes);
   if (st == nullptr) return cudaErrorMemoryAllocation;
-  if (gemm.initialize(args, st->workspace, stream) != cutlass::Status::kSuccess) {
-    const cudaError_t err = cudaGetLastError();
-    return err != cudaSuccess ? int(err) : int(cudaErrorInvalidValue);
+  last.workspace = last.workspace_bytes == 0 ? nullptr : st->workspace;
+  if (last.gemm.initialize(args, st->workspace, stream) != cutlass::Status::kSuccess) {
+    return last_error_or(cudaErrorInvalidValue);
   }
   return cudaSuccess;
 }
@@ -349,23 +356,17 @@ int run(const LaunchKey& key, cudaStream_t stream) {
   if (!(key.options.reuse_params && last.valid && last.key == key && workspace_kept(last, stream))) {
     last.valid = false;
     last.args = make_arguments<Gemm>(key);
-    if (const int err = initialize(last.gemm, last.args, stream, &last.workspace_bytes, key.options);
-        err != cudaSuccess) {
-      return err;
-    }
-    last.workspace = last.workspace_bytes == 0 ? nullptr : device_state<Gemm>(stream, 0)->workspace;
+    if (const int err = initialize(last, stream, key.options); err != cudaSuccess) return err;
     last.key = key;
     last.valid = true;
   } else if (last.workspace_bytes != 0 &&
              Gemm::GemmKernel::initialize_workspace(last.args, last.workspace, stream) != cutlass::Status::kSuccess) {
     last.valid = false;
-    const cudaError_t err = cudaGetLastError();
-    return err != cudaSuccess ? int(err) : int(cudaErrorLaunchFailure);
+    return last_error_or(cudaErrorLaunchFailure);
   }
   if (last.gemm.run(stream) != cutlass::Status::kSuccess) {
     last.valid = false;
-    const cudaError_t err = cudaGetLastError();
-    return err != cudaSuccess ? int(err) : int(cudaErrorLaunchFailure);
+    return last_error_or(cudaErrorLaunchFailure);
   }
   return int(cudaGetLastError());
 }

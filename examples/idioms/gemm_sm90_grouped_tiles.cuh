@@ -28,6 +28,8 @@
 
 #include <cstdint>
 
+#include <cute/algorithm/functional.hpp>  // cute::min
+
 namespace cutegen_sm90_gemm {
 
 template <int BandRows, int ChunkCols, int GroupRows>
@@ -45,13 +47,13 @@ struct ClusterTile {
 CUTLASS_HOST_DEVICE ClusterTile grouped_cluster_tile(uint32_t index, int rows, int cols, int band, int chunk,
                                                      int group) {
   const int band_row = int(index / uint32_t(band * cols)) * band;
-  const int band_height = band < rows - band_row ? band : rows - band_row;
+  const int band_height = cute::min(band, rows - band_row);
   const uint32_t in_band = index - uint32_t(band_row * cols);
   const int chunk_col = int(in_band / uint32_t(band_height * chunk)) * chunk;
-  const int chunk_width = chunk < cols - chunk_col ? chunk : cols - chunk_col;
+  const int chunk_width = cute::min(chunk, cols - chunk_col);
   const uint32_t in_chunk = in_band - uint32_t(chunk_col * band_height);
   const int group_row = int(in_chunk / uint32_t(group * chunk_width)) * group;
-  const int group_height = group < band_height - group_row ? group : band_height - group_row;
+  const int group_height = cute::min(group, band_height - group_row);
   const int in_group = int(in_chunk - uint32_t(group_row * chunk_width));
   return {band_row + group_row + in_group % group_height, chunk_col + in_group / group_height};
 }

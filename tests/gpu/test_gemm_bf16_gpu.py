@@ -29,7 +29,8 @@ def problem_with_shape(folder: Path, m: int, n: int, k: int) -> Path:
 
 
 def flagship_library(builder):
-    """The flagship built through the build tier and loaded through the kernel ABI."""
+    """The flagship built through the build tier and loaded through the kernel ABI. The tests pass the module
+    engine's Builder, whose state dir the harness test's build is cached in, so the flagship compiles once a run."""
     from cutegen.build import Tier
     from cutegen.harness.abi import KernelLibrary
 
@@ -85,13 +86,13 @@ def test_flagship_refuses_rows_tma_cannot_address(engine, tmp_path):
 
 
 @pytest.mark.gpu
-def test_flagship_relaunch_follows_the_tensors_not_the_last_call(builder):
+def test_flagship_relaunch_follows_the_tensors_not_the_last_call(engine):
     """The launcher relaunches the last call's kernel parameters when the same tensors come again: new values in
     them are read anew, another output, shape or input is never served the last call's parameters, and a split
     kernel's sums do not carry over from the call before."""
     import torch
 
-    lib = flagship_library(builder)
+    lib = flagship_library(engine.builder)
     stream = torch.cuda.current_stream()
     a, b = (torch.randn(512, 256, device="cuda", dtype=torch.bfloat16) for _ in range(2))
     b = b.T.contiguous()  # (256, 512)
@@ -119,7 +120,7 @@ def test_flagship_relaunch_follows_the_tensors_not_the_last_call(builder):
 
 
 @pytest.mark.gpu
-def test_flagship_picks_a_kernel_per_shape_and_each_computes_right(builder):
+def test_flagship_picks_a_kernel_per_shape_and_each_computes_right(engine):
     """On 132 SMs the flagship's cost model (waves x tile area / throughput per SM) gives each of these shapes
     another of its six kernels: 64x128 at 1024^3, 128x128 at 1280^2 x 512, 192x96 at 1536^2 x 512, 128x256 at
     2048^2 x 512, 128x192 at 3072^2 x 512, 128x64 split 8 ways at 256x512x8192. Calls going round the six, twice,
@@ -128,7 +129,7 @@ def test_flagship_picks_a_kernel_per_shape_and_each_computes_right(builder):
     import torch
 
     skip_unless_132_sms(torch)
-    lib = flagship_library(builder)
+    lib = flagship_library(engine.builder)
     shapes = [(1024, 1024, 1024), (1280, 1280, 512), (1536, 1536, 512), (2048, 2048, 512), (3072, 3072, 512),
               (256, 512, 8192)]
     tensors = {}
@@ -155,7 +156,7 @@ def test_flagship_picks_a_kernel_per_shape_and_each_computes_right(builder):
 
 
 @pytest.mark.gpu
-def test_flagship_spreads_its_tiles_evenly_over_its_waves(builder, tmp_path):
+def test_flagship_spreads_its_tiles_evenly_over_its_waves(engine, tmp_path):
     """4096 x 4096 makes 512 tiles of 128x256: 4 waves on 132 SMs or on 128, so the persistent grid is 128 CTAs
     (even_waves); 2816 x 3072 makes 264 = 2 waves of exactly 132, so its grid keeps every SM."""
     import json
@@ -163,7 +164,7 @@ def test_flagship_spreads_its_tiles_evenly_over_its_waves(builder, tmp_path):
     import torch
 
     skip_unless_132_sms(torch)
-    lib = flagship_library(builder)
+    lib = flagship_library(engine.builder)
 
     def grid(m: int, n: int, k: int) -> int:
         a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
