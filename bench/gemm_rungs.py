@@ -147,7 +147,9 @@ CANDIDATES = {
     "pingpong_192x96_c2x1": (f"Shape<_192, _96, _64>, Shape<_2, _1, _1>, {_PINGPONG}, {_PERSISTENT}",
                              f"1, {_RASTER}Heuristic"),
     # 2026-12-06 (twelfth session): 4096^3 on the fewest SMs that keep its 4 waves (LaunchOptions::even_waves:
-    # 512 tiles on 128 SMs, not 132), the flagship's schedule and cuBLAS's geometry: a power-bound card may clock
+    # 512 tiles on 128 SMs, not 132), the flagship's schedule and 256x128 with A multicast (taken then for cuBLAS's
+    # geometry; cuBLAS's kernel name is in its column-major frame, and in torch's its tile is the flagship's 128x256
+    # with B multicast over a 2x1 cluster: bench/gemm_sass.py): a power-bound card may clock
     # the busy SMs higher when 4 stay idle the whole call instead of 16 in the last wave.
     "coop_128x256_c2x1_sw1_even": (f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, {_PERSISTENT}",
                                    f"1, {_RASTER}Heuristic, {_EVEN}"),

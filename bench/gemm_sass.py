@@ -46,9 +46,12 @@ def main() -> None:
     ap.add_argument("--candidates", nargs="*", default=[], choices=list(gemm_rungs.CANDIDATES))
     ap.add_argument("--shape", nargs=3, type=int, default=[4096, 4096, 4096], metavar=("M", "N", "K"))
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--listing", type=Path, help="also write each kernel's SASS, PC by PC with its count, here")
     args = ap.parse_args()
     kernels = {name: executed_by_opcode(name, args) for name in ["cuBLAS", "gemm_bf16", *args.candidates]}
     print(table(kernels))
+    if args.listing:
+        args.listing.write_text("".join(listing(name, k) for name, k in kernels.items()))
     if args.out:
         args.out.write_text(json.dumps({"shape": args.shape, "per_call": kernels}, indent=1))
 
@@ -71,7 +74,24 @@ def executed_by_opcode(name: str, args) -> dict:
         data = read(str(report.with_suffix(".ncu-rep")), ncu)
     if "error" in data:
         raise SystemExit(f"{name}: {data['error']}")
-    return {"kernels": [k["name"] for k in data["kernels"]], "opcodes": dict(opcodes(data["kernels"]))}
+    return {"kernels": [k["name"] for k in data["kernels"]], "opcodes": dict(opcodes(data["kernels"])),
+            "pcs": [pcs(k) for k in data["kernels"]]}
+
+
+def pcs(kernel: dict) -> list[tuple[int, int, str]]:
+    """(offset in the function, warp instructions per call, SASS) for every PC the call executed."""
+    executed = kernel["metrics"].get("inst_executed", {})
+    base = kernel.get("base") or min((int(pc) for pc in executed), default=0)
+    return [(int(pc) - base, int(count), kernel["sass"].get(pc, "?")) for pc, count in
+            sorted(executed.items(), key=lambda item: int(item[0]))]
+
+
+def listing(name: str, kernel: dict) -> str:
+    out = []
+    for kernel_name, rows in zip(kernel["kernels"], kernel["pcs"]):
+        out.append(f"== {name}: {kernel_name}\n")
+        out += [f"{offset:>8x} {count:>12,}  {sass}\n" for offset, count, sass in rows]
+    return "".join(out)
 
 
 def opcodes(kernels: list[dict]) -> Counter:

@@ -61,6 +61,8 @@ SOURCES = {
     "L2 <- SM write MB": ("lts__t_sectors_srcunit_tex_op_write.sum", 1e6 / SECTOR),
     "L2 <- fabric MB": ("lts__t_sectors_srcunit_ltcfabric.sum", 1e6 / SECTOR),
     "L2 <- fabric requests M": ("lts__t_requests_srcunit_ltcfabric.sum", 1e6),
+    "L2 <- SM read requests M": ("lts__t_requests_srcunit_tex_op_read.sum", 1e6),
+    "L2 <- SM read misses MB": ("lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum", 1e6 / SECTOR),
     "L2 hit %": ("lts__t_sector_hit_rate.pct", 1.0),
 }
 

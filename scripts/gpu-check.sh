@@ -103,9 +103,9 @@ for part in "${parts[@]}"; do
     # copies, barriers): cuBLAS, the flagship and GEMM_CANDIDATES under ncu's SourceCounters; and which L2 request
     # coalescer (lrc) and multicast metrics this ncu knows here. About 30 s a kernel with .gemm-libs.
     gemm-sass) gemm_bench_setup
-               run gemm-sass.log python3 bench/gemm_sass.py --out "$OUT/gemm_sass.json" "${prebuilt[@]}" \
+               run gemm-sass.log python3 bench/gemm_sass.py --out "$OUT/gemm_sass.json" --listing "$OUT/gemm_sass.txt" "${prebuilt[@]}" \
                  ${GEMM_SHAPE:+--shape $GEMM_SHAPE} ${GEMM_CANDIDATES:+--candidates $GEMM_CANDIDATES}
-               run ncu-metrics.log bash -c "ncu --query-metrics --query-metrics-mode all | grep -iE '^(lrc|lts__t_(sectors|requests)_srcunit|l1tex__m_xbar2l1tex|smsp__inst_executed_op_(tma|utma|ublk))' | head -120" ;;
+               run ncu-metrics.log bash -c "ncu --query-metrics | grep -iE '^(lrc|lts__t_(sectors|requests)_srcunit|l1tex__m_xbar2l1tex|gxbar|xbar|smsp__inst_executed_op_(tma|utma|ublk))'" ;;
     # Which SMs and GPCs a persistent launch's 2-CTA clusters land on, in cluster-index order (what a tile order that
     # wants operand-sharing clusters side by side depends on): seconds.
     placement) run placement.log bash -c 'nvcc -std=c++17 -arch=sm_90a -o /tmp/cluster_placement bench/cluster_placement.cu \

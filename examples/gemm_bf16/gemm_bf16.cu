@@ -50,7 +50,7 @@
 // (about 710 TFLOP/s; cuBLAS runs nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT): at parity, within 1.5 %, not faster.
 // Per call without the pad 0.866x [0.800, 0.983]: there the host's work per call shows. On an H100 (2026-12-06, 3
 // processes x 5 blocks, in three calls) the padded, graph and back-to-back medians read 0.973-0.985x [0.944, 1.028];
-// there the same tile without a cluster read 0.973-0.984x and cuBLAS's geometry (256x128, cluster 1x2) 0.977-0.984x.
+// there the same tile without a cluster read 0.973-0.984x and 256x128 with a 1x2 cluster 0.977-0.984x.
 // The launcher now relaunches the last call's parameters when the same tensors recur: 1.135x [1.109, 1.197] the calls
 // per second of the rebuild-every-call launcher at 512^3 back to back (host-bound), 1.000x at 4096^3. (At 512^3 this
 // tile leaves most SMs idle: 0.46-0.58x cuBLAS's 64x48 nvjet kernel.) The first four kernels, each timed alone as a
