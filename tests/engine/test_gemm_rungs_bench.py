@@ -98,3 +98,31 @@ def test_traffic_names_a_table_without_kernels():
     header = (RECORDS / "gemm_traffic_cuBLAS.csv").read_text().splitlines()[:2]  # the names and the units only
     with pytest.raises(SystemExit, match="holds no kernel"):
         gemm_traffic.per_call("\n".join(header), gemm_traffic.METRICS)
+
+
+def test_sass_counts_show_cublas_loads_what_the_flagship_loads():
+    """bench/gemm_sass.py's record of one 4096^3 call each (H200, ncu's SourceCounters): cuBLAS's nvjet kernel, named
+    256x128 with a 1x2 cluster in its column-major frame, issues the flagship's TMA loads (per CTA and 64-deep k-step,
+    one plain load of A's 128x64 panel and four multicast pieces of B's), so in torch's frame it is the flagship's
+    128x256 tile with B multicast over a 2x1 cluster; the 256x128/1x2 candidate multicasts A instead."""
+    import gemm_sass
+
+    calls = json.loads((ROOT / "tests" / "records" / "h200" / "gemm_sass.json").read_text())["per_call"]
+    steps = 512 * 4096 // 64  # 512 tiles of 128x256 (or 256x128), each 64 k-steps
+    cublas, flagship, a_multicast = (calls[n]["opcodes"] for n in ("cuBLAS", "gemm_bf16", "coop_256x128_c1x2_even"))
+    for loads in (cublas, flagship):
+        assert (loads["UTMALDG.3D"], loads["UTMALDG.3D.MULTICAST"]) == (steps, 4 * steps)
+    assert (a_multicast["UTMALDG.3D"], a_multicast["UTMALDG.3D.MULTICAST"]) == (2 * steps, steps)
+    # the same MMA work: 64x256x16 once or 64x128x16 twice per warpgroup and 16-deep k-step, 4 warps each
+    assert flagship["HGMMA.64x256x16.F32.BF16"] * 2 == cublas["HGMMA.64x128x16.F32.BF16"] == 2 * 4 * 2 * steps * 4
+    table = gemm_sass.table(calls)
+    assert "UTMALDG.3D.MULTICAST" in table and "all HGMMA" in table
+    assert table.splitlines()[-4] == "cuBLAS: nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT"
+
+
+def test_sass_opcodes_keep_modifiers_and_drop_predicates():
+    import gemm_sass
+
+    assert gemm_sass.opcode("@!UP0 UTMALDG.3D.MULTICAST [UR8], [UR16], UR6, desc[UR10] ;") == "UTMALDG.3D.MULTICAST"
+    assert gemm_sass.opcode("  HGMMA.64x256x16.F32.BF16 R24, gdesc[UR4].tnspB, R24, gsb0 ;") == "HGMMA.64x256x16.F32.BF16"
+    assert gemm_sass.family("SYNCS.PHASECHK.TRANS64.TRYWAIT") == "SYNCS" and gemm_sass.family("IMAD.WIDE") == "other"
