@@ -47,7 +47,9 @@
 // 4096^3, against the faster of torch.matmul and torch.matmul(out=) in each block; median [min, max] over the 20
 // blocks; this schedule built as the candidate coop_128x256_c2x1_sw1): per call after an L2 flush and a 200 us pad
 // 0.984x [0.950, 1.020], as CUDA-graph replays with a flush 0.985x [0.961, 1.000], back to back 0.986x [0.955, 1.006]
-// (about 710 TFLOP/s; cuBLAS runs nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT): at parity, within 1.5 %, not faster.
+// (about 710 TFLOP/s; cuBLAS runs nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT, named in its column-major frame:
+// in torch's it is this 128x256 tile with B multicast over a 2x1 cluster, issuing the same TMA loads, per
+// bench/gemm_sass.py): at parity, within 1.5 %, not faster.
 // Per call without the pad 0.866x [0.800, 0.983]: there the host's work per call shows. On an H100 (2026-12-06, 3
 // processes x 5 blocks, in three calls) the padded, graph and back-to-back medians read 0.973-0.985x [0.944, 1.028];
 // there the same tile without a cluster read 0.973-0.984x and 256x128 with a 1x2 cluster 0.977-0.984x.
