@@ -6,10 +6,17 @@ same 1610.6 MB of operands to the SMs: some of cuBLAS's reads reach more SMs per
 explains. Its counters do not say how. The instruction stream can: how many TMA loads each kernel issues and in
 which form (`UTMALDG` with or without `.MULTICAST`; `UTMAPF`, an L2 prefetch; `UBLKCP`, a bulk copy, e.g. from one
 CTA's shared memory to its peer's), how many barrier and fence instructions pace them, and what the epilogue
-stores with. cuBLAS ships no SASS one can read offline (nvjet kernels are not in libcublasLt's fatbins as cubins),
-but Nsight Compute reads whatever runs.
+stores with. cuBLAS's nvjet kernels cannot be read offline (`cuobjdump -xelf all` on nvidia-cublas 13.10's
+libcublasLt finds none of them among its cubins), but Nsight Compute reads whatever runs.
+
+What it found (H200, tests/records/h200/gemm_sass.json): cuBLAS issues the flagship's TMA loads exactly (per CTA and
+k-step one plain load of A's panel and four multicast pieces of B's): its 256x128 / 1x2 is named in its column-major
+frame and is the flagship's 128x256 / 2x1 in torch's. It differs inside the CTA: warpgroups split along N (two
+m64n128 MMAs where the flagship has one m64n256), a named barrier and a shared-memory load per warp and k-step, and
+8x the TMA store pieces.
 
     python bench/gemm_sass.py [--libraries .gemm-libs] [--candidates NAME ...] [--shape M N K] [--out FILE]
+                              [--listing FILE]
 
 Each kernel is profiled in its own ncu process (gemm_traffic.py's child: three warm calls, then one profiled).
 Counts are warp instructions per call, summed over the call's kernels.
