@@ -12,8 +12,8 @@ libcublasLt finds none of them among its cubins), but Nsight Compute reads whate
 What it found (H200, tests/records/h200/gemm_sass.json): cuBLAS issues the flagship's TMA loads exactly (per CTA and
 k-step one plain load of A's panel and four multicast pieces of B's): its 256x128 / 1x2 is named in its column-major
 frame and is the flagship's 128x256 / 2x1 in torch's. It differs inside the CTA: warpgroups split along N (two
-m64n128 MMAs where the flagship has one m64n256), a named barrier and a shared-memory load per warp and k-step, and
-8x the TMA store pieces.
+m64n128 MMAs where the flagship has one m64n256), eight named-barrier waits and eight shared-memory loads per CTA and
+k-step, and 8x the TMA store pieces.
 
     python bench/gemm_sass.py [--libraries .gemm-libs] [--candidates NAME ...] [--shape M N K] [--out FILE]
                               [--listing FILE]
