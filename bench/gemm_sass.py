@@ -28,7 +28,6 @@ import argparse
 import json
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 from collections import Counter
@@ -38,8 +37,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "server"), str(ROOT / "bench")]
 
 import gemm_rungs  # noqa: E402
+import gemm_traffic  # noqa: E402  (its child makes the one profiled call)
 
-TRAFFIC = ROOT / "bench" / "gemm_traffic.py"  # its --child makes the one profiled call
 # The families worth a row of their own; everything else is summed into "other".
 FAMILIES = ("UTMALDG", "UTMAPF", "UTMASTG", "UTMACCTL", "UBLKCP", "UBLKPF", "UBLKRED", "HGMMA", "WARPGROUP",
             "SYNCS", "BAR", "MEMBAR", "FENCE", "STSM", "STS", "LDS", "LDSM", "STG", "LDG", "ST", "LD", "RED",
@@ -67,22 +66,14 @@ def executed_by_opcode(name: str, args) -> dict:
     """{"kernels": names, "opcodes": {opcode with modifiers: warp instructions per call}} for one call."""
     from cutegen.profiler.report_reader import read
 
-    ncu = shutil.which("ncu") or "ncu"
     with tempfile.TemporaryDirectory() as folder:
         report = Path(folder) / "sass"
-        command = [ncu, "--profile-from-start", "off", "--section", "SourceCounters", "--import-source", "no",
-                   "-o", str(report), sys.executable, str(TRAFFIC), "--child", name, "--shape", *map(str, args.shape),
-                   "--candidates", *(args.candidates or ["coop_128x256_c2x1_sw1"])]
-        if args.libraries:
-            command += ["--libraries", str(args.libraries)]
-        done = subprocess.run(command, capture_output=True, text=True, check=False)
-        if done.returncode != 0:
-            raise SystemExit(f"ncu on {name} failed (rc {done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
-        data = read(str(report.with_suffix(".ncu-rep")), ncu)
+        gemm_traffic.under_ncu(name, args, ["--section", "SourceCounters", "--import-source", "no", "-o", str(report)])
+        data = read(str(report.with_suffix(".ncu-rep")), shutil.which("ncu"))
     if "error" in data:
         raise SystemExit(f"{name}: {data['error']}")
-    return {"kernels": [k["name"] for k in data["kernels"]], "opcodes": dict(opcodes(data["kernels"])),
-            "pcs": [pcs(k) for k in data["kernels"]]}
+    kernels = [pcs(k) for k in data["kernels"]]
+    return {"kernels": [k["name"] for k in data["kernels"]], "opcodes": dict(opcodes(kernels)), "pcs": kernels}
 
 
 def pcs(kernel: dict) -> list[tuple[int, int, str]]:
@@ -101,13 +92,13 @@ def listing(name: str, kernel: dict) -> str:
     return "".join(out)
 
 
-def opcodes(kernels: list[dict]) -> Counter:
-    """Warp instructions executed, keyed by the SASS opcode with its modifiers (`UTMALDG.2D.MULTICAST`)."""
+def opcodes(kernels: list[list[tuple[int, int, str]]]) -> Counter:
+    """Warp instructions executed (each kernel's `pcs`), keyed by the SASS opcode with its modifiers
+    (`UTMALDG.2D.MULTICAST`)."""
     counts: Counter = Counter()
-    for kernel in kernels:
-        executed = kernel["metrics"].get("inst_executed", {})
-        for pc, count in executed.items():
-            counts[opcode(kernel["sass"].get(pc, "?"))] += int(count)
+    for rows in kernels:
+        for _, count, sass in rows:
+            counts[opcode(sass)] += count
     return counts
 
 

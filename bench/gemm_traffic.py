@@ -97,17 +97,29 @@ def known_to_ncu(metrics: dict[str, tuple[str, float]]) -> dict[str, tuple[str, 
     return known
 
 
-def profile(name: str, args, metrics: dict[str, tuple[str, float]]) -> dict[str, float]:
-    names = ",".join(metric for metric, _ in metrics.values())
-    command = ["ncu", "--profile-from-start", "off", "--csv", "--page", "raw", "--metrics", names,
-               sys.executable, __file__, "--child", name, "--shape", *map(str, args.shape),
-               "--candidates", *args.candidates]
+def under_ncu(name: str, args, ncu_args: list[str]) -> subprocess.CompletedProcess:
+    """`ncu --profile-from-start off NCU_ARGS` over this script's child making one call of `name` (see child); exits
+    with ncu's output where ncu fails. gemm_sass.py profiles the same call with other sections."""
+    command = ["ncu", "--profile-from-start", "off", *ncu_args, sys.executable, __file__, "--child", name,
+               "--shape", *map(str, args.shape), "--candidates", *args.candidates]
     if args.libraries:
         command += ["--libraries", str(args.libraries)]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(ncu_failed(name, done))
+    return done
+
+
+def ncu_failed(name: str, done: subprocess.CompletedProcess) -> str:
+    return f"ncu on {name} failed (rc {done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+
+
+def profile(name: str, args, metrics: dict[str, tuple[str, float]]) -> dict[str, float]:
+    names = ",".join(metric for metric, _ in metrics.values())
+    done = under_ncu(name, args, ["--csv", "--page", "raw", "--metrics", names])
     table = done.stdout[done.stdout.find('"ID"'):] if '"ID"' in done.stdout else ""
-    if done.returncode != 0 or not table:
-        raise SystemExit(f"ncu on {name} failed (rc {done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+    if not table:
+        raise SystemExit(ncu_failed(name, done))
     if args.out:  # ncu's own table beside the summary: what the CPU test of per_call reads
         args.out.with_name(f"{args.out.stem}_{name}.csv").write_text(table)
     return per_call(table, metrics)
