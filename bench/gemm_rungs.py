@@ -65,6 +65,8 @@ _STREAMK = "cutlass::gemm::StreamKScheduler"
 _RASTER = "cutegen_sm90_gemm::RasterOrder::"
 _GROUPED = "cutegen_sm90_gemm::GroupedTiles"
 _SK = "cutegen_sm90_gemm::Decomposition::StreamK"
+_AUTO_EPI = "cutlass::epilogue::collective::EpilogueTileAuto"
+_TRANSPOSED = "cutegen_sm90_gemm::TransposedFrame"
 # the LaunchOptions between the raster and even_waves at their defaults, then even_waves
 _EVEN = "cutegen_sm90_gemm::Decomposition::Heuristic, cutegen_sm90_gemm::Reduction::Deterministic, true, true"
 # SplitK with its splits after it: the options between at their defaults (parameters reused, waves not evened)
@@ -160,6 +162,15 @@ CANDIDATES = {
     # CTAs: a quarter less L2 -> SM traffic than 2x1 (per CTA per k-step 128 + 64 rows, not 128 + 128).
     "coop_128x256_c4x1_even": (f"Shape<_128, _256, _64>, Shape<_4, _1, _1>, {_COOP}, {_PERSISTENT}",
                                f"1, {_RASTER}Heuristic, {_EVEN}"),
+    # Sixteenth session: cuBLAS's own frame. cuBLAS is column-major, so it computes a row-major torch.matmul as
+    # D^T = B^T A^T, and its nvjet_sm90_tst_256x128_64x4_1x2 is a 256x128 tile of D^T with a 1x2 cluster: in torch's
+    # frame the flagship's tile and loads (bench/gemm_sass.py), but its MMAs take our B as their first, MN-major
+    # operand (two m64n128 per warpgroup and k-slice, each 64 of our N by 128 of our M) and its epilogue writes D^T
+    # column-major. The same CUTLASS schedule in that frame (TransposedFrame), on every SM and on even waves.
+    "tcoop_256x128_c1x2_sw1": (f"Shape<_256, _128, _64>, Shape<_1, _2, _1>, {_COOP}, {_PERSISTENT}, {_AUTO_EPI}, "
+                               f"{_TRANSPOSED}", f"1, {_RASTER}Heuristic"),
+    "tcoop_256x128_c1x2_sw1_even": (f"Shape<_256, _128, _64>, Shape<_1, _2, _1>, {_COOP}, {_PERSISTENT}, {_AUTO_EPI}, "
+                                    f"{_TRANSPOSED}", f"1, {_RASTER}Heuristic, {_EVEN}"),
     # bench/gemm_traffic.py, per 4096^3 call: the flagship reads 168 MB from HBM and moves 1205 MB through L2, cuBLAS
     # 150 MB and 1031 MB; the tile order decides how often an operand tile is fetched again
     "coop_128x256_c2x1_sw2_even": (None, f"2, {_RASTER}Heuristic, {_EVEN}"),

@@ -69,27 +69,42 @@ using namespace cute;
 
 using Element = cutlass::bfloat16_t;
 using Accumulator = float;
-using LayoutA = cutlass::layout::RowMajor;  // (M,K), K-major
-using LayoutB = cutlass::layout::RowMajor;  // (K,N), N-major
-using LayoutD = cutlass::layout::RowMajor;  // (M,N)
 constexpr int kAlignment = 16 / int(sizeof(Element));  // 8 bf16 = one 16-byte TMA granule
+
+// The frame CUTLASS computes in. RowMajorFrame: D = A @ B as the caller gives them, A (M,K) K-major, B (K,N)
+// N-major, D row-major. TransposedFrame: D^T = B^T A^T over the same memory, read as column-major operands, so
+// CUTLASS's M is the caller's N and its A the caller's B (make_arguments swaps them). cuBLAS is column-major and
+// computes a row-major torch.matmul in this frame: its nvjet_sm90_tst_256x128_64x4_1x2 at 4096^3 is a 256x128
+// tile of D^T with a 1x2 cluster, its first MMA operand our B (MN-major in shared memory), its second our A.
+struct RowMajorFrame {
+  using LayoutA = cutlass::layout::RowMajor;  // (M,K), K-major
+  using LayoutB = cutlass::layout::RowMajor;  // (K,N), N-major
+  using LayoutD = cutlass::layout::RowMajor;  // (M,N)
+};
+struct TransposedFrame {
+  using LayoutA = cutlass::layout::ColumnMajor;  // (N,K) = B^T, N-major
+  using LayoutB = cutlass::layout::ColumnMajor;  // (K,M) = A^T, K-major
+  using LayoutD = cutlass::layout::ColumnMajor;  // (N,M) = D^T
+};
 
 // One GEMM type per schedule choice. TileScheduler = void for the non-persistent kernels (one CTA per tile);
 // cutlass::gemm::PersistentScheduler for the persistent ones (one CTA per SM, looping over tiles).
 // EpilogueTile: the (M,N) subtile the epilogue converts and stores at a time (CUTLASS picks one by default).
+// TileShape, ClusterShape and EpilogueTile are in Frame's M and N.
 template <class TileShape, class ClusterShape, class MainloopSchedule, class EpilogueSchedule,
-          class TileScheduler = void, class EpilogueTile = cutlass::epilogue::collective::EpilogueTileAuto>
+          class TileScheduler = void, class EpilogueTile = cutlass::epilogue::collective::EpilogueTileAuto,
+          class Frame = RowMajorFrame>
 struct Sm90Gemm {
   using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
       EpilogueTile, Accumulator, Accumulator,
-      void, LayoutD, kAlignment,      // C: none (D = acc)
-      Element, LayoutD, kAlignment,   // D: bf16
+      void, typename Frame::LayoutD, kAlignment,      // C: none (D = acc)
+      Element, typename Frame::LayoutD, kAlignment,   // D: bf16
       EpilogueSchedule>::CollectiveOp;
 
   using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp,
-      Element, LayoutA, kAlignment, Element, LayoutB, kAlignment, Accumulator,
+      Element, typename Frame::LayoutA, kAlignment, Element, typename Frame::LayoutB, kAlignment, Accumulator,
       TileShape, ClusterShape,
       cutlass::gemm::collective::StageCountAutoCarveout<int(sizeof(typename Epilogue::SharedStorage))>,
       MainloopSchedule>::CollectiveOp;
@@ -292,15 +307,30 @@ int initialize(LastLaunch<Gemm>& last, cudaStream_t stream, const LaunchOptions&
   return cudaSuccess;
 }
 
+// Whether Gemm computes in the TransposedFrame: its A is M-major there, which the caller's row-major A never is.
+template <class Gemm>
+constexpr bool computes_transpose =
+    cute::is_static<cute::remove_cvref_t<decltype(get<0>(typename Gemm::GemmKernel::StrideA{}))>>::value;
+
+// key's M and N in Gemm's frame.
+template <class Gemm>
+std::pair<int64_t, int64_t> frame_mn(const LaunchKey& key) {
+  if constexpr (computes_transpose<Gemm>) return {key.N, key.M};
+  return {key.M, key.N};
+}
+
 template <class Gemm>
 typename Gemm::Arguments make_arguments(const LaunchKey& key) {
   using Kernel = typename Gemm::GemmKernel;
-  const int64_t M = key.M, N = key.N, K = key.K;
+  const auto [M, N] = frame_mn<Gemm>(key);
+  const int64_t K = key.K;
+  const void* A = computes_transpose<Gemm> ? key.B : key.A;  // D^T = B^T A^T: CUTLASS's A is the caller's B
+  const void* B = computes_transpose<Gemm> ? key.A : key.B;
   typename Gemm::Arguments args{
       cutlass::gemm::GemmUniversalMode::kGemm,
       {int(M), int(N), int(K), 1},
-      {static_cast<const Element*>(key.A), packed_stride<typename Kernel::StrideA>(M, K),
-       static_cast<const Element*>(key.B), packed_stride<typename Kernel::StrideB>(N, K)},
+      {static_cast<const Element*>(A), packed_stride<typename Kernel::StrideA>(M, K),
+       static_cast<const Element*>(B), packed_stride<typename Kernel::StrideB>(N, K)},
       {{}, nullptr, packed_stride<typename Kernel::StrideC>(M, N),
        static_cast<Element*>(const_cast<void*>(key.D)), packed_stride<typename Kernel::StrideD>(M, N)},
       cutlass::KernelHardwareInfo{}};
@@ -388,7 +418,8 @@ template <class Gemm>
 int64_t output_tiles(const LaunchKey& key) {
   using Tile = typename Gemm::GemmKernel::TileShape;
   constexpr int64_t tile_m = size<0>(Tile{}), tile_n = size<1>(Tile{});
-  return ((key.M + tile_m - 1) / tile_m) * ((key.N + tile_n - 1) / tile_n);
+  const auto [M, N] = frame_mn<Gemm>(key);
+  return ((M + tile_m - 1) / tile_m) * ((N + tile_n - 1) / tile_n);
 }
 
 // Gemm's time for key's shape, up to a common factor: its waves (a persistent kernel's SMs each take a tile at a

@@ -179,3 +179,51 @@ def test_the_grouped_tile_order_visits_every_tile_once_in_compact_runs(toolchain
     assert all(extent(tiles[i:i + 64]) == (8, 8) for i in range(0, 256, 64))
     # 8, 8, 8 is CUTLASS's swizzle 8 along N: each run of 8 clusters one column of the 8 x 8 block
     assert extent(order(16, 16, 8, 8, 8)[:8]) == (8, 1)
+
+
+FRAMES = f"""#include "{HEADER}"
+#include <cstdio>
+#include <cstdlib>
+using namespace cute;
+using Coop = cutlass::gemm::KernelTmaWarpSpecializedCooperative;
+using CoopEpilogue = cutlass::epilogue::TmaWarpSpecializedCooperative;
+using Rows = cutegen_sm90_gemm::Sm90Gemm<Shape<_128, _256, _64>, Shape<_2, _1, _1>, Coop, CoopEpilogue,
+                                         cutlass::gemm::PersistentScheduler>::Gemm;
+using Transposed = cutegen_sm90_gemm::Sm90Gemm<Shape<_256, _128, _64>, Shape<_1, _2, _1>, Coop, CoopEpilogue,
+    cutlass::gemm::PersistentScheduler, cutlass::epilogue::collective::EpilogueTileAuto,
+    cutegen_sm90_gemm::TransposedFrame>::Gemm;
+const char* name(const void* p, const cutegen_sm90_gemm::LaunchKey& key) {{ return p == key.A ? "A" : "B"; }}
+template <class Gemm>
+void show(const cutegen_sm90_gemm::LaunchKey& key) {{  // CUTLASS's problem, operands and strides, one line
+  const auto args = cutegen_sm90_gemm::make_arguments<Gemm>(key);
+  const auto& s = args.problem_shape;
+  const auto& a = args.mainloop.dA;
+  const auto& b = args.mainloop.dB;
+  const auto& d = args.epilogue.dD;
+  printf("%d %d %d %s(%lld,%lld) %s(%lld,%lld) D(%lld,%lld) tiles %lld\\n", int(get<0>(s)), int(get<1>(s)),
+         int(get<2>(s)), name(args.mainloop.ptr_A, key), (long long)get<0>(a), (long long)get<1>(a),
+         name(args.mainloop.ptr_B, key), (long long)get<0>(b), (long long)get<1>(b), (long long)get<0>(d),
+         (long long)get<1>(d), (long long)cutegen_sm90_gemm::output_tiles<Gemm>(key));
+}}
+int main(int argc, char** argv) {{  // M, N, K -> the row-major frame's line, then the transposed frame's
+  static char a, b, d;
+  cutegen_sm90_gemm::LaunchKey key;
+  key.M = atoll(argv[1]), key.N = atoll(argv[2]), key.K = atoll(argv[3]);
+  key.A = &a, key.B = &b, key.D = &d;
+  show<Rows>(key);
+  show<Transposed>(key);
+}}
+"""
+
+
+def test_the_transposed_frame_computes_d_transposed_from_the_same_memory(toolchain, build_state):
+    """TransposedFrame (cuBLAS's: D^T = B^T A^T) hands CUTLASS the caller's row-major tensors as column-major
+    operands, swapped: its M is the caller's N, its A the caller's B (pitch N between its k columns), its B the
+    caller's A (pitch K), D^T column-major with pitch N; tiles are counted in its frame. Host code only, no GPU."""
+    program = _host_program(toolchain, build_state, "frames", FRAMES)
+    rows, transposed = subprocess.run([str(program), "512", "128", "64"], capture_output=True, text=True,
+                                      check=True).stdout.splitlines()
+    # A (512,64) row-major: pitch 64 between rows; B seen as (N,K) = (128,64): contiguous in N, pitch 128
+    assert rows == "512 128 64 A(64,1) B(1,128) D(128,1) tiles 4"  # 4 x 1 tiles of 128x256
+    # B^T (128,64) contiguous in N, pitch 128; A^T seen as (N',K) = (512,64): pitch 64; D^T (128,512), pitch 128
+    assert transposed == "128 512 64 B(1,128) A(64,1) D(1,128) tiles 4"  # 1 x 4 tiles of 256x128
