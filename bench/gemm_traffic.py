@@ -64,6 +64,16 @@ SOURCES = {
     "L2 <- SM read requests M": ("lts__t_requests_srcunit_tex_op_read.sum", 1e6),
     "L2 <- SM read misses MB": ("lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum", 1e6 / SECTOR),
     "L2 hit %": ("lts__t_sector_hit_rate.pct", 1.0),
+    # L2's request coalescer (LRC), between the crossbar and L2's slices: the SMs' read requests it receives, the
+    # sectors it may merge, those merged because several SMs asked for them at once ("hardware") or because one
+    # multicast asked for several ("programmatic"), the sectors L2 hands it and those it sends on to the SMs
+    "LRC <- SM read requests M": ("lrc__xbar2lrc_requests_op_read.sum", 1e6),
+    "LRC mergeable read MB": ("lrc__request_sectors_op_read_coalescable.sum", 1e6 / SECTOR),
+    "LRC merged, several SMs MB": ("lrc__request_sectors_op_read_coalescing_achieved_type_hardware.sum", 1e6 / SECTOR),
+    "LRC merged, multicast MB": ("lrc__request_sectors_op_read_coalescing_achieved_type_programmatic.sum",
+                                 1e6 / SECTOR),
+    "L2 -> LRC read MB": ("lrc__lts2lrc_sectors_op_read.sum", 1e6 / SECTOR),
+    "LRC -> crossbar read MB": ("lrc__lrc2xbar_sectors_op_read.sum", 1e6 / SECTOR),
 }
 
 def main() -> None:
