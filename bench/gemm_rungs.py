@@ -171,12 +171,6 @@ CANDIDATES = {
                                f"{_TRANSPOSED}", f"1, {_RASTER}Heuristic"),
     "tcoop_256x128_c1x2_sw1_even": (f"Shape<_256, _128, _64>, Shape<_1, _2, _1>, {_COOP}, {_PERSISTENT}, {_AUTO_EPI}, "
                                     f"{_TRANSPOSED}", f"1, {_RASTER}Heuristic, {_EVEN}"),
-    # cuBLAS's TMA loads carry no L2 cache policy (SASS `UTMALDG.3D [UR16], [UR34]`); CuTe's always do (`UTMALDG.3D
-    # desc[UR30], ...`, EVICT_NORMAL). With the same loads cuBLAS's SMs send L2 0.84x the read requests: whether
-    # L2's request coalescer merges reads that carry a policy is what these test (PRELUDES: the plain PTX form).
-    "coop_128x256_c2x1_sw1_even_nohint": (None, f"1, {_RASTER}Heuristic, {_EVEN}"),
-    "tcoop_256x128_c1x2_sw1_even_nohint": (f"Shape<_256, _128, _64>, Shape<_1, _2, _1>, {_COOP}, {_PERSISTENT}, "
-                                           f"{_AUTO_EPI}, {_TRANSPOSED}", f"1, {_RASTER}Heuristic, {_EVEN}"),
     # bench/gemm_traffic.py, per 4096^3 call: the flagship reads 168 MB from HBM and moves 1205 MB through L2, cuBLAS
     # 150 MB and 1031 MB; the tile order decides how often an operand tile is fetched again
     "coop_128x256_c2x1_sw2_even": (None, f"2, {_RASTER}Heuristic, {_EVEN}"),
@@ -214,9 +208,6 @@ CANDIDATES = {
     "grouped_8x4x4_even": (f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, {_GROUPED}<8, 4, 4>",
                            f"1, {_RASTER}Heuristic, {_EVEN}"),
 }
-# Lines a candidate's source starts with, before the shared header (its opt-in switches).
-PRELUDES = {name: "#define CUTEGEN_TMA_LOAD_NO_CACHE_HINT  // examples/idioms/gemm_sm90_unhinted_tma.cuh\n"
-            for name in CANDIDATES if name.endswith("_nohint")}
 BLOCKS = 5  # interleaved blocks: a ratio's interval is the min..max of its per-block ratios (see time_shape)
 TOLERANCE = 1e-2  # examples/gemm_bf16/gemm_bf16.py's CUTEGEN_ATOL = CUTEGEN_RTOL: bf16 output
 
@@ -246,7 +237,7 @@ def main() -> None:
 
 CANDIDATE = """\
 // {name}: a flagship candidate written by bench/gemm_rungs.py -- one schedule, launched by the shared launcher
-{prelude}#include "{header}"
+#include "{header}"
 
 namespace candidate_impl {{
 using namespace cute;
@@ -277,7 +268,7 @@ def write_candidates(folder: Path) -> dict[str, Path]:
     for name, (arguments, options) in CANDIDATES.items():
         path = folder / f"{name}.cu"
         path.write_text(CANDIDATE.format(name=name, header=header, arguments=arguments or flagship_schedule(),
-                                         options=options or "", prelude=PRELUDES.get(name, "")))
+                                         options=options or ""))
         out[name] = path
     return out
 

@@ -58,7 +58,6 @@
 #include <cutlass/gemm/device/gemm_universal_adapter.h>
 
 #include "gemm_sm90_grouped_tiles.cuh"  // GroupedTiles: a persistent tile order of our own
-#include "gemm_sm90_unhinted_tma.cuh"  // with CUTEGEN_TMA_LOAD_NO_CACHE_HINT: TMA loads without an L2 policy
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && __CUDA_ARCH__ < 1000 && !defined(CUTLASS_ARCH_MMA_SM90A_ENABLED)
 #error "the sm90 GEMM collectives use wgmma and TMA: build with -gencode arch=compute_90a,code=sm_90a"
