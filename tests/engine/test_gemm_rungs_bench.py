@@ -64,10 +64,10 @@ def test_pooled_ratio_spans_every_block_of_every_process():
 RECORDS = ROOT / "tests" / "records" / "h100"
 
 
-def _traffic(name: str) -> dict[str, float]:
+def _traffic(name: str, record: Path = RECORDS / "gemm_traffic") -> dict[str, float]:
     import gemm_traffic
 
-    table = (RECORDS / f"gemm_traffic_{name}.csv").read_text()
+    table = record.with_name(f"{record.name}_{name}.csv").read_text()
     header = table.splitlines()[0]
     # the metrics this record was taken with (later ones join the bench when ncu lists them)
     metrics = {key: value for key, value in {**gemm_traffic.METRICS, **gemm_traffic.SOURCES}.items()
@@ -89,6 +89,27 @@ def test_traffic_reads_ncus_own_table_as_the_readme_quotes_it():
         assert 0 < row["L2 hit %"] < 100
     assert cublas["L2 <- SM read MB"] / flagship["L2 <- SM read MB"] == pytest.approx(0.831, abs=0.001)
     summary = json.loads((RECORDS / "gemm_traffic.json").read_text())["per_call"]
+    assert summary["cuBLAS"] == pytest.approx(cublas) and summary["gemm_bf16"] == pytest.approx(flagship)
+
+
+def test_l2s_request_coalescer_merges_cublass_reads_across_sms_three_times_as_often():
+    """The same bench with the LRC's counters, on an H200 (4096^3, one call each): every kernel sends L2's request
+    coalescer the same reads (each tile's operands, B once per 2-CTA cluster) and multicast merges the same B
+    panels; the whole of cuBLAS's lead in L2 reads is reads merged because several SMs asked at once."""
+    record = ROOT / "tests" / "records" / "h200" / "gemm_traffic_lrc"
+    cublas, flagship, twin = (_traffic(name, record) for name in ("cuBLAS", "gemm_bf16", "coop_128x256_c2x1_sw1_even"))
+    requested = 256 * 64 * (2 * 128 + 256) * 64 * 2 / 1e6  # 256 clusters' tiles x 64 k-steps: two A panels, one B
+    b_panels = 256 * 64 * 256 * 64 * 2 / 1e6
+    for row in (cublas, flagship, twin):
+        assert row["LRC mergeable read MB"] == pytest.approx(requested, rel=1e-4)
+        assert row["LRC merged, multicast MB"] == pytest.approx(b_panels, rel=1e-4)
+        # L2 serves every requested sector but those merged with another SM's request
+        served = row["LRC mergeable read MB"] - row["LRC merged, several SMs MB"]
+        assert row["L2 -> LRC read MB"] == pytest.approx(served, rel=1e-3)
+    assert cublas["LRC merged, several SMs MB"] == pytest.approx(247.7, abs=0.1)
+    assert flagship["LRC merged, several SMs MB"] == pytest.approx(73.4, abs=0.1)
+    assert twin["LRC merged, several SMs MB"] == pytest.approx(84.6, abs=0.1)
+    summary = json.loads(record.with_suffix(".json").read_text())["per_call"]
     assert summary["cuBLAS"] == pytest.approx(cublas) and summary["gemm_bf16"] == pytest.approx(flagship)
 
 
