@@ -50,6 +50,12 @@
 // (about 710 TFLOP/s; cuBLAS runs nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT, named in its column-major frame:
 // in torch's it is this 128x256 tile with B multicast over a 2x1 cluster, issuing the same TMA loads, per
 // bench/gemm_sass.py): at parity, within 1.5 %, not faster.
+// Sixteenth session (graph replays with a flush against the best cuBLAS, 2 processes x 5 blocks): this kernel 0.987x
+// [0.970, 1.001] (H100) and 0.993x [0.970, 1.001] (H200); cuBLAS's own schedule in cuBLAS's frame, D^T = B^T A^T
+// (the shared header's TransposedFrame), 0.989x [0.966, 1.000] (H100); CuTe's TMA loads without their L2 cache
+// policy, as cuBLAS issues them, 0.997x beside 0.996x with it (H200). cuBLAS's lead in L2 reads is L2's request
+// coalescer serving reads that several SMs make at once: 248 MB of them per call against this kernel's 73
+// (bench/gemm_traffic.py); none of the frames, policies or tile orders tried here lines SMs up like that.
 // Per call without the pad 0.866x [0.800, 0.983]: there the host's work per call shows. On an H100 (2026-12-06, 3
 // processes x 5 blocks, in three calls) the padded, graph and back-to-back medians read 0.973-0.985x [0.944, 1.028];
 // there the same tile without a cluster read 0.973-0.984x and 256x128 with a 1x2 cluster 0.977-0.984x.

@@ -15,6 +15,7 @@
 //    no C loads and no smem for C), D written as bf16 (round to nearest).
 //  * Operands in CUTLASS's layout tags: A RowMajor (M,K) is K-major; B RowMajor (K,N) is N-major (CuTe's (N,K)
 //    view has stride (1,N), the MN-major GMMA atoms); D RowMajor.
+//    Or, with TransposedFrame (cuBLAS's), D^T = B^T A^T over the same tensors as column-major operands.
 // Requirements (else cudaErrorInvalidValue): contiguous row-major bf16 2-D tensors, K % 8 == 0 and
 // N % 8 == 0 (TMA needs 16-byte aligned row pitches), 16-byte aligned base pointers. M, N, K need not be
 // multiples of the tile: TMA zero-fills out-of-bounds loads and clips out-of-bounds stores.
