@@ -24,6 +24,12 @@ cluster asks for 1349 MB of its 1611. So some reads reach several SMs for one re
 order, it seems: no order tried here moved the flagship's requests by more than 4 % (swizzles 1 and 8, and the
 grouped orders of examples/idioms/gemm_sm90_grouped_tiles.cuh, which says why).
 
+Where, the LRC's counters say (H200, tests/records/h200/gemm_traffic_lrc*): L2's request coalescer receives the same
+8.4 M read requests for the same 1073.7 MB from every kernel and multicast merges the same 536.9 MB, but it serves
+reads that several SMs make at once only once, and those are 247.7 MB of cuBLAS's and 73.4 MB of the flagship's: all
+of cuBLAS's lead in L2 reads. Neither cuBLAS's frame (TransposedFrame) nor TMA loads without a cache policy changed
+that much (101.0 and 80.5 MB).
+
     python bench/gemm_traffic.py [--libraries .gemm-libs] [--candidates NAME ...] [--shape M N K] [--out FILE]
 
 Each kernel is profiled in its own `ncu --profile-from-start off` process (three warm calls, then one profiled);
