@@ -51,20 +51,26 @@ def test_an_includer_built_with_ndebug_keeps_it(toolchain, tmp_path):
     assert not _ASSERT_CALL.search(text)
 
 
-EVEN_WAVES = f"""#include "{HEADER}"
+# What every host program starts with: the header, printf/atoi, and the flagship's large kernel (128x256, cluster 2x1).
+HOST_PRELUDE = f"""#include "{HEADER}"
 #include <cstdio>
 #include <cstdlib>
 using namespace cute;
-using Gemm = cutegen_sm90_gemm::Sm90Gemm<Shape<_128, _256, _64>, Shape<_2, _1, _1>,
-    cutlass::gemm::KernelTmaWarpSpecializedCooperative, cutlass::epilogue::TmaWarpSpecializedCooperative,
-    cutlass::gemm::PersistentScheduler>::Gemm;
-int main(int argc, char** argv) {{  // SMs, max active clusters, M, N, max swizzle -> the grid's hardware
+using Coop = cutlass::gemm::KernelTmaWarpSpecializedCooperative;
+using CoopEpilogue = cutlass::epilogue::TmaWarpSpecializedCooperative;
+using Flagship = cutegen_sm90_gemm::Sm90Gemm<Shape<_128, _256, _64>, Shape<_2, _1, _1>, Coop, CoopEpilogue,
+                                             cutlass::gemm::PersistentScheduler>::Gemm;
+"""
+
+
+EVEN_WAVES = HOST_PRELUDE + """\
+int main(int argc, char** argv) {  // SMs, max active clusters, M, N, max swizzle -> the grid's hardware
   cutlass::KernelHardwareInfo hw;
   hw.sm_count = atoi(argv[1]);
   hw.max_active_clusters = atoi(argv[2]);
-  hw = cutegen_sm90_gemm::even_wave_hardware<Gemm>(hw, atoll(argv[3]), atoll(argv[4]), atoi(argv[5]));
+  hw = cutegen_sm90_gemm::even_wave_hardware<Flagship>(hw, atoll(argv[3]), atoll(argv[4]), atoi(argv[5]));
   printf("%d %d", hw.sm_count, hw.max_active_clusters);
-}}
+}
 """
 
 
@@ -102,24 +108,17 @@ def test_even_waves_keep_the_waves_on_the_fewest_whole_clusters(toolchain, build
     assert hardware(4096, 4096, swizzle=8) == "128 64"
 
 
-CHOICE = f"""#include "{HEADER}"
-#include <cstdio>
-#include <cstdlib>
-using namespace cute;
-using Coop = cutlass::gemm::KernelTmaWarpSpecializedCooperative;
-using CoopEpilogue = cutlass::epilogue::TmaWarpSpecializedCooperative;
-using Large = cutegen_sm90_gemm::Sm90Gemm<Shape<_128, _256, _64>, Shape<_2, _1, _1>, Coop, CoopEpilogue,
-                                          cutlass::gemm::PersistentScheduler>::Gemm;
+CHOICE = HOST_PRELUDE + """\
 using Small = cutegen_sm90_gemm::Sm90Gemm<Shape<_64, _128, _64>, Shape<_1, _1, _1>,
     cutlass::gemm::KernelTmaWarpSpecialized, cutlass::epilogue::TmaWarpSpecialized>::Gemm;
 using Split = cutegen_sm90_gemm::Sm90Gemm<Shape<_128, _64, _64>, Shape<_1, _1, _1>, Coop, CoopEpilogue,
                                           cutlass::gemm::StreamKScheduler>::Gemm;
-int main(int argc, char** argv) {{  // SMs, M, N, K -> the index of the cheapest of the flagship's kinds of choice
+int main(int argc, char** argv) {  // SMs, M, N, K -> the index of the cheapest of the flagship's kinds of choice
   cutegen_sm90_gemm::LaunchKey key;
   key.M = atoll(argv[2]), key.N = atoll(argv[3]), key.K = atoll(argv[4]);
-  printf("%zu", cutegen_sm90_gemm::cheapest_choice<Large, Small, cutegen_sm90_gemm::SplitK<Split, 8, 4900>>(
-      key, atoi(argv[1]), {{1.00, 0.60, 0.60}}));
-}}
+  printf("%zu", cutegen_sm90_gemm::cheapest_choice<Flagship, Small, cutegen_sm90_gemm::SplitK<Split, 8, 4900>>(
+      key, atoi(argv[1]), {1.00, 0.60, 0.60}));
+}
 """
 
 
@@ -141,17 +140,15 @@ def test_a_split_k_choice_runs_only_for_few_tiles_and_a_long_k_loop(toolchain, b
     assert cheapest(4096, 4096, 4096) == "128x256"
 
 
-GROUPED_ORDER = f"""#include "{HEADER}"
-#include <cstdio>
-#include <cstdlib>
-int main(int argc, char** argv) {{  // rows, cols, band, chunk, group -> each cluster tile of the order, a line each
+GROUPED_ORDER = HOST_PRELUDE + """\
+int main(int argc, char** argv) {  // rows, cols, band, chunk, group -> each cluster tile of the order, a line each
   const int rows = atoi(argv[1]), cols = atoi(argv[2]);
-  for (uint32_t i = 0; i < uint32_t(rows * cols); ++i) {{  // the function's own index type
+  for (uint32_t i = 0; i < uint32_t(rows * cols); ++i) {  // the function's own index type
     const auto tile = cutegen_sm90_gemm::grouped_cluster_tile(i, rows, cols, atoi(argv[3]), atoi(argv[4]),
                                                               atoi(argv[5]));
     printf("%d %d\\n", tile.row, tile.col);
-  }}
-}}
+  }
+}
 """
 
 
@@ -181,20 +178,13 @@ def test_the_grouped_tile_order_visits_every_tile_once_in_compact_runs(toolchain
     assert extent(order(16, 16, 8, 8, 8)[:8]) == (8, 1)
 
 
-FRAMES = f"""#include "{HEADER}"
-#include <cstdio>
-#include <cstdlib>
-using namespace cute;
-using Coop = cutlass::gemm::KernelTmaWarpSpecializedCooperative;
-using CoopEpilogue = cutlass::epilogue::TmaWarpSpecializedCooperative;
-using Rows = cutegen_sm90_gemm::Sm90Gemm<Shape<_128, _256, _64>, Shape<_2, _1, _1>, Coop, CoopEpilogue,
-                                         cutlass::gemm::PersistentScheduler>::Gemm;
+FRAMES = HOST_PRELUDE + """\
 using Transposed = cutegen_sm90_gemm::Sm90Gemm<Shape<_256, _128, _64>, Shape<_1, _2, _1>, Coop, CoopEpilogue,
     cutlass::gemm::PersistentScheduler, cutlass::epilogue::collective::EpilogueTileAuto,
     cutegen_sm90_gemm::TransposedFrame>::Gemm;
-const char* name(const void* p, const cutegen_sm90_gemm::LaunchKey& key) {{ return p == key.A ? "A" : "B"; }}
+const char* name(const void* p, const cutegen_sm90_gemm::LaunchKey& key) { return p == key.A ? "A" : "B"; }
 template <class Gemm>
-void show(const cutegen_sm90_gemm::LaunchKey& key) {{  // CUTLASS's problem, operands and strides, one line
+void show(const cutegen_sm90_gemm::LaunchKey& key) {  // CUTLASS's problem, operands and strides, one line
   const auto args = cutegen_sm90_gemm::make_arguments<Gemm>(key);
   const auto& s = args.problem_shape;
   const auto& a = args.mainloop.dA;
@@ -204,15 +194,15 @@ void show(const cutegen_sm90_gemm::LaunchKey& key) {{  // CUTLASS's problem, ope
          int(get<2>(s)), name(args.mainloop.ptr_A, key), (long long)get<0>(a), (long long)get<1>(a),
          name(args.mainloop.ptr_B, key), (long long)get<0>(b), (long long)get<1>(b), (long long)get<0>(d),
          (long long)get<1>(d), (long long)cutegen_sm90_gemm::output_tiles<Gemm>(key));
-}}
-int main(int argc, char** argv) {{  // M, N, K -> the row-major frame's line, then the transposed frame's
+}
+int main(int argc, char** argv) {  // M, N, K -> the row-major frame's line, then the transposed frame's
   static char a, b, d;
   cutegen_sm90_gemm::LaunchKey key;
   key.M = atoll(argv[1]), key.N = atoll(argv[2]), key.K = atoll(argv[3]);
   key.A = &a, key.B = &b, key.D = &d;
-  show<Rows>(key);
+  show<Flagship>(key);
   show<Transposed>(key);
-}}
+}
 """
 
 
