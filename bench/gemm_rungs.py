@@ -67,6 +67,8 @@ _GROUPED = "cutegen_sm90_gemm::GroupedTiles"
 _SK = "cutegen_sm90_gemm::Decomposition::StreamK"
 _AUTO_EPI = "cutlass::epilogue::collective::EpilogueTileAuto"
 _TRANSPOSED = "cutegen_sm90_gemm::TransposedFrame"
+_ROW_MAJOR = "cutegen_sm90_gemm::RowMajorFrame"
+_LOCKSTEP = "cutegen_sm90_gemm::Lockstep"
 # the LaunchOptions between the raster and even_waves at their defaults, then even_waves
 _EVEN = "cutegen_sm90_gemm::Decomposition::Heuristic, cutegen_sm90_gemm::Reduction::Deterministic, true, true"
 # SplitK with its splits after it: the options between at their defaults (parameters reused, waves not evened)
@@ -171,6 +173,19 @@ CANDIDATES = {
                                f"{_TRANSPOSED}", f"1, {_RASTER}Heuristic"),
     "tcoop_256x128_c1x2_sw1_even": (f"Shape<_256, _128, _64>, Shape<_1, _2, _1>, {_COOP}, {_PERSISTENT}, {_AUTO_EPI}, "
                                     f"{_TRANSPOSED}", f"1, {_RASTER}Heuristic, {_EVEN}"),
+    # Seventeenth session: the flagship's schedule with every producer issuing each k-step's loads together with
+    # every other CTA's (examples/idioms/gemm_sm90_lockstep.cuh): do SMs that ask for a shared tile at the same
+    # time get it merged at L2's request coalescer, as cuBLAS's reads are, and does that buy clock at the power cap?
+    "lockstep_128x256_c2x1_sw1_even": (f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, {_PERSISTENT}, "
+                                       f"{_AUTO_EPI}, {_ROW_MAJOR}, {_LOCKSTEP}", f"1, {_RASTER}Heuristic, {_EVEN}"),
+    "lockstep_128x256_c2x1_sw8_even": (f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, {_PERSISTENT}, "
+                                       f"{_AUTO_EPI}, {_ROW_MAJOR}, {_LOCKSTEP}", f"8, {_RASTER}Heuristic, {_EVEN}"),
+    # Every k-step in lockstep merged 4x the flagship's reads (195 MB, cuBLAS 225) and ran 0.65x (H100): the
+    # barrier sits on the critical path. Looser ones: up to one or two k-steps apart, or together every 8th or 64th.
+    **{f"lockstep_{kind}_128x256_c2x1_sw1_even": (f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, {_PERSISTENT}, "
+                                                  f"{_AUTO_EPI}, {_ROW_MAJOR}, {_LOCKSTEP}{alias}",
+                                                  f"1, {_RASTER}Heuristic, {_EVEN}")
+       for kind, alias in {"slack1": "Slack1", "slack2": "Slack2", "every8": "Every8", "tile": "PerTile"}.items()},
     # bench/gemm_traffic.py, per 4096^3 call: the flagship reads 168 MB from HBM and moves 1205 MB through L2, cuBLAS
     # 150 MB and 1031 MB; the tile order decides how often an operand tile is fetched again
     "coop_128x256_c2x1_sw2_even": (None, f"2, {_RASTER}Heuristic, {_EVEN}"),

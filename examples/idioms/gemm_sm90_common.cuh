@@ -59,6 +59,7 @@
 #include <cutlass/gemm/device/gemm_universal_adapter.h>
 
 #include "gemm_sm90_grouped_tiles.cuh"  // GroupedTiles: a persistent tile order of our own
+#include "gemm_sm90_lockstep.cuh"        // Lockstep: producers that issue each k-step together (a bench test)
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && __CUDA_ARCH__ < 1000 && !defined(CUTLASS_ARCH_MMA_SM90A_ENABLED)
 #error "the sm90 GEMM collectives use wgmma and TMA: build with -gencode arch=compute_90a,code=sm_90a"
@@ -92,9 +93,12 @@ struct TransposedFrame {
 // cutlass::gemm::PersistentScheduler for the persistent ones (one CTA per SM, looping over tiles).
 // EpilogueTile: the (M,N) subtile the epilogue converts and stores at a time (CUTLASS picks one by default).
 // TileShape, ClusterShape and EpilogueTile are in Frame's M and N.
+// MainloopAs: the mainloop CUTLASS's builder gives, or a class derived from it (Lockstep) that the kernel runs instead.
+template <class Mainloop>
+using BuiltMainloop = Mainloop;
 template <class TileShape, class ClusterShape, class MainloopSchedule, class EpilogueSchedule,
           class TileScheduler = void, class EpilogueTile = cutlass::epilogue::collective::EpilogueTileAuto,
-          class Frame = RowMajorFrame>
+          class Frame = RowMajorFrame, template <class> class MainloopAs = BuiltMainloop>
 struct Sm90Gemm {
   using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
@@ -110,7 +114,8 @@ struct Sm90Gemm {
       cutlass::gemm::collective::StageCountAutoCarveout<int(sizeof(typename Epilogue::SharedStorage))>,
       MainloopSchedule>::CollectiveOp;
 
-  using Kernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, Mainloop, Epilogue, TileScheduler>;
+  using Kernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, MainloopAs<Mainloop>, Epilogue,
+                                                      TileScheduler>;
   using Gemm = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
 };
 

@@ -1,0 +1,162 @@
+// gemm_sm90_lockstep.cuh -- a mainloop whose producers issue each k-step's TMA loads in lockstep across the grid:
+// the seventeenth session's test of why cuBLAS's SMs ask L2 for fewer bytes than the flagship's.
+// Included by gemm_sm90_common.cuh (after CUTLASS's headers); used as Sm90Gemm's last template argument:
+//   Sm90Gemm<TileShape, ClusterShape, Mainloop, Epilogue, Scheduler, EpilogueTile, Frame, cutegen_sm90_gemm::Lockstep>
+// (or one of the looser barriers below: LockstepSlack1, LockstepSlack2, LockstepEvery8, LockstepPerTile).
+//
+// Why: at 4096^3 every kernel here and cuBLAS's send L2's request coalescer (LRC) the same 8.4 M read requests,
+// but it serves cuBLAS's 248 MB of them once for several SMs that asked at about the same time, the flagship's 73 MB
+// (bench/gemm_traffic.py). Tile orders did not change that (gemm_sm90_grouped_tiles.cuh). The hypothesis tested
+// here: what lines reads up is *when* the SMs that share an operand tile ask for it. In CUTLASS's producer each
+// CTA issues a k-step's loads as soon as its own consumers free a stage, so the CTAs drift apart; here every
+// producer, once it holds the free stage, waits until every CTA's producer holds its stage for the same k-step
+// (a grid-wide counter), then all issue together.
+//
+// The barrier: one 64-bit counter, +1 per producer per sync point (every Period-th k-step, counted over all its
+// tiles), so "every CTA reached sync point p" is "counter >= CTAs * p" (no CTA passes p before the slowest arrives
+// at p, by induction); with Slack, a producer at p waits only until every CTA has reached p - Slack. A producer that has issued its last tile adds kRetired (more steps than any launch has), which
+// releases the others for good when CTAs get unequal numbers of tiles; the last to retire zeroes the counter
+// for the next launch (kernels on one stream are ordered). The wait gives up after kMaxPolls (~ a millisecond):
+// it is a hint about timing, never a condition of correctness, so a CTA that is not resident cannot hang it.
+// Limits (a bench candidate, not a product kernel): one counter per kernel type and device, so two launches of
+// the same kernel at once share it (each still correct, neither in lockstep).
+#pragma once
+
+#include <cstdint>
+
+#include <cute/tensor.hpp>
+#include <cutlass/cutlass.h>
+
+namespace cutegen_sm90_gemm {
+
+template <class Mainloop>
+struct LockstepCounter {
+  unsigned long long arrived;  // k-steps reached, summed over CTAs (+ kRetired per retired CTA)
+  unsigned int retired;        // CTAs whose producer has issued its last load
+};
+// One per kernel type: a variable template, so two lockstep kernels in one library never share a counter.
+template <class Mainloop>
+__device__ LockstepCounter<Mainloop> lockstep_counter = {0, 0};
+
+template <class Base, int Slack, int Period>
+struct LockstepMainloop : Base {
+  static_assert(Slack >= 0 && Period >= 1);
+  using typename Base::GmemTiledCopyA;
+  using typename Base::GmemTiledCopyB;
+  using typename Base::MainloopPipeline;
+  using typename Base::Params;
+  using typename Base::PipelineState;
+  using typename Base::SmemLayoutA;
+  using typename Base::SmemLayoutB;
+  using typename Base::TensorStorage;
+  using ClusterShape = typename Base::DispatchPolicy::ClusterShape;
+
+  static constexpr unsigned long long kRetired = 1ull << 40;
+  static constexpr int kMaxPolls = 8192;
+  static constexpr unsigned kPollNs = 128;
+
+  uint64_t steps = 0;        // k-steps this CTA's producer has issued, over all its tiles (lives across the tiles)
+  uint64_t sync_points = 0;  // of those, the ones it synchronized at
+
+  // CUTLASS's producer loop (CollectiveMma's load for this mainloop), with the wait between a stage's acquire and
+  // its loads. The elected lane alone runs it, as CUTLASS's.
+  template <class TensorA, class TensorB, class KTileIterator, class BlockCoord>
+  CUTLASS_DEVICE void load(Params const& params, MainloopPipeline pipeline, PipelineState write,
+                           cute::tuple<TensorA, TensorB> const& inputs, BlockCoord const& blk_coord,
+                           KTileIterator k_tile_iter, int k_tile_count, int, uint32_t block_rank_in_cluster,
+                           TensorStorage& shared) {
+    using namespace cute;
+    if (!elect_one_sync()) {
+      return;
+    }
+    Tensor sA = make_tensor(make_smem_ptr(shared.smem_A.data()), SmemLayoutA{});  // (BLK_M,BLK_K,PIPE)
+    Tensor sB = make_tensor(make_smem_ptr(shared.smem_B.data()), SmemLayoutB{});  // (BLK_N,BLK_K,PIPE)
+    constexpr uint32_t cluster_x = get<0>(ClusterShape{});
+    const uint32_t x = block_rank_in_cluster % cluster_x, y = block_rank_in_cluster / cluster_x;
+    auto tma_a = params.tma_load_a.get_slice(y);
+    auto tma_b = params.tma_load_b.get_slice(x);
+    auto [m, n, k, l] = blk_coord;
+    Tensor tAgA = tma_a.partition_S(get<0>(inputs)(_, _, m, _, l));
+    Tensor tAsA = tma_a.partition_D(sA);
+    Tensor tBgB = tma_b.partition_S(get<1>(inputs)(_, _, n, _, l));
+    Tensor tBsB = tma_b.partition_D(sB);
+    const uint16_t mask_a = multicast_mask<GmemTiledCopyA, 1>(x), mask_b = multicast_mask<GmemTiledCopyB, 0>(y);
+    CUTLASS_PRAGMA_NO_UNROLL
+    for (; k_tile_count > 0; --k_tile_count) {
+      pipeline.producer_acquire(write);
+      if (steps++ % Period == 0) {
+        arrive_and_wait(++sync_points);
+      }
+      auto* barrier = pipeline.producer_get_barrier(write);
+      copy(params.tma_load_a.with(*barrier, mask_a), tAgA(_, _, _, *k_tile_iter), tAsA(_, _, _, write.index()));
+      copy(params.tma_load_b.with(*barrier, mask_b), tBgB(_, _, _, *k_tile_iter), tBsB(_, _, _, write.index()));
+      ++k_tile_iter;
+      ++write;
+    }
+  }
+
+  CUTLASS_DEVICE void load_tail(MainloopPipeline pipeline, PipelineState write) {
+    if (cute::elect_one_sync()) {
+      retire();
+    }
+    Base::load_tail(pipeline, write);
+  }
+
+ private:
+  // The CTAs of this one's cluster that a multicast load of the operand fills: those along the cluster mode
+  // the operand is shared over (A: N, mode 1; B: M, mode 0), at this CTA's place in the other mode.
+  template <class Copy, int SharedMode>
+  CUTLASS_DEVICE static uint16_t multicast_mask(uint32_t place) {
+    uint16_t mask = 0;
+    if constexpr (cute::is_same_v<Copy, cute::SM90_TMA_LOAD_MULTICAST>) {
+      auto block = cute::Layout<ClusterShape>{};  // (m,n) -> rank in the cluster
+      for (int i = 0; i < cute::size<SharedMode>(block); ++i) {
+        mask |= uint16_t(1) << (SharedMode == 1 ? block(place, i, cute::Int<0>{}) : block(i, place, cute::Int<0>{}));
+      }
+    }
+    return mask;
+  }
+
+  CUTLASS_DEVICE static uint64_t ctas() { return uint64_t(gridDim.x) * gridDim.y * gridDim.z; }
+
+  // Timing only: no data is published through the counter, so relaxed atomics and plain volatile polls suffice.
+  CUTLASS_DEVICE static void arrive_and_wait(uint64_t point) {
+    auto& counter = lockstep_counter<Base>;
+    atomicAdd(&counter.arrived, 1ull);
+    if (point <= Slack) {
+      return;
+    }
+    const unsigned long long target = ctas() * (point - Slack);
+    for (int poll = 0; poll < kMaxPolls; ++poll) {
+      if (*reinterpret_cast<volatile unsigned long long*>(&counter.arrived) >= target) {
+        return;
+      }
+      __nanosleep(kPollNs);
+    }
+  }
+
+  CUTLASS_DEVICE static void retire() {
+    auto& counter = lockstep_counter<Base>;
+    atomicAdd(&counter.arrived, kRetired);
+    __threadfence();  // this CTA's last additions land before the count of retired CTAs that zeroes them
+    if (atomicAdd(&counter.retired, 1u) == ctas() - 1) {
+      atomicExch(&counter.arrived, 0ull);
+      atomicExch(&counter.retired, 0u);
+    }
+  }
+};
+
+// Every k-step, all together (the first test: 0.65x the flagship's speed, H100); up to one or two k-steps apart;
+// every 8th k-step; every 64th (at 4096^3 the first k-step of each 128x256 tile).
+template <class Base>
+using Lockstep = LockstepMainloop<Base, 0, 1>;
+template <class Base>
+using LockstepSlack1 = LockstepMainloop<Base, 1, 1>;
+template <class Base>
+using LockstepSlack2 = LockstepMainloop<Base, 2, 1>;
+template <class Base>
+using LockstepEvery8 = LockstepMainloop<Base, 0, 8>;
+template <class Base>
+using LockstepPerTile = LockstepMainloop<Base, 0, 64>;
+
+}  // namespace cutegen_sm90_gemm
