@@ -38,7 +38,7 @@ struct LockstepCounter {
 template <class Mainloop>
 __device__ LockstepCounter<Mainloop> lockstep_counter = {0, 0};
 
-template <class Base, int Slack, int Period>
+template <class Base, int Slack, int Period, unsigned PollNs = 128>
 struct LockstepMainloop : Base {
   static_assert(Slack >= 0 && Period >= 1);
   using typename Base::GmemTiledCopyA;
@@ -52,8 +52,7 @@ struct LockstepMainloop : Base {
   using ClusterShape = typename Base::DispatchPolicy::ClusterShape;
 
   static constexpr unsigned long long kRetired = 1ull << 40;
-  static constexpr int kMaxPolls = 8192;
-  static constexpr unsigned kPollNs = 128;
+  static constexpr int kMaxPolls = int(1048576 / PollNs);  // give up after ~a millisecond
 
   uint64_t steps = 0;        // k-steps this CTA's producer has issued, over all its tiles (lives across the tiles)
   uint64_t sync_points = 0;  // of those, the ones it synchronized at
@@ -131,7 +130,7 @@ struct LockstepMainloop : Base {
       if (*reinterpret_cast<volatile unsigned long long*>(&counter.arrived) >= target) {
         return;
       }
-      __nanosleep(kPollNs);
+      __nanosleep(PollNs);
     }
   }
 
@@ -150,6 +149,9 @@ struct LockstepMainloop : Base {
 // every 8th k-step; every 64th (at 4096^3 the first k-step of each 128x256 tile).
 template <class Base>
 using Lockstep = LockstepMainloop<Base, 0, 1>;
+// Every k-step, polling every microsecond instead: whether 128 producers polling one L2 line is the cost.
+template <class Base>
+using LockstepPoll1us = LockstepMainloop<Base, 0, 1, 1024>;
 template <class Base>
 using LockstepSlack1 = LockstepMainloop<Base, 1, 1>;
 template <class Base>
