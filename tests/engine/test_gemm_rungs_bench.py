@@ -147,3 +147,25 @@ def test_sass_opcodes_keep_modifiers_and_drop_predicates():
     assert gemm_sass.opcode("@!UP0 UTMALDG.3D.MULTICAST [UR8], [UR16], UR6, desc[UR10] ;") == "UTMALDG.3D.MULTICAST"
     assert gemm_sass.opcode("  HGMMA.64x256x16.F32.BF16 R24, gdesc[UR4].tnspB, R24, gsb0 ;") == "HGMMA.64x256x16.F32.BF16"
     assert gemm_sass.family("SYNCS.PHASECHK.TRANS64.TRYWAIT") == "SYNCS" and gemm_sass.family("IMAD.WIDE") == "other"
+
+
+def test_producers_in_lockstep_get_their_reads_merged_like_cublas_and_run_two_thirds_as_fast():
+    """H100 records of the lockstep candidate (every CTA's producer issues each k-step's loads together with every
+    other's): L2's request coalescer merges 4x the flagship's reads that several SMs ask for at once, cuBLAS's
+    level, but the grid-wide barrier per k-step costs a third of the speed (two processes, pooled by the bench)."""
+    import gemm_timing_methods as methods
+
+    traffic = json.loads((RECORDS / "gemm_lockstep_traffic.json").read_text())["per_call"]
+    cublas, flagship, lockstep = (traffic[name] for name in ("cuBLAS", "gemm_bf16", "lockstep_128x256_c2x1_sw1_even"))
+    merged = {name: row["LRC merged, several SMs MB"] for name, row in traffic.items()}
+    assert merged["lockstep_128x256_c2x1_sw1_even"] / merged["gemm_bf16"] == pytest.approx(4.03, abs=0.01)
+    assert merged["lockstep_128x256_c2x1_sw1_even"] / merged["cuBLAS"] == pytest.approx(0.866, abs=0.001)
+    for row in (cublas, flagship, lockstep):  # what L2 serves is what was asked less what was merged
+        served = row["LRC mergeable read MB"] - row["LRC merged, several SMs MB"]
+        assert row["L2 -> LRC read MB"] == pytest.approx(served, rel=2e-3)
+    assert lockstep["instructions M"] == pytest.approx(cublas["instructions M"], rel=0.01)  # the barrier's few
+    runs = [json.loads((RECORDS / f"gemm_lockstep_timing_{i}.json").read_text()) for i in (1, 2)]
+    pooled = methods.pool(runs)
+    graph = pooled["lockstep_128x256_c2x1_sw1_even|graph-flush"]
+    assert graph["blocks"] == 10 and graph["x_best_cublas"] == pytest.approx(0.653, abs=0.001)
+    assert graph["interval"][1] < 0.7 < pooled["gemm_bf16|graph-flush"]["interval"][0]
