@@ -181,11 +181,13 @@ CANDIDATES = {
     "lockstep_128x256_c2x1_sw8_even": (f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, {_PERSISTENT}, "
                                        f"{_AUTO_EPI}, {_ROW_MAJOR}, {_LOCKSTEP}", f"8, {_RASTER}Heuristic, {_EVEN}"),
     # Every k-step in lockstep merged 4x the flagship's reads (195 MB, cuBLAS 225) and ran 0.65x (H100): the
-    # barrier sits on the critical path. Looser ones: up to one or two k-steps apart, or together every 8th or 64th.
+    # barrier sits on the critical path. Looser ones (built, not yet run): up to one or two k-steps apart, together
+    # every 8th or 64th k-step, polling every microsecond, or in groups of the 32 CTAs that share A panels.
     **{f"lockstep_{kind}_128x256_c2x1_sw1_even": (f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, {_PERSISTENT}, "
                                                   f"{_AUTO_EPI}, {_ROW_MAJOR}, {_LOCKSTEP}{alias}",
                                                   f"1, {_RASTER}Heuristic, {_EVEN}")
-       for kind, alias in {"slack1": "Slack1", "slack2": "Slack2", "every8": "Every8", "tile": "PerTile", "poll1us": "Poll1us"}.items()},
+       for kind, alias in {"slack1": "Slack1", "slack2": "Slack2", "every8": "Every8", "tile": "PerTile",
+                           "poll1us": "Poll1us", "row": "Row"}.items()},
     # bench/gemm_traffic.py, per 4096^3 call: the flagship reads 168 MB from HBM and moves 1205 MB through L2, cuBLAS
     # 150 MB and 1031 MB; the tile order decides how often an operand tile is fetched again
     "coop_128x256_c2x1_sw2_even": (None, f"2, {_RASTER}Heuristic, {_EVEN}"),

@@ -2,7 +2,8 @@
 // the seventeenth session's test of why cuBLAS's SMs ask L2 for fewer bytes than the flagship's.
 // Included by gemm_sm90_common.cuh (after CUTLASS's headers); used as Sm90Gemm's last template argument:
 //   Sm90Gemm<TileShape, ClusterShape, Mainloop, Epilogue, Scheduler, EpilogueTile, Frame, cutegen_sm90_gemm::Lockstep>
-// (or one of the looser barriers below: LockstepSlack1, LockstepSlack2, LockstepEvery8, LockstepPerTile).
+// (or one of the looser barriers below: LockstepSlack1, LockstepSlack2, LockstepEvery8, LockstepPerTile,
+// LockstepPoll1us, LockstepRow).
 //
 // Why: at 4096^3 every kernel here and cuBLAS's send L2's request coalescer (LRC) the same 8.4 M read requests,
 // but it serves cuBLAS's 248 MB of them once for several SMs that asked at about the same time, the flagship's 73 MB
@@ -12,14 +13,23 @@
 // producer, once it holds the free stage, waits until every CTA's producer holds its stage for the same k-step
 // (a grid-wide counter), then all issue together.
 //
-// The barrier: one 64-bit counter, +1 per producer per sync point (every Period-th k-step, counted over all its
-// tiles), so "every CTA reached sync point p" is "counter >= CTAs * p" (no CTA passes p before the slowest arrives
-// at p, by induction); with Slack, a producer at p waits only until every CTA has reached p - Slack. A producer that has issued its last tile adds kRetired (more steps than any launch has), which
-// releases the others for good when CTAs get unequal numbers of tiles; the last to retire zeroes the counter
-// for the next launch (kernels on one stream are ordered). The wait gives up after kMaxPolls (~ a millisecond):
-// it is a hint about timing, never a condition of correctness, so a CTA that is not resident cannot hang it.
-// Limits (a bench candidate, not a product kernel): one counter per kernel type and device, so two launches of
-// the same kernel at once share it (each still correct, neither in lockstep).
+// Measured (H100, 2026-12-07, 4096^3; bench/gemm_traffic.py and bench/gemm_timing_methods.py, 2 processes x 5 blocks,
+// records in tests/records/h100/gemm_lockstep_*): every k-step in lockstep, the LRC merges 195 MB of reads several
+// SMs made at once (swizzle 8: 164) where the flagship gets 48 and cuBLAS 225, and L2 serves 882 MB (flagship 1026,
+// cuBLAS 849): the hypothesis holds -- SMs that ask together get merged reads. But the barrier costs a third of the
+// speed: 0.653x the best cuBLAS [0.646, 0.660] by graph replay (swizzle 8: 0.632x) beside the flagship's 0.988x.
+// So cuBLAS lines its SMs up without paying for it, or pays elsewhere; this barrier is not how.
+//
+// The barrier, per group of CTAs (by default one group of all): one 64-bit counter, +1 per producer per sync point
+// (every Period-th k-step, counted over all its tiles), so "every CTA of the group reached sync point p" is
+// "counter >= its CTAs * p" (no CTA passes p before the slowest arrives at p, by induction); with Slack, a producer
+// at p waits only until every CTA has reached p - Slack. A producer that has issued its last tile adds kRetired
+// (more steps than any launch has), which releases the others for good when CTAs get unequal numbers of tiles; the
+// last to retire zeroes the counters for the next launch (kernels on one stream are ordered). The wait gives up
+// after about a millisecond: it is a hint about timing, never a condition of correctness, so a CTA that is not
+// resident cannot hang it.
+// Limits (a bench candidate, not a product kernel): one set of counters per kernel type and device, so two launches
+// of the same kernel at once share them (each still correct, neither in lockstep).
 #pragma once
 
 #include <cstdint>
@@ -29,18 +39,24 @@
 
 namespace cutegen_sm90_gemm {
 
-template <class Mainloop>
-struct LockstepCounter {
-  unsigned long long arrived;  // k-steps reached, summed over CTAs (+ kRetired per retired CTA)
-  unsigned int retired;        // CTAs whose producer has issued its last load
+// Up to kMaxGroups groups of CTAs, each with its own counter on its own 128-byte line (its own L2 slice's
+// traffic: the pollers of one group never load another's line).
+constexpr int kMaxLockstepGroups = 64;
+struct LockstepCounters {
+  struct alignas(128) Line {
+    unsigned long long arrived;  // sync points reached, summed over the group's CTAs (+ kRetired per retired CTA)
+  };
+  Line groups[kMaxLockstepGroups];
+  unsigned int retired;  // CTAs (of the whole grid) whose producer has issued its last load
 };
 // One per kernel type: a variable template, so two lockstep kernels in one library never share a counter.
 template <class Mainloop>
-__device__ LockstepCounter<Mainloop> lockstep_counter = {0, 0};
+__device__ LockstepCounters lockstep_counters = {};
 
-template <class Base, int Slack, int Period, unsigned PollNs = 128>
+// GroupCtas: the CTAs that wait for each other, consecutive in the launch's linear CTA index (0: all of them).
+template <class Base, int Slack, int Period, unsigned PollNs = 128, int GroupCtas = 0>
 struct LockstepMainloop : Base {
-  static_assert(Slack >= 0 && Period >= 1);
+  static_assert(Slack >= 0 && Period >= 1 && GroupCtas >= 0);
   using typename Base::GmemTiledCopyA;
   using typename Base::GmemTiledCopyB;
   using typename Base::MainloopPipeline;
@@ -116,18 +132,33 @@ struct LockstepMainloop : Base {
     return mask;
   }
 
-  CUTLASS_DEVICE static uint64_t ctas() { return uint64_t(gridDim.x) * gridDim.y * gridDim.z; }
+  CUTLASS_DEVICE static uint32_t ctas() { return gridDim.x * gridDim.y * gridDim.z; }
+
+  // This CTA's group: its size and its counter. Too many groups for the counters: the whole grid is one.
+  struct Group {
+    uint32_t size;
+    unsigned long long* arrived;
+  };
+  CUTLASS_DEVICE static uint32_t group_ctas() {
+    const uint32_t all = ctas();
+    return GroupCtas == 0 || (all + GroupCtas - 1) / GroupCtas > kMaxLockstepGroups ? all : uint32_t(GroupCtas);
+  }
+  CUTLASS_DEVICE static Group group() {
+    const uint32_t linear = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);  // the scheduler's order
+    const uint32_t per = group_ctas(), index = linear / per;
+    return {cute::min(per, ctas() - index * per), &lockstep_counters<Base>.groups[index].arrived};
+  }
 
   // Timing only: no data is published through the counter, so relaxed atomics and plain volatile polls suffice.
   CUTLASS_DEVICE static void arrive_and_wait(uint64_t point) {
-    auto& counter = lockstep_counter<Base>;
-    atomicAdd(&counter.arrived, 1ull);
+    const Group mine = group();
+    atomicAdd(mine.arrived, 1ull);
     if (point <= Slack) {
       return;
     }
-    const unsigned long long target = ctas() * (point - Slack);
+    const unsigned long long target = mine.size * (point - Slack);
     for (int poll = 0; poll < kMaxPolls; ++poll) {
-      if (*reinterpret_cast<volatile unsigned long long*>(&counter.arrived) >= target) {
+      if (*reinterpret_cast<volatile unsigned long long*>(mine.arrived) >= target) {
         return;
       }
       __nanosleep(PollNs);
@@ -135,12 +166,14 @@ struct LockstepMainloop : Base {
   }
 
   CUTLASS_DEVICE static void retire() {
-    auto& counter = lockstep_counter<Base>;
-    atomicAdd(&counter.arrived, kRetired);
+    auto& counters = lockstep_counters<Base>;
+    atomicAdd(group().arrived, kRetired);
     __threadfence();  // this CTA's last additions land before the count of retired CTAs that zeroes them
-    if (atomicAdd(&counter.retired, 1u) == ctas() - 1) {
-      atomicExch(&counter.arrived, 0ull);
-      atomicExch(&counter.retired, 0u);
+    if (atomicAdd(&counters.retired, 1u) == ctas() - 1) {
+      for (uint32_t i = 0; i < (ctas() + group_ctas() - 1) / group_ctas(); ++i) {
+        atomicExch(&counters.groups[i].arrived, 0ull);
+      }
+      atomicExch(&counters.retired, 0u);
     }
   }
 };
@@ -160,5 +193,10 @@ template <class Base>
 using LockstepEvery8 = LockstepMainloop<Base, 0, 8>;
 template <class Base>
 using LockstepPerTile = LockstepMainloop<Base, 0, 64>;
+// Every k-step, in groups of 32 consecutive CTAs: at 4096^3 on 128 SMs with swizzle 1 (raster along N, 16 clusters
+// of 2x1 CTAs per row of cluster tiles), the 32 CTAs of one row of cluster tiles in every wave, which read the same
+// two A panels (each by 16 CTAs). The barrier's cost with a quarter of the CTAs per counter and per wait.
+template <class Base>
+using LockstepRow = LockstepMainloop<Base, 0, 1, 128, 32>;
 
 }  // namespace cutegen_sm90_gemm
