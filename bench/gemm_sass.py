@@ -13,7 +13,10 @@ What it found (H200, tests/records/h200/gemm_sass.json): cuBLAS issues the flags
 k-step one plain load of A's panel and four multicast pieces of B's): its 256x128 / 1x2 is named in its column-major
 frame and is the flagship's 128x256 / 2x1 in torch's. It differs inside the CTA: warpgroups split along N (two
 m64n128 MMAs where the flagship has one m64n256), eight named-barrier waits and eight shared-memory loads per CTA and
-k-step, and 8x the TMA store pieces.
+k-step, and 8x the TMA store pieces. Its listing (tests/records/h100/gemm_sass_cublas_listing.txt) shows how it
+schedules tiles: each 2-CTA cluster takes its first two cluster tiles by launch index and the rest from a global
+counter (one atomic per fetch, the index stored to both CTAs' shared memory), so clusters that finish together start
+adjacent tiles together; the flagship's persistent scheduler is static.
 
     python bench/gemm_sass.py [--libraries .gemm-libs] [--candidates NAME ...] [--shape M N K] [--out FILE]
                               [--listing FILE]
@@ -90,6 +93,19 @@ def listing(name: str, kernel: dict) -> str:
         out.append(f"== {name}: {kernel_name}\n")
         out += [f"{offset:>8x} {count:>12,}  {sass}\n" for offset, count, sass in rows]
     return "".join(out)
+
+
+def read_listing(text: str) -> dict[str, list[tuple[int, int, str]]]:
+    """A --listing file back as {"NAME: kernel": [(offset, warp instructions per call, SASS)]}."""
+    kernels: dict[str, list[tuple[int, int, str]]] = {}
+    rows: list[tuple[int, int, str]] = []
+    for line in text.splitlines():
+        if line.startswith("== "):
+            rows = kernels.setdefault(line[3:], [])
+        elif line.strip():
+            offset, count, sass = line.split(maxsplit=2)
+            rows.append((int(offset, 16), int(count.replace(",", "")), sass))
+    return kernels
 
 
 def opcodes(kernels: list[list[tuple[int, int, str]]]) -> Counter:

@@ -169,3 +169,25 @@ def test_producers_in_lockstep_get_their_reads_merged_like_cublas_and_run_two_th
     graph = pooled["lockstep_128x256_c2x1_sw1_even|graph-flush"]
     assert graph["blocks"] == 10 and graph["x_best_cublas"] == pytest.approx(0.653, abs=0.001)
     assert graph["interval"][1] < 0.7 < pooled["gemm_bf16|graph-flush"]["interval"][0]
+
+
+def test_cublas_hands_out_its_last_tiles_from_an_atomic_counter():
+    """cuBLAS's 4096^3 kernel PC by PC (bench/gemm_sass.py --listing, H100): its 66 clusters take their first two
+    cluster tiles by launch index, as a static persistent kernel does (the counter's answers are offset by twice a
+    kernel parameter), and the other 124 of the 256 from a global counter, first come first served: one atomic per
+    fetch, each cluster's last finding none, the answer stored to the cluster's shared memory and its peer CTA's,
+    where both producers read it. The flagship's scheduler is static."""
+    import gemm_sass
+
+    listing = gemm_sass.read_listing((RECORDS / "gemm_sass_cublas_listing.txt").read_text())
+    (kernel, rows), = listing.items()
+    assert kernel == "cuBLAS: nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT"
+    executed = gemm_sass.opcodes([rows])
+    clusters, cluster_tiles = 132 // 2, (4096 // 128) * (4096 // 256) // 2
+    fetched = cluster_tiles - 2 * clusters
+    assert executed["ATOMG.E.ADD"] == fetched + clusters  # and each cluster's last fetch finds none left
+    assert executed["STAS"] == executed["ATOMG.E.ADD"]  # the answer, to the peer CTA's shared memory
+    answers_read = [count for _, count, sass in rows if sass.startswith("LDS") and "0x34490" in sass]
+    assert answers_read == [2 * executed["ATOMG.E.ADD"]]  # by the producers of both CTAs
+    # per CTA tile and k-step: 2 warpgroups x 4 warps x 8 MMAs (4 per 64x128 accumulator)
+    assert executed["HGMMA.64x128x16.F32.BF16"] == 2 * cluster_tiles * 64 * 2 * 4 * 8
