@@ -64,6 +64,7 @@ _PERSISTENT = "cutlass::gemm::PersistentScheduler"
 _STREAMK = "cutlass::gemm::StreamKScheduler"
 _RASTER = "cutegen_sm90_gemm::RasterOrder::"
 _GROUPED = "cutegen_sm90_gemm::GroupedTiles"
+_DYNAMIC = "cutegen_sm90_gemm::DynamicTiles"
 _SK = "cutegen_sm90_gemm::Decomposition::StreamK"
 _AUTO_EPI = "cutlass::epilogue::collective::EpilogueTileAuto"
 _TRANSPOSED = "cutegen_sm90_gemm::TransposedFrame"
@@ -188,6 +189,13 @@ CANDIDATES = {
                                                   f"1, {_RASTER}Heuristic, {_EVEN}")
        for kind, alias in {"slack1": "Slack1", "slack2": "Slack2", "every8": "Every8", "tile": "PerTile",
                            "poll1us": "Poll1us", "row": "Row"}.items()},
+    # cuBLAS's scheduler (its listing, bench/gemm_sass.py): after two cluster tiles by launch index, first come first
+    # served from a global counter, on every SM. The flagship's schedule with such a scheduler
+    # (examples/idioms/gemm_sm90_dynamic_tiles.cuh; built, not yet run), on every SM and on even waves.
+    "dynamic2_128x256_c2x1": (f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, {_DYNAMIC}<2>",
+                              f"1, {_RASTER}Heuristic"),
+    "dynamic2_128x256_c2x1_even": (f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, {_DYNAMIC}<2>",
+                                   f"1, {_RASTER}Heuristic, {_EVEN}"),
     # bench/gemm_traffic.py, per 4096^3 call: the flagship reads 168 MB from HBM and moves 1205 MB through L2, cuBLAS
     # 150 MB and 1031 MB; the tile order decides how often an operand tile is fetched again
     "coop_128x256_c2x1_sw2_even": (None, f"2, {_RASTER}Heuristic, {_EVEN}"),

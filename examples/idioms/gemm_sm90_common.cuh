@@ -60,6 +60,7 @@
 
 #include "gemm_sm90_grouped_tiles.cuh"  // GroupedTiles: a persistent tile order of our own
 #include "gemm_sm90_lockstep.cuh"        // Lockstep: producers that issue each k-step together (a bench test)
+#include "gemm_sm90_dynamic_tiles.cuh"   // DynamicTiles: tiles first come first served (a bench test)
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && __CUDA_ARCH__ < 1000 && !defined(CUTLASS_ARCH_MMA_SM90A_ENABLED)
 #error "the sm90 GEMM collectives use wgmma and TMA: build with -gencode arch=compute_90a,code=sm_90a"

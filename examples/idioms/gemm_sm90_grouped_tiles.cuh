@@ -113,7 +113,7 @@ class GroupedTileScheduler : public cutlass::gemm::kernel::detail::PersistentTil
     return !work_for(cluster_index_ + clusters_in_grid_ * advance_count).is_valid();
   }
 
- private:
+ protected:  // DynamicTileScheduler (gemm_sm90_dynamic_tiles.cuh) walks the same tiles in its own order
   CUTLASS_DEVICE WorkTileInfo work_for(uint64_t index) const {
     const uint64_t per_problem = uint64_t(rows_) * cols_;
     if (index >= per_problem * problems_) {
