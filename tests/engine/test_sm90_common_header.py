@@ -14,7 +14,8 @@ from cutegen.toolchain import ABI_INCLUDE
 from tests.conftest import ROOT
 
 HEADER = ROOT / "examples" / "idioms" / "gemm_sm90_common.cuh"
-GROUPED = HEADER.with_name("gemm_sm90_grouped_tiles.cuh")  # included by HEADER
+# HEADER and the headers it includes beside it (the grouped and dynamic tile orders, the lockstep mainloop)
+HEADERS = sorted(HEADER.parent.glob("gemm_sm90_*.cuh"))
 INCLUDER = f"""#include "{HEADER}"
 __device__ void mine(int x) {{ assert(x > 0); }}
 #if defined(NDEBUG) != defined(EXPECT_NDEBUG)
@@ -77,7 +78,7 @@ int main(int argc, char** argv) {  // SMs, max active clusters, M, N, max swizzl
 def _host_program(toolchain, build_state: Path, name: str, source: str) -> Path:
     """`source` built into a host program, kept in the shared test build cache under a key of its text, the
     headers' and the toolchain's (the compile takes ~20 s: a warm run reuses it)."""
-    headers = f"{HEADER.read_text()}|{GROUPED.read_text()}"
+    headers = "|".join(header.read_text() for header in HEADERS)
     key = hashlib.sha256(f"{source}|{headers}|{toolchain.fingerprint}".encode()).hexdigest()[:16]
     program = build_state / "host-programs" / f"{name}-{key}"
     if program.exists():
