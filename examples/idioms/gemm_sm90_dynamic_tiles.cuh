@@ -76,14 +76,11 @@ class DynamicTileScheduler : public GroupedTileScheduler<1, 1, 1> {  // (1, 1, 1
                                                                        : cutlass::Status::kErrorInternal;
   }
 
-  CUTLASS_DEVICE explicit DynamicTileScheduler(Params const& params) : Base(params), workspace_(params.workspace) {
-#if defined(__CUDA_ARCH__)
-    first_index_ = cluster_index_;
-#endif
-  }
+  // Base's cluster_index_ stays this cluster's own (its advance is not called): the first cluster tile's index.
+  CUTLASS_DEVICE explicit DynamicTileScheduler(Params const& params) : Base(params), workspace_(params.workspace) {}
 
   template <class ClusterShape>
-  CUTLASS_DEVICE WorkTileInfo initial_work_tile_info(ClusterShape) { return work_for(first_index_); }
+  CUTLASS_DEVICE WorkTileInfo initial_work_tile_info(ClusterShape) { return work_for(cluster_index_); }
 
   CUTLASS_DEVICE auto fetch_next_work(WorkTileInfo) {
     ++answer_;
@@ -103,7 +100,7 @@ class DynamicTileScheduler : public GroupedTileScheduler<1, 1, 1> {  // (1, 1, 1
   // cluster's k-th answer. Warp-uniform: lane 0 reads, claims or waits, the warp takes its word.
   CUTLASS_DEVICE uint64_t index_of(uint32_t k) const {
     if (k < uint32_t(StaticRounds)) {
-      return first_index_ + uint64_t(k) * clusters_in_grid_;
+      return cluster_index_ + uint64_t(k) * clusters_in_grid_;
     }
     const uint32_t lanes = __activemask(), leader = __ffs(lanes) - 1;
     uint32_t index = 0;
@@ -114,7 +111,7 @@ class DynamicTileScheduler : public GroupedTileScheduler<1, 1, 1> {  // (1, 1, 1
   }
 
   CUTLASS_DEVICE uint32_t answer(uint32_t k) const {
-    uint32_t* slot = workspace_ + 1 + first_index_ % clusters_in_grid_ * kRing + k % kRing;
+    uint32_t* slot = workspace_ + 1 + cluster_index_ * kRing + k % kRing;
     const uint32_t tag = (k & 0xfff) << kIndexBits;
     for (int poll = 0; poll < (1 << 22); ++poll) {  // ~0.5 s of 128 ns sleeps: far past any tile's time
       const uint32_t seen = *reinterpret_cast<volatile uint32_t*>(slot);
@@ -134,7 +131,6 @@ class DynamicTileScheduler : public GroupedTileScheduler<1, 1, 1> {  // (1, 1, 1
   }
 
   uint32_t* workspace_ = nullptr;
-  uint64_t first_index_ = 0;
   uint32_t answer_ = 0;  // the number of this role's current answer
 };
 #endif  // __CUDACC__

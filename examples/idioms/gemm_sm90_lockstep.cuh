@@ -39,7 +39,7 @@
 
 namespace cutegen_sm90_gemm {
 
-// Up to kMaxGroups groups of CTAs, each with its own counter on its own 128-byte line (its own L2 slice's
+// Up to kMaxLockstepGroups groups of CTAs, each with its own counter on its own 128-byte line (its own L2 slice's
 // traffic: the pollers of one group never load another's line).
 constexpr int kMaxLockstepGroups = 64;
 struct LockstepCounters {
@@ -96,11 +96,12 @@ struct LockstepMainloop : Base {
     Tensor tBgB = tma_b.partition_S(get<1>(inputs)(_, _, n, _, l));
     Tensor tBsB = tma_b.partition_D(sB);
     const uint16_t mask_a = multicast_mask<GmemTiledCopyA, 1>(x), mask_b = multicast_mask<GmemTiledCopyB, 0>(y);
+    const Group mine = group();
     CUTLASS_PRAGMA_NO_UNROLL
     for (; k_tile_count > 0; --k_tile_count) {
       pipeline.producer_acquire(write);
       if (steps++ % Period == 0) {
-        arrive_and_wait(++sync_points);
+        arrive_and_wait(mine, ++sync_points);
       }
       auto* barrier = pipeline.producer_get_barrier(write);
       copy(params.tma_load_a.with(*barrier, mask_a), tAgA(_, _, _, *k_tile_iter), tAsA(_, _, _, write.index()));
@@ -150,8 +151,7 @@ struct LockstepMainloop : Base {
   }
 
   // Timing only: no data is published through the counter, so relaxed atomics and plain volatile polls suffice.
-  CUTLASS_DEVICE static void arrive_and_wait(uint64_t point) {
-    const Group mine = group();
+  CUTLASS_DEVICE static void arrive_and_wait(Group const& mine, uint64_t point) {
     atomicAdd(mine.arrived, 1ull);
     if (point <= Slack) {
       return;
