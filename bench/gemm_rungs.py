@@ -196,6 +196,13 @@ CANDIDATES = {
                               f"1, {_RASTER}Heuristic"),
     "dynamic2_128x256_c2x1_even": (f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, {_DYNAMIC}<2>",
                                    f"1, {_RASTER}Heuristic, {_EVEN}"),
+    # Eighteenth session: those ran 0.955x the best cuBLAS beside the flagship's 0.987x (H100), merging 67-76 MB of
+    # reads (flagship 45, cuBLAS 201). The same order with cuBLAS's plumbing: one drawer per cluster, answers handed
+    # on in shared memory, counters that reset themselves (no memset per launch).
+    "dynshared2_128x256_c2x1": (f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, {_DYNAMIC}Shared<2>",
+                                f"1, {_RASTER}Heuristic"),
+    "dynshared2_128x256_c2x1_even": (f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, {_DYNAMIC}Shared<2>",
+                                     f"1, {_RASTER}Heuristic, {_EVEN}"),
     # bench/gemm_traffic.py, per 4096^3 call: the flagship reads 168 MB from HBM and moves 1205 MB through L2, cuBLAS
     # 150 MB and 1031 MB; the tile order decides how often an operand tile is fetched again
     "coop_128x256_c2x1_sw2_even": (None, f"2, {_RASTER}Heuristic, {_EVEN}"),

@@ -18,7 +18,10 @@
 // producer to one tile ahead). The launcher zeroes the workspace before every launch (LastLaunch), as it does for
 // the split kernels; cuBLAS's launch has a memset too.
 // A wait that never ends traps (an error the caller sees) instead of hanging: it would mean a bug here.
-// Status: built, never run on a GPU (seventeenth session, no device time left); a bench candidate only.
+// Status (eighteenth session, H100): DynamicTiles<2> passes the bench's product check at three shapes and runs 0.955x the
+// best cuBLAS beside the flagship's 0.985x (graph replay, 2 processes x 5 blocks), merging 67-76 MB of reads that
+// several SMs asked for at once (flagship 45, cuBLAS 201) with a fifth more instructions; DynamicTilesShared below
+// is built, not yet run. Bench candidates only.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +30,18 @@ namespace cutegen_sm90_gemm {
 
 template <int StaticRounds>
 struct DynamicTiles {
+  static_assert(StaticRounds >= 1);
+};
+
+// The same order with cuBLAS's plumbing (eighteenth session): DynamicTiles timed 0.955x the best cuBLAS beside the
+// flagship's 0.987x (H100), with a memset before every launch and every warp role polling L2 for its answers.
+// Here only the leader CTA's producer warp asks the counter; it publishes each answer to a per-cluster slot in
+// global memory, from which the peer CTA's producer warp copies it, and each producer warp hands it to the rest of
+// its CTA in shared memory (cuBLAS: STS to its own, st.async to its peer's, LDS by the readers). Nothing is zeroed
+// per launch: the counters reset themselves when the last cluster has drawn its last tile, and answers in global
+// memory carry the launch's generation, so none from an earlier launch is mistaken for this one's.
+template <int StaticRounds>
+struct DynamicTilesShared {
   static_assert(StaticRounds >= 1);
 };
 
@@ -133,6 +148,154 @@ class DynamicTileScheduler : public GroupedTileScheduler<1, 1, 1> {  // (1, 1, 1
   uint32_t* workspace_ = nullptr;
   uint32_t answer_ = 0;  // the number of this role's current answer
 };
+
+// The counters of DynamicTilesShared, one set per scheduler type (a variable template, zero at module load).
+// Limit (a bench candidate): two launches of one kernel type at once, on two streams, would share them and draw
+// each other's tiles; kernels on one stream are ordered, so one launch resets them before the next reads them.
+constexpr int kMaxDynamicClusters = 1024;
+struct DynamicTileCounters {
+  unsigned int next;        // tiles drawn past the static rounds in this launch
+  unsigned int finished;    // clusters that have drawn past the last tile (or had none) in this launch
+  unsigned int generation;  // launches finished: the tag that tells this launch's answers from stale ones
+  unsigned long long answers[kMaxDynamicClusters * 4];  // per cluster a ring of 4: generation, k, index + 1
+};
+template <int StaticRounds>
+__device__ DynamicTileCounters dynamic_tile_counters = {};
+
+template <int StaticRounds>
+class SharedDynamicTileScheduler : public GroupedTileScheduler<1, 1, 1> {
+  using Base = GroupedTileScheduler<1, 1, 1>;
+  static constexpr int kRing = 4;  // no warp role runs kRing tiles ahead of another (the pipelines bound it to ~1)
+  // An answer in shared memory: bits 20-31 its number k (mod 4096), bits 0-19 the cluster tile's index + 1 (0: none).
+  static constexpr uint32_t kIndexBits = 20, kIndexMask = (1u << kIndexBits) - 1;
+
+ public:
+  using WorkTileInfo = typename Base::WorkTileInfo;
+
+  CUTLASS_DEVICE explicit SharedDynamicTileScheduler(Params const& params) : Base(params) {
+#if defined(__CUDA_ARCH__)
+    // Read before this cluster can draw: the last cluster's reset needs this cluster's draws, which need this
+    // CTA's loads, which come after this line in every thread that reads answers.
+    generation_ = *reinterpret_cast<volatile unsigned int*>(&counters().generation);
+    if (threadIdx.x == 0) {  // the producer warp, which writes the first answer after its first loads
+      for (int i = 0; i < kRing; ++i) {
+        ring()[i] = 0;
+      }
+    }
+#endif
+  }
+
+  template <class ClusterShape>
+  CUTLASS_DEVICE WorkTileInfo initial_work_tile_info(ClusterShape) { return drawn(0, cluster_index_); }
+
+  CUTLASS_DEVICE auto fetch_next_work(WorkTileInfo) {
+    ++answer_;
+    return cute::make_tuple(next_tile(answer_), true);
+  }
+
+  template <class Pipeline, class PipelineState>
+  CUTLASS_DEVICE auto fetch_next_work(WorkTileInfo work_tile_info, Pipeline&, PipelineState) {
+    return fetch_next_work(work_tile_info);
+  }
+
+  // Not knowable before the counter answers; CUTLASS's sm90 kernels ask only with programmatic dependent launch.
+  CUTLASS_DEVICE bool is_last_tile(WorkTileInfo&, uint32_t = 1) const { return false; }
+
+ private:
+  static CUTLASS_DEVICE DynamicTileCounters& counters() { return dynamic_tile_counters<StaticRounds>; }
+  // Static shared memory, a whole 1 KB: CUTLASS's dynamic shared memory (the kernel's SharedStorage) starts after it,
+  // and its swizzled TMA and GMMA buffers keep the 1024-byte phase they have without it (GMMA descriptors carry a
+  // base offset of 0). The kernel's own slot for a scheduler's storage is handed over only to CUTLASS's
+  // cluster-launch-control schedulers. 1 KB of the 13 KB the flagship's tile leaves free.
+  static CUTLASS_DEVICE uint32_t* ring() {
+    __shared__ alignas(1024) uint32_t answers[1024 / sizeof(uint32_t)];
+    return answers;
+  }
+  static CUTLASS_DEVICE bool is_drawer() {  // the leader CTA's producer warp (CUTLASS's Mainloop warp role)
+    return cute::block_rank_in_cluster() == 0 && threadIdx.x < 32;  // no shuffle: called from one lane
+  }
+
+  // The k-th cluster tile of this cluster: by launch index in the static rounds, else the cluster's k-th answer.
+  // Warp-uniform: the warp's first lane draws, copies or waits; the warp takes its word.
+  CUTLASS_DEVICE WorkTileInfo next_tile(uint32_t k) {
+    if (k < uint32_t(StaticRounds)) {
+      return drawn(k, cluster_index_ + uint64_t(k) * clusters_in_grid_);
+    }
+    const uint32_t lanes = __activemask(), leader = __ffs(lanes) - 1;
+    uint32_t index = 0;
+    if ((threadIdx.x & 31) == leader) {
+      index = is_drawer() ? draw(k) : threadIdx.x < 32 ? copy_from_leader(k) : wait_for(k);
+    }
+    return work_for(__shfl_sync(lanes, index, leader));
+  }
+
+  // The drawer counts its cluster finished at its first tile past the end (static or drawn): the last cluster to
+  // finish resets the counters for the next launch (no cluster draws again in this one).
+  CUTLASS_DEVICE WorkTileInfo drawn(uint32_t, uint64_t index) const {
+    WorkTileInfo work = work_for(index);
+    if (!work.is_valid() && is_drawer() && (threadIdx.x & 31) == __ffs(__activemask()) - 1) {
+      DynamicTileCounters& c = counters();
+      if (atomicAdd(&c.finished, 1u) == uint32_t(clusters_in_grid_) - 1) {
+        c.next = 0;
+        c.finished = 0;
+        __threadfence();
+        atomicAdd(&c.generation, 1u);
+      }
+    }
+    return work;
+  }
+
+  CUTLASS_DEVICE uint32_t draw(uint32_t k) {
+    DynamicTileCounters& c = counters();
+    const uint64_t index = uint64_t(StaticRounds) * clusters_in_grid_ + atomicAdd(&c.next, 1u);
+    const uint32_t capped = uint32_t(index < kIndexMask - 1 ? index : kIndexMask - 1);  // past the end: invalid
+    *reinterpret_cast<volatile unsigned long long*>(slot(k)) = tag(k) | (capped + 1);
+    publish(k, capped);
+    drawn(k, capped);
+    return capped;
+  }
+
+  CUTLASS_DEVICE uint32_t copy_from_leader(uint32_t k) {  // the peer CTA's producer warp
+    for (int poll = 0; poll < (1 << 22); ++poll) {  // ~0.5 s of 128 ns sleeps: far past any tile's time
+      const unsigned long long seen = *reinterpret_cast<volatile unsigned long long*>(slot(k));
+      if ((seen & ~0xffffffffull) == tag(k)) {
+        const uint32_t index = uint32_t(seen) - 1;
+        publish(k, index);
+        return index;
+      }
+      __nanosleep(128);
+    }
+    __trap();  // an answer never came: a bug in this scheduler, not a slow tile
+    return 0;
+  }
+
+  CUTLASS_DEVICE uint32_t wait_for(uint32_t k) const {  // every other warp role, on its own CTA's shared memory
+    const uint32_t want = (k & 0xfff) << kIndexBits;
+    for (int poll = 0; poll < (1 << 23); ++poll) {
+      const uint32_t seen = *reinterpret_cast<volatile uint32_t*>(&ring()[k % kRing]);
+      if ((seen & ~kIndexMask) == want && (seen & kIndexMask) != 0) {
+        return (seen & kIndexMask) - 1;
+      }
+      __nanosleep(64);
+    }
+    __trap();
+    return 0;
+  }
+
+  CUTLASS_DEVICE void publish(uint32_t k, uint32_t index) const {
+    *reinterpret_cast<volatile uint32_t*>(&ring()[k % kRing]) = ((k & 0xfff) << kIndexBits) | (index + 1);
+  }
+  CUTLASS_DEVICE unsigned long long* slot(uint32_t k) const {
+    return &counters().answers[(cluster_index_ % kMaxDynamicClusters) * kRing + k % kRing];
+  }
+  // The launch's generation (+ 1: never the zero of a slot no launch has written) and k, in the high word.
+  CUTLASS_DEVICE unsigned long long tag(uint32_t k) const {
+    return (uint64_t(((generation_ + 1) << 4) | (k & 0xf))) << 32;
+  }
+
+  unsigned int generation_ = 0;
+  uint32_t answer_ = 0;  // the number of this role's current answer
+};
 #endif  // __CUDACC__
 
 }  // namespace cutegen_sm90_gemm
@@ -143,6 +306,11 @@ template <class TileShape, class ClusterShape, uint32_t Stages, int StaticRounds
 struct TileSchedulerSelector<cutegen_sm90_gemm::DynamicTiles<StaticRounds>, arch::Sm90, TileShape, ClusterShape,
                              Stages> {
   using Scheduler = cutegen_sm90_gemm::DynamicTileScheduler<StaticRounds>;
+};
+template <class TileShape, class ClusterShape, uint32_t Stages, int StaticRounds>
+struct TileSchedulerSelector<cutegen_sm90_gemm::DynamicTilesShared<StaticRounds>, arch::Sm90, TileShape,
+                             ClusterShape, Stages> {
+  using Scheduler = cutegen_sm90_gemm::SharedDynamicTileScheduler<StaticRounds>;
 };
 }  // namespace cutlass::gemm::kernel::detail
 #endif  // __CUDACC__

@@ -171,6 +171,29 @@ def test_producers_in_lockstep_get_their_reads_merged_like_cublas_and_run_two_th
     assert graph["interval"][1] < 0.7 < pooled["gemm_bf16|graph-flush"]["interval"][0]
 
 
+def test_tiles_first_come_first_served_merge_a_little_more_and_run_slower():
+    """H100 records of cuBLAS's scheduling built into the flagship's schedule (DynamicTiles<2>: two cluster tiles by
+    launch index, the rest from a global counter): the LRC merges more reads that several SMs ask for at once than
+    the static order does, far from cuBLAS's, and the scheduler's polling (a fifth more instructions) and its memset
+    cost more than that buys: ~0.955x the best cuBLAS where the flagship reads ~0.985x in the same processes."""
+    import gemm_timing_methods as methods
+
+    traffic = json.loads((RECORDS / "gemm_dynamic_traffic.json").read_text())["per_call"]
+    merged = {name: row["LRC merged, several SMs MB"] for name, row in traffic.items()}
+    for name in ("dynamic2_128x256_c2x1", "dynamic2_128x256_c2x1_even"):
+        assert merged["gemm_bf16"] * 1.45 < merged[name] < merged["cuBLAS"] * 0.4
+        assert traffic[name]["instructions M"] > 1.25 * traffic["gemm_bf16"]["instructions M"]
+    runs = [json.loads((RECORDS / f"gemm_dynamic_timing_{i}.json").read_text()) for i in (1, 2)]
+    pooled = methods.pool(runs)
+    flagship = pooled["gemm_bf16|graph-flush"]
+    for name in ("dynamic2_128x256_c2x1", "dynamic2_128x256_c2x1_even"):
+        graph = pooled[f"{name}|graph-flush"]
+        assert graph["blocks"] == 10 and graph["x_best_cublas"] == pytest.approx(0.955, abs=0.003)
+        assert graph["x_best_cublas"] < flagship["x_best_cublas"] - 0.025
+    tile = pooled["lockstep_tile_128x256_c2x1_sw1_even|graph-flush"]  # producers together once per tile
+    assert tile["x_best_cublas"] == pytest.approx(0.978, abs=0.002)
+
+
 def test_cublas_hands_out_its_last_tiles_from_an_atomic_counter():
     """cuBLAS's 4096^3 kernel PC by PC (bench/gemm_sass.py --listing, H100): its 66 clusters take their first two
     cluster tiles by launch index, as a static persistent kernel does (the counter's answers are offset by twice a
