@@ -18,10 +18,10 @@
 // producer to one tile ahead). The launcher zeroes the workspace before every launch (LastLaunch), as it does for
 // the split kernels; cuBLAS's launch has a memset too.
 // A wait that never ends traps (an error the caller sees) instead of hanging: it would mean a bug here.
-// Status (eighteenth session, H100): DynamicTiles<2> passes the bench's product check at three shapes and runs 0.955x the
-// best cuBLAS beside the flagship's 0.985x (graph replay, 2 processes x 5 blocks), merging 67-76 MB of reads that
-// several SMs asked for at once (flagship 45, cuBLAS 201) with a fifth more instructions; DynamicTilesShared below
-// is built, not yet run. Bench candidates only.
+// Status (eighteenth session, H100): DynamicTiles<2> passes the bench's product check at three shapes and runs
+// 0.955x the best cuBLAS beside the flagship's 0.985x (graph replay, 2 processes x 5 blocks), merging 67-76 MB of
+// reads that several SMs asked for at once (flagship 45, cuBLAS 201) with a fifth more instructions;
+// DynamicTilesShared below is built, not yet run. Bench candidates only.
 #pragma once
 
 #include <cstdint>
@@ -186,7 +186,10 @@ class SharedDynamicTileScheduler : public GroupedTileScheduler<1, 1, 1> {
   }
 
   template <class ClusterShape>
-  CUTLASS_DEVICE WorkTileInfo initial_work_tile_info(ClusterShape) { return drawn(0, cluster_index_); }
+  CUTLASS_DEVICE WorkTileInfo initial_work_tile_info(ClusterShape) {
+    __syncwarp();
+    return drawn(0, cluster_index_);
+  }
 
   CUTLASS_DEVICE auto fetch_next_work(WorkTileInfo) {
     ++answer_;
@@ -216,24 +219,26 @@ class SharedDynamicTileScheduler : public GroupedTileScheduler<1, 1, 1> {
   }
 
   // The k-th cluster tile of this cluster: by launch index in the static rounds, else the cluster's k-th answer.
-  // Warp-uniform: the warp's first lane draws, copies or waits; the warp takes its word.
+  // Lane 0 draws, copies or waits; the warp takes its word. The kernel asks warp-wide, but its lanes need not
+  // arrive together (in the producer warp the elected lane issues the loads while the others run ahead), and a
+  // lane that asked alone would draw a tile of its own: so the warp first converges.
   CUTLASS_DEVICE WorkTileInfo next_tile(uint32_t k) {
+    __syncwarp();
     if (k < uint32_t(StaticRounds)) {
       return drawn(k, cluster_index_ + uint64_t(k) * clusters_in_grid_);
     }
-    const uint32_t lanes = __activemask(), leader = __ffs(lanes) - 1;
     uint32_t index = 0;
-    if ((threadIdx.x & 31) == leader) {
+    if ((threadIdx.x & 31) == 0) {
       index = is_drawer() ? draw(k) : threadIdx.x < 32 ? copy_from_leader(k) : wait_for(k);
     }
-    return work_for(__shfl_sync(lanes, index, leader));
+    return work_for(__shfl_sync(0xffffffffu, index, 0));
   }
 
   // The drawer counts its cluster finished at its first tile past the end (static or drawn): the last cluster to
   // finish resets the counters for the next launch (no cluster draws again in this one).
   CUTLASS_DEVICE WorkTileInfo drawn(uint32_t, uint64_t index) const {
     WorkTileInfo work = work_for(index);
-    if (!work.is_valid() && is_drawer() && (threadIdx.x & 31) == __ffs(__activemask()) - 1) {
+    if (!work.is_valid() && is_drawer() && (threadIdx.x & 31) == 0) {
       DynamicTileCounters& c = counters();
       if (atomicAdd(&c.finished, 1u) == uint32_t(clusters_in_grid_) - 1) {
         c.next = 0;

@@ -171,6 +171,28 @@ def test_producers_in_lockstep_get_their_reads_merged_like_cublas_and_run_two_th
     assert graph["interval"][1] < 0.7 < pooled["gemm_bf16|graph-flush"]["interval"][0]
 
 
+def test_looser_lockstep_barriers_merge_more_reads_and_none_is_as_fast_as_the_flagship():
+    """H100 records of the lockstep mainloop's looser barriers: every one merges at least twice the flagship's reads
+    that several SMs asked for at once (the 32 CTAs that share A panels, every k-step: cuBLAS's level), and every
+    one is slower than the flagship in the same processes, the best (a producer at most one k-step ahead of the
+    slowest) by ~3 %. Fewer L2 bytes alone do not buy the clock that would pay for the waits."""
+    import gemm_timing_methods as methods
+
+    traffic = json.loads((RECORDS / "gemm_lockstep_variants_traffic.json").read_text())["per_call"]
+    merged = {name: row["LRC merged, several SMs MB"] for name, row in traffic.items()}
+    runs = [json.loads((RECORDS / f"gemm_lockstep_variants_timing_{i}.json").read_text()) for i in (1, 2)]
+    pooled = methods.pool(runs)
+    flagship = pooled["gemm_bf16|graph-flush"]
+    assert merged["lockstep_row_128x256_c2x1_sw1_even"] == pytest.approx(merged["cuBLAS"], rel=0.05)
+    for kind in ("slack1", "slack2", "every8", "row", "poll1us"):
+        name = f"lockstep_{kind}_128x256_c2x1_sw1_even"
+        assert merged[name] > 2 * merged["gemm_bf16"]
+        assert pooled[f"{name}|graph-flush"]["blocks"] == 10
+        assert pooled[f"{name}|graph-flush"]["interval"][1] < flagship["interval"][0]
+    best = pooled["lockstep_slack1_128x256_c2x1_sw1_even|graph-flush"]["x_best_cublas"]
+    assert flagship["x_best_cublas"] - best == pytest.approx(0.033, abs=0.003)
+
+
 def test_tiles_first_come_first_served_merge_a_little_more_and_run_slower():
     """H100 records of cuBLAS's scheduling built into the flagship's schedule (DynamicTiles<2>: two cluster tiles by
     launch index, the rest from a global counter): the LRC merges more reads that several SMs ask for at once than
