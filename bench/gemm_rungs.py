@@ -182,8 +182,9 @@ CANDIDATES = {
     "lockstep_128x256_c2x1_sw8_even": (f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, {_PERSISTENT}, "
                                        f"{_AUTO_EPI}, {_ROW_MAJOR}, {_LOCKSTEP}", f"8, {_RASTER}Heuristic, {_EVEN}"),
     # Every k-step in lockstep merged 4x the flagship's reads (195 MB, cuBLAS 225) and ran 0.65x (H100): the
-    # barrier sits on the critical path. Looser ones (built, not yet run): up to one or two k-steps apart, together
-    # every 8th or 64th k-step, polling every microsecond, or in groups of the 32 CTAs that share A panels.
+    # barrier sits on the critical path. Looser ones: up to one or two k-steps apart, together every 8th or 64th
+    # k-step, polling every microsecond, or in groups of the 32 CTAs that share A panels; all slower than the
+    # flagship (H100, eighteenth session: best slack 1, 0.962x where the flagship read 0.995x; the header has all).
     **{f"lockstep_{kind}_128x256_c2x1_sw1_even": (f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, {_PERSISTENT}, "
                                                   f"{_AUTO_EPI}, {_ROW_MAJOR}, {_LOCKSTEP}{alias}",
                                                   f"1, {_RASTER}Heuristic, {_EVEN}")

@@ -19,6 +19,11 @@
 // cuBLAS 849): the hypothesis holds -- SMs that ask together get merged reads. But the barrier costs a third of the
 // speed: 0.653x the best cuBLAS [0.646, 0.660] by graph replay (swizzle 8: 0.632x) beside the flagship's 0.988x.
 // So cuBLAS lines its SMs up without paying for it, or pays elsewhere; this barrier is not how.
+// The looser barriers below (eighteenth session, H100, the same benches; records gemm_lockstep_variants_*): merged
+// MB and speed against the best cuBLAS where the flagship read 0.995x in the same processes (cuBLAS merged 236):
+// slack 1 138 MB 0.962x, slack 2 110 MB 0.951x, every 8th k-step 147 MB 0.910x, groups of 32 CTAs 229 MB 0.755x,
+// polling every microsecond 216 MB 0.335x, once per tile 54 MB 0.978x (with the dynamic-tile records). None is as
+// fast as the flagship: even merges at cuBLAS's level do not pay for any wait on the producers' path.
 //
 // The barrier, per group of CTAs (by default one group of all): one 64-bit counter, +1 per producer per sync point
 // (every Period-th k-step, counted over all its tiles), so "every CTA of the group reached sync point p" is
