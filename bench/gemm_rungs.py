@@ -192,14 +192,15 @@ CANDIDATES = {
                            "poll1us": "Poll1us", "row": "Row"}.items()},
     # cuBLAS's scheduler (its listing, bench/gemm_sass.py): after two cluster tiles by launch index, first come first
     # served from a global counter, on every SM. The flagship's schedule with such a scheduler
-    # (examples/idioms/gemm_sm90_dynamic_tiles.cuh; built, not yet run), on every SM and on even waves.
+    # (examples/idioms/gemm_sm90_dynamic_tiles.cuh), on every SM and on even waves.
     "dynamic2_128x256_c2x1": (f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, {_DYNAMIC}<2>",
                               f"1, {_RASTER}Heuristic"),
     "dynamic2_128x256_c2x1_even": (f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, {_DYNAMIC}<2>",
                                    f"1, {_RASTER}Heuristic, {_EVEN}"),
-    # Eighteenth session: those ran 0.955x the best cuBLAS beside the flagship's 0.987x (H100), merging 67-76 MB of
+    # Eighteenth session: those ran 0.955x the best cuBLAS beside the flagship's 0.985x (H100), merging 67-76 MB of
     # reads (flagship 45, cuBLAS 201). The same order with cuBLAS's plumbing: one drawer per cluster, answers handed
-    # on in shared memory, counters that reset themselves (no memset per launch).
+    # on in shared memory, counters that reset themselves (no memset per launch): 113-119 MB merged, and still
+    # 1-2 % slower than the flagship in the same processes (H100).
     "dynshared2_128x256_c2x1": (f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, {_DYNAMIC}Shared<2>",
                                 f"1, {_RASTER}Heuristic"),
     "dynshared2_128x256_c2x1_even": (f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, {_DYNAMIC}Shared<2>",

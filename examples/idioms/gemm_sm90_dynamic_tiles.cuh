@@ -20,8 +20,13 @@
 // A wait that never ends traps (an error the caller sees) instead of hanging: it would mean a bug here.
 // Status (eighteenth session, H100): DynamicTiles<2> passes the bench's product check at three shapes and runs
 // 0.955x the best cuBLAS beside the flagship's 0.985x (graph replay, 2 processes x 5 blocks), merging 67-76 MB of
-// reads that several SMs asked for at once (flagship 45, cuBLAS 201) with a fifth more instructions;
-// DynamicTilesShared below is built, not yet run. Bench candidates only.
+// reads that several SMs asked for at once (flagship 45, cuBLAS 201) with a fifth more instructions.
+// DynamicTilesShared below (one drawer per cluster, answers in shared memory, no memset): 113-119 MB merged, L2
+// serves 7 % fewer bytes than for the flagship, still 1-2 % slower than the flagship in the same processes and the
+// same 20.8 M warp instructions against the flagship's 16.4 M (so not the L2 polling it removed; where they come
+// from is the next thing to read, PC by PC: `GEMM_CANDIDATES=dynshared2_128x256_c2x1 gpu-check.sh gemm-sass`).
+// Held 4 s at the power cap it gets one clock step (7.5 MHz) over the flagship and loses more per clock.
+// Bench candidates only.
 #pragma once
 
 #include <cstdint>
@@ -34,7 +39,7 @@ struct DynamicTiles {
 };
 
 // The same order with cuBLAS's plumbing (eighteenth session): DynamicTiles timed 0.955x the best cuBLAS beside the
-// flagship's 0.987x (H100), with a memset before every launch and every warp role polling L2 for its answers.
+// flagship's 0.985x (H100), with a memset before every launch and every warp role polling L2 for its answers.
 // Here only the leader CTA's producer warp asks the counter; it publishes each answer to a per-cluster slot in
 // global memory, from which the peer CTA's producer warp copies it, and each producer warp hands it to the rest of
 // its CTA in shared memory (cuBLAS: STS to its own, st.async to its peer's, LDS by the readers). Nothing is zeroed

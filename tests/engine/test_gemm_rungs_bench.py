@@ -216,6 +216,43 @@ def test_tiles_first_come_first_served_merge_a_little_more_and_run_slower():
     assert tile["x_best_cublas"] == pytest.approx(0.978, abs=0.002)
 
 
+def test_one_drawer_per_cluster_merges_more_but_still_trails_the_flagship():
+    """H100 records of DynamicTilesShared (cuBLAS's plumbing: one atomic per cluster tile, answers handed on in shared
+    memory, no memset): it merges 2.6-2.8x the flagship's reads that several SMs asked for at once (half of
+    cuBLAS's), L2 serves 7 % fewer bytes, and it is still slower than the flagship in the same processes; it issues
+    the same fifth more instructions as DynamicTiles, so that excess is not the polling of L2 that it removed."""
+    import gemm_timing_methods as methods
+
+    traffic = json.loads((RECORDS / "gemm_dynshared_traffic.json").read_text())["per_call"]
+    flagship_row = traffic["gemm_bf16"]
+    for name in ("dynshared2_128x256_c2x1", "dynshared2_128x256_c2x1_even"):
+        row = traffic[name]
+        assert 2.6 < row["LRC merged, several SMs MB"] / flagship_row["LRC merged, several SMs MB"] < 2.8
+        assert row["L2 -> LRC read MB"] / flagship_row["L2 -> LRC read MB"] == pytest.approx(0.93, abs=0.005)
+        assert row["instructions M"] == pytest.approx(20.8, abs=0.05)
+    runs = [json.loads((RECORDS / f"gemm_dynshared_timing_{i}.json").read_text()) for i in (1, 2)]
+    pooled = methods.pool(runs)
+    flagship = pooled["gemm_bf16|graph-flush"]["x_best_cublas"]
+    for name, behind in (("dynshared2_128x256_c2x1", 0.011), ("dynshared2_128x256_c2x1_even", 0.020)):
+        graph = pooled[f"{name}|graph-flush"]
+        assert graph["blocks"] == 10 and flagship - graph["x_best_cublas"] == pytest.approx(behind, abs=0.002)
+
+
+def test_at_the_power_cap_the_flagship_loses_work_per_clock_not_clock():
+    """Each GEMM back to back for 4 s, twice, nvidia-smi sampling (H100, `gpu-check.sh gemm-clocks`): all sit at the
+    ~698 W software power cap (clock-event reason 0x4 in every sample) at 1402-1410 MHz, one 7.5 MHz step apart at
+    most; cuBLAS does ~2.4 % more TFLOP/s per MHz than the flagship, and the candidates whose L2 serves fewer bytes
+    gain that step of clock but lose more per clock."""
+    sustained = json.loads((RECORDS / "gemm_clocks_sustained.json").read_text())["sustained"]
+    per_mhz = {name: sum(row["tflops"]) / len(row["tflops"]) / row["sm_mhz"] for name, row in sustained.items()}
+    for row in sustained.values():
+        assert row["reasons"] == {"0x4": row["samples"]} and row["watts"] == pytest.approx(698, abs=2)
+        assert 1400 <= row["sm_mhz"] <= 1410
+    assert per_mhz["cuBLAS"] / per_mhz["gemm_bf16"] == pytest.approx(1.024, abs=0.002)
+    for name in ("dynshared2_128x256_c2x1", "lockstep_slack1_128x256_c2x1_sw1_even"):
+        assert sustained[name]["sm_mhz"] >= sustained["gemm_bf16"]["sm_mhz"] and per_mhz[name] < per_mhz["gemm_bf16"]
+
+
 def test_cublas_hands_out_its_last_tiles_from_an_atomic_counter():
     """cuBLAS's 4096^3 kernel PC by PC (bench/gemm_sass.py --listing, H100): its 66 clusters take their first two
     cluster tiles by launch index, as a static persistent kernel does (the counter's answers are offset by twice a
