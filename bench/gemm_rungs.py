@@ -205,6 +205,10 @@ CANDIDATES = {
                                 f"1, {_RASTER}Heuristic"),
     "dynshared2_128x256_c2x1_even": (f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, {_DYNAMIC}Shared<2>",
                                      f"1, {_RASTER}Heuristic, {_EVEN}"),
+    # The same with the tile's row and column from precomputed FastDivmods, as CUTLASS's scheduler does (its static
+    # SASS has 36 division sequences where CUTLASS's static schedule has none; built, not yet run).
+    "dynshared2_fastdiv_128x256_c2x1": (f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, "
+                                        f"{_DYNAMIC}Shared<2, true>", f"1, {_RASTER}Heuristic"),
     # bench/gemm_traffic.py, per 4096^3 call: the flagship reads 168 MB from HBM and moves 1205 MB through L2, cuBLAS
     # 150 MB and 1031 MB; the tile order decides how often an operand tile is fetched again
     "coop_128x256_c2x1_sw2_even": (None, f"2, {_RASTER}Heuristic, {_EVEN}"),

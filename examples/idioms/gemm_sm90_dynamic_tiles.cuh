@@ -45,7 +45,10 @@ struct DynamicTiles {
 // its CTA in shared memory (cuBLAS: STS to its own, st.async to its peer's, LDS by the readers). Nothing is zeroed
 // per launch: the counters reset themselves when the last cluster has drawn its last tile, and answers in global
 // memory carry the launch's generation, so none from an earlier launch is mistaken for this one's.
-template <int StaticRounds>
+// PrecomputedDivisions: the cluster tile's row and column from FastDivmods made once per thread, as CUTLASS's own
+// scheduler does, instead of the grouped order's four integer divisions per call (its kernel has 36 reciprocal-based
+// division sequences where CUTLASS's static schedule has none, and every warp role runs them at every tile).
+template <int StaticRounds, bool PrecomputedDivisions = false>
 struct DynamicTilesShared {
   static_assert(StaticRounds >= 1);
 };
@@ -164,10 +167,10 @@ struct DynamicTileCounters {
   unsigned int generation;  // launches finished: the tag that tells this launch's answers from stale ones
   unsigned long long answers[kMaxDynamicClusters * 4];  // per cluster a ring of 4: generation, k, index + 1
 };
-template <int StaticRounds>
+template <int StaticRounds, bool PrecomputedDivisions>
 __device__ DynamicTileCounters dynamic_tile_counters = {};
 
-template <int StaticRounds>
+template <int StaticRounds, bool PrecomputedDivisions>
 class SharedDynamicTileScheduler : public GroupedTileScheduler<1, 1, 1> {
   using Base = GroupedTileScheduler<1, 1, 1>;
   static constexpr int kRing = 4;  // no warp role runs kRing tiles ahead of another (the pipelines bound it to ~1)
@@ -186,6 +189,11 @@ class SharedDynamicTileScheduler : public GroupedTileScheduler<1, 1, 1> {
       for (int i = 0; i < kRing; ++i) {
         ring()[i] = 0;
       }
+    }
+    if constexpr (PrecomputedDivisions) {
+      tiles_ = uint64_t(rows_) * cols_ * problems_;
+      per_problem_ = cutlass::FastDivmod(rows_ * cols_);
+      per_row_ = cutlass::FastDivmod(cols_);
     }
 #endif
   }
@@ -210,7 +218,25 @@ class SharedDynamicTileScheduler : public GroupedTileScheduler<1, 1, 1> {
   CUTLASS_DEVICE bool is_last_tile(WorkTileInfo&, uint32_t = 1) const { return false; }
 
  private:
-  static CUTLASS_DEVICE DynamicTileCounters& counters() { return dynamic_tile_counters<StaticRounds>; }
+  static CUTLASS_DEVICE DynamicTileCounters& counters() {
+    return dynamic_tile_counters<StaticRounds, PrecomputedDivisions>;
+  }
+
+  // The index-th cluster tile, row by row (the base's (1, 1, 1) order).
+  CUTLASS_DEVICE WorkTileInfo tile(uint64_t index) const {
+    if constexpr (!PrecomputedDivisions) {
+      return work_for(index);
+    } else {
+      if (index >= tiles_) {
+        return WorkTileInfo::invalid_work_tile();
+      }
+      int problem, in_problem, row, col;
+      per_problem_(problem, in_problem, int(index));
+      per_row_(row, col, in_problem);
+      const dim3 in_cluster = cute::block_id_in_cluster();
+      return {row * cluster_m_ + int(in_cluster.x), col * cluster_n_ + int(in_cluster.y), problem, true};
+    }
+  }
   // Static shared memory, a whole 1 KB: CUTLASS's dynamic shared memory (the kernel's SharedStorage) starts after it,
   // and its swizzled TMA and GMMA buffers keep the 1024-byte phase they have without it (GMMA descriptors carry a
   // base offset of 0). The kernel's own slot for a scheduler's storage is handed over only to CUTLASS's
@@ -236,13 +262,13 @@ class SharedDynamicTileScheduler : public GroupedTileScheduler<1, 1, 1> {
     if ((threadIdx.x & 31) == 0) {
       index = is_drawer() ? draw(k) : threadIdx.x < 32 ? copy_from_leader(k) : wait_for(k);
     }
-    return work_for(__shfl_sync(0xffffffffu, index, 0));
+    return tile(__shfl_sync(0xffffffffu, index, 0));
   }
 
   // The drawer counts its cluster finished at its first tile past the end (static or drawn): the last cluster to
   // finish resets the counters for the next launch (no cluster draws again in this one).
   CUTLASS_DEVICE WorkTileInfo drawn(uint32_t, uint64_t index) const {
-    WorkTileInfo work = work_for(index);
+    WorkTileInfo work = tile(index);
     if (!work.is_valid() && is_drawer() && (threadIdx.x & 31) == 0) {
       DynamicTileCounters& c = counters();
       if (atomicAdd(&c.finished, 1u) == uint32_t(clusters_in_grid_) - 1) {
@@ -305,6 +331,8 @@ class SharedDynamicTileScheduler : public GroupedTileScheduler<1, 1, 1> {
 
   unsigned int generation_ = 0;
   uint32_t answer_ = 0;  // the number of this role's current answer
+  uint64_t tiles_ = 0;   // PrecomputedDivisions: cluster tiles in all problems, and the two divisors
+  cutlass::FastDivmod per_problem_, per_row_;
 };
 #endif  // __CUDACC__
 
@@ -317,10 +345,10 @@ struct TileSchedulerSelector<cutegen_sm90_gemm::DynamicTiles<StaticRounds>, arch
                              Stages> {
   using Scheduler = cutegen_sm90_gemm::DynamicTileScheduler<StaticRounds>;
 };
-template <class TileShape, class ClusterShape, uint32_t Stages, int StaticRounds>
-struct TileSchedulerSelector<cutegen_sm90_gemm::DynamicTilesShared<StaticRounds>, arch::Sm90, TileShape,
-                             ClusterShape, Stages> {
-  using Scheduler = cutegen_sm90_gemm::SharedDynamicTileScheduler<StaticRounds>;
+template <class TileShape, class ClusterShape, uint32_t Stages, int StaticRounds, bool PrecomputedDivisions>
+struct TileSchedulerSelector<cutegen_sm90_gemm::DynamicTilesShared<StaticRounds, PrecomputedDivisions>, arch::Sm90,
+                             TileShape, ClusterShape, Stages> {
+  using Scheduler = cutegen_sm90_gemm::SharedDynamicTileScheduler<StaticRounds, PrecomputedDivisions>;
 };
 }  // namespace cutlass::gemm::kernel::detail
 #endif  // __CUDACC__
