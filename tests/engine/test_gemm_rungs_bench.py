@@ -75,6 +75,19 @@ def _traffic(name: str, record: Path = RECORDS / "gemm_traffic") -> dict[str, fl
     return gemm_traffic.per_call(table, metrics)
 
 
+def _per_call(record: str) -> dict[str, dict[str, float]]:
+    """bench/gemm_traffic.py's per-call summary saved as RECORDS / f"{record}.json", by kernel."""
+    return json.loads((RECORDS / f"{record}.json").read_text())["per_call"]
+
+
+def _pooled(record: str) -> dict[str, dict]:
+    """The two processes of bench/gemm_timing_methods.py saved as RECORDS / f"{record}_{1,2}.json", pooled as the
+    bench pools them."""
+    import gemm_timing_methods as methods
+
+    return methods.pool([json.loads((RECORDS / f"{record}_{i}.json").read_text()) for i in (1, 2)])
+
+
 def test_traffic_reads_ncus_own_table_as_the_readme_quotes_it():
     """bench/gemm_traffic.py on ncu's raw CSV pages captured on an H100 (4096^3, one call each): cuBLAS and the
     flagship deliver the same operand bytes to the SMs, cuBLAS with 17 % fewer read sectors at L2."""
@@ -88,7 +101,7 @@ def test_traffic_reads_ncus_own_table_as_the_readme_quotes_it():
         assert row["L2 <- SM write MB"] == pytest.approx(4096 * 4096 * 2 / 1e6, rel=1e-6)  # D, once
         assert 0 < row["L2 hit %"] < 100
     assert cublas["L2 <- SM read MB"] / flagship["L2 <- SM read MB"] == pytest.approx(0.831, abs=0.001)
-    summary = json.loads((RECORDS / "gemm_traffic.json").read_text())["per_call"]
+    summary = _per_call("gemm_traffic")
     assert summary["cuBLAS"] == pytest.approx(cublas) and summary["gemm_bf16"] == pytest.approx(flagship)
 
 
@@ -153,9 +166,7 @@ def test_producers_in_lockstep_get_their_reads_merged_like_cublas_and_run_two_th
     """H100 records of the lockstep candidate (every CTA's producer issues each k-step's loads together with every
     other's): L2's request coalescer merges 4x the flagship's reads that several SMs ask for at once, cuBLAS's
     level, but the grid-wide barrier per k-step costs a third of the speed (two processes, pooled by the bench)."""
-    import gemm_timing_methods as methods
-
-    traffic = json.loads((RECORDS / "gemm_lockstep_traffic.json").read_text())["per_call"]
+    traffic = _per_call("gemm_lockstep_traffic")
     cublas, flagship, lockstep = (traffic[name] for name in ("cuBLAS", "gemm_bf16", "lockstep_128x256_c2x1_sw1_even"))
     merged = {name: row["LRC merged, several SMs MB"] for name, row in traffic.items()}
     assert merged["lockstep_128x256_c2x1_sw1_even"] / merged["gemm_bf16"] == pytest.approx(4.03, abs=0.01)
@@ -164,8 +175,7 @@ def test_producers_in_lockstep_get_their_reads_merged_like_cublas_and_run_two_th
         served = row["LRC mergeable read MB"] - row["LRC merged, several SMs MB"]
         assert row["L2 -> LRC read MB"] == pytest.approx(served, rel=2e-3)
     assert lockstep["instructions M"] == pytest.approx(cublas["instructions M"], rel=0.01)  # the barrier's few
-    runs = [json.loads((RECORDS / f"gemm_lockstep_timing_{i}.json").read_text()) for i in (1, 2)]
-    pooled = methods.pool(runs)
+    pooled = _pooled("gemm_lockstep_timing")
     graph = pooled["lockstep_128x256_c2x1_sw1_even|graph-flush"]
     assert graph["blocks"] == 10 and graph["x_best_cublas"] == pytest.approx(0.653, abs=0.001)
     assert graph["interval"][1] < 0.7 < pooled["gemm_bf16|graph-flush"]["interval"][0]
@@ -176,12 +186,9 @@ def test_looser_lockstep_barriers_merge_more_reads_and_none_is_as_fast_as_the_fl
     that several SMs asked for at once (the 32 CTAs that share A panels, every k-step: cuBLAS's level), and every
     one is slower than the flagship in the same processes, the best (a producer at most one k-step ahead of the
     slowest) by ~3 %. Fewer L2 bytes alone do not buy the clock that would pay for the waits."""
-    import gemm_timing_methods as methods
-
-    traffic = json.loads((RECORDS / "gemm_lockstep_variants_traffic.json").read_text())["per_call"]
+    traffic = _per_call("gemm_lockstep_variants_traffic")
     merged = {name: row["LRC merged, several SMs MB"] for name, row in traffic.items()}
-    runs = [json.loads((RECORDS / f"gemm_lockstep_variants_timing_{i}.json").read_text()) for i in (1, 2)]
-    pooled = methods.pool(runs)
+    pooled = _pooled("gemm_lockstep_variants_timing")
     flagship = pooled["gemm_bf16|graph-flush"]
     assert merged["lockstep_row_128x256_c2x1_sw1_even"] == pytest.approx(merged["cuBLAS"], rel=0.05)
     for kind in ("slack1", "slack2", "every8", "row", "poll1us"):
@@ -198,15 +205,12 @@ def test_tiles_first_come_first_served_merge_a_little_more_and_run_slower():
     launch index, the rest from a global counter): the LRC merges more reads that several SMs ask for at once than
     the static order does, far from cuBLAS's, and the scheduler's polling (a fifth more instructions) and its memset
     cost more than that buys: ~0.955x the best cuBLAS where the flagship reads ~0.985x in the same processes."""
-    import gemm_timing_methods as methods
-
-    traffic = json.loads((RECORDS / "gemm_dynamic_traffic.json").read_text())["per_call"]
+    traffic = _per_call("gemm_dynamic_traffic")
     merged = {name: row["LRC merged, several SMs MB"] for name, row in traffic.items()}
     for name in ("dynamic2_128x256_c2x1", "dynamic2_128x256_c2x1_even"):
         assert merged["gemm_bf16"] * 1.45 < merged[name] < merged["cuBLAS"] * 0.4
         assert traffic[name]["instructions M"] > 1.25 * traffic["gemm_bf16"]["instructions M"]
-    runs = [json.loads((RECORDS / f"gemm_dynamic_timing_{i}.json").read_text()) for i in (1, 2)]
-    pooled = methods.pool(runs)
+    pooled = _pooled("gemm_dynamic_timing")
     flagship = pooled["gemm_bf16|graph-flush"]
     for name in ("dynamic2_128x256_c2x1", "dynamic2_128x256_c2x1_even"):
         graph = pooled[f"{name}|graph-flush"]
@@ -221,17 +225,14 @@ def test_one_drawer_per_cluster_merges_more_but_still_trails_the_flagship():
     memory, no memset): it merges 2.6-2.8x the flagship's reads that several SMs asked for at once (half of
     cuBLAS's), L2 serves 7 % fewer bytes, and it is still slower than the flagship in the same processes; it issues
     the same fifth more instructions as DynamicTiles, so that excess is not the polling of L2 that it removed."""
-    import gemm_timing_methods as methods
-
-    traffic = json.loads((RECORDS / "gemm_dynshared_traffic.json").read_text())["per_call"]
+    traffic = _per_call("gemm_dynshared_traffic")
     flagship_row = traffic["gemm_bf16"]
     for name in ("dynshared2_128x256_c2x1", "dynshared2_128x256_c2x1_even"):
         row = traffic[name]
         assert 2.6 < row["LRC merged, several SMs MB"] / flagship_row["LRC merged, several SMs MB"] < 2.8
         assert row["L2 -> LRC read MB"] / flagship_row["L2 -> LRC read MB"] == pytest.approx(0.93, abs=0.005)
         assert row["instructions M"] == pytest.approx(20.8, abs=0.05)
-    runs = [json.loads((RECORDS / f"gemm_dynshared_timing_{i}.json").read_text()) for i in (1, 2)]
-    pooled = methods.pool(runs)
+    pooled = _pooled("gemm_dynshared_timing")
     flagship = pooled["gemm_bf16|graph-flush"]["x_best_cublas"]
     for name, behind in (("dynshared2_128x256_c2x1", 0.011), ("dynshared2_128x256_c2x1_even", 0.020)):
         graph = pooled[f"{name}|graph-flush"]
