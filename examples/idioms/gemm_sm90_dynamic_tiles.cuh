@@ -201,7 +201,7 @@ class SharedDynamicTileScheduler : public GroupedTileScheduler<1, 1, 1> {
   template <class ClusterShape>
   CUTLASS_DEVICE WorkTileInfo initial_work_tile_info(ClusterShape) {
     __syncwarp();
-    return drawn(0, cluster_index_);
+    return drawn(cluster_index_);
   }
 
   CUTLASS_DEVICE auto fetch_next_work(WorkTileInfo) {
@@ -256,7 +256,7 @@ class SharedDynamicTileScheduler : public GroupedTileScheduler<1, 1, 1> {
   CUTLASS_DEVICE WorkTileInfo next_tile(uint32_t k) {
     __syncwarp();
     if (k < uint32_t(StaticRounds)) {
-      return drawn(k, cluster_index_ + uint64_t(k) * clusters_in_grid_);
+      return drawn(cluster_index_ + uint64_t(k) * clusters_in_grid_);
     }
     uint32_t index = 0;
     if ((threadIdx.x & 31) == 0) {
@@ -267,7 +267,7 @@ class SharedDynamicTileScheduler : public GroupedTileScheduler<1, 1, 1> {
 
   // The drawer counts its cluster finished at its first tile past the end (static or drawn): the last cluster to
   // finish resets the counters for the next launch (no cluster draws again in this one).
-  CUTLASS_DEVICE WorkTileInfo drawn(uint32_t, uint64_t index) const {
+  CUTLASS_DEVICE WorkTileInfo drawn(uint64_t index) const {
     WorkTileInfo work = tile(index);
     if (!work.is_valid() && is_drawer() && (threadIdx.x & 31) == 0) {
       DynamicTileCounters& c = counters();
@@ -287,7 +287,7 @@ class SharedDynamicTileScheduler : public GroupedTileScheduler<1, 1, 1> {
     const uint32_t capped = uint32_t(index < kIndexMask - 1 ? index : kIndexMask - 1);  // past the end: invalid
     *reinterpret_cast<volatile unsigned long long*>(slot(k)) = tag(k) | (capped + 1);
     publish(k, capped);
-    drawn(k, capped);
+    drawn(capped);
     return capped;
   }
 
