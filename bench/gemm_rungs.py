@@ -209,6 +209,24 @@ CANDIDATES = {
     # SASS has 36 division sequences where CUTLASS's static schedule has none; built, not yet run).
     "dynshared2_fastdiv_128x256_c2x1": (f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, "
                                         f"{_DYNAMIC}Shared<2, true>", f"1, {_RASTER}Heuristic"),
+    # Nineteenth session: at the power cap cuBLAS does 1.024x the flagship's work per clock. The flagship's epilogue
+    # (CUTLASS's, two D buffers) waits at each of a tile's 8 subtiles, behind two barriers of both consumer
+    # warpgroups, for the previous subtile's TMA store to read its buffer; cuBLAS's (its listing) stores per
+    # warpgroup and never waits there. More D buffers (WithStoreStages in the shared header; 4 x 8 KB still leaves
+    # the mainloop its 4 stages), and 16-column subtiles (4 KB, cuBLAS's size) with 4 or 8 buffers.
+    **{f"store{stages}{'_epi128x16' if narrow else ''}_128x256_c2x1_sw1_even": (
+        f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, {_PERSISTENT}, "
+        f"{'Shape<_128, _16>' if narrow else _AUTO_EPI}, {_ROW_MAJOR}, cutegen_sm90_gemm::BuiltMainloop, "
+        f"cutegen_sm90_gemm::StoreStages<{stages}>", f"1, {_RASTER}Heuristic, {_EVEN}")
+       for stages, narrow in [(3, False), (4, False), (4, True), (8, True)]},
+    # The same stores made per warpgroup, as cuBLAS's (gemm_sm90_warpgroup_epilogue.cuh): each consumer warpgroup
+    # writes its 64 rows of a subtile to a buffer half of its own and issues its own TMA store, one barrier of its
+    # 128 threads per subtile, with 2 or 4 buffers.
+    **{f"wgstore{stages}_128x256_c2x1_sw1_even": (
+        f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, {_PERSISTENT}, {_AUTO_EPI}, {_ROW_MAJOR}, "
+        f"cutegen_sm90_gemm::BuiltMainloop, cutegen_sm90_gemm::WarpgroupStores<{stages}>",
+        f"1, {_RASTER}Heuristic, {_EVEN}")
+       for stages in (2, 4)},
     # bench/gemm_traffic.py, per 4096^3 call: the flagship reads 168 MB from HBM and moves 1205 MB through L2, cuBLAS
     # 150 MB and 1031 MB; the tile order decides how often an operand tile is fetched again
     "coop_128x256_c2x1_sw2_even": (None, f"2, {_RASTER}Heuristic, {_EVEN}"),

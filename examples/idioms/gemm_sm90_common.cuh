@@ -61,6 +61,7 @@
 #include "gemm_sm90_grouped_tiles.cuh"  // GroupedTiles: a persistent tile order of our own
 #include "gemm_sm90_lockstep.cuh"        // Lockstep: producers that issue each k-step together (a bench test)
 #include "gemm_sm90_dynamic_tiles.cuh"   // DynamicTiles: tiles first come first served (a bench test)
+#include "gemm_sm90_warpgroup_epilogue.cuh"  // StoreStages, WarpgroupStores: epilogues of our own (bench tests)
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && __CUDA_ARCH__ < 1000 && !defined(CUTLASS_ARCH_MMA_SM90A_ENABLED)
 #error "the sm90 GEMM collectives use wgmma and TMA: build with -gencode arch=compute_90a,code=sm_90a"
@@ -95,18 +96,23 @@ struct TransposedFrame {
 // EpilogueTile: the (M,N) subtile the epilogue converts and stores at a time (CUTLASS picks one by default).
 // TileShape, ClusterShape and EpilogueTile are in Frame's M and N.
 // MainloopAs: the mainloop CUTLASS's builder gives, or a class derived from it (Lockstep) that the kernel runs instead.
+// EpilogueAs: the epilogue CUTLASS's builder gives (BuiltEpilogue), or one made from it (StoreStages, WarpgroupStores:
+// gemm_sm90_warpgroup_epilogue.cuh).
 template <class Mainloop>
 using BuiltMainloop = Mainloop;
+
 template <class TileShape, class ClusterShape, class MainloopSchedule, class EpilogueSchedule,
           class TileScheduler = void, class EpilogueTile = cutlass::epilogue::collective::EpilogueTileAuto,
-          class Frame = RowMajorFrame, template <class> class MainloopAs = BuiltMainloop>
+          class Frame = RowMajorFrame, template <class> class MainloopAs = BuiltMainloop,
+          class EpilogueAs = BuiltEpilogue>
 struct Sm90Gemm {
-  using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
-      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
-      EpilogueTile, Accumulator, Accumulator,
-      void, typename Frame::LayoutD, kAlignment,      // C: none (D = acc)
-      Element, typename Frame::LayoutD, kAlignment,   // D: bf16
-      EpilogueSchedule>::CollectiveOp;
+  using Epilogue = typename EpilogueAs::template As<
+      typename cutlass::epilogue::collective::CollectiveBuilder<
+          cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
+          EpilogueTile, Accumulator, Accumulator,
+          void, typename Frame::LayoutD, kAlignment,      // C: none (D = acc)
+          Element, typename Frame::LayoutD, kAlignment,   // D: bf16
+          EpilogueSchedule>::CollectiveOp>;
 
   using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp,

@@ -218,3 +218,38 @@ def test_the_transposed_frame_computes_d_transposed_from_the_same_memory(toolcha
     assert rows == "512 128 64 A(64,1) B(1,128) D(128,1) tiles 4"  # 4 x 1 tiles of 128x256
     # B^T (128,64) contiguous in N, pitch 128; A^T seen as (N',K) = (512,64): pitch 64; D^T (128,512), pitch 128
     assert transposed == "128 512 64 B(1,128) A(64,1) D(1,128) tiles 4"  # 1 x 4 tiles of 256x128
+
+
+EPILOGUES = HOST_PRELUDE + """\
+template <class EpilogueAs>
+using With = cutegen_sm90_gemm::Sm90Gemm<Shape<_128, _256, _64>, Shape<_2, _1, _1>, Coop, CoopEpilogue,
+    cutlass::gemm::PersistentScheduler, cutlass::epilogue::collective::EpilogueTileAuto,
+    cutegen_sm90_gemm::RowMajorFrame, cutegen_sm90_gemm::BuiltMainloop, EpilogueAs>;
+template <class G>
+void show(const char* name) {  // mainloop stages, the kernel's shared memory, D's buffers
+  printf("%s %d %d %d\\n", name, int(G::Mainloop::DispatchPolicy::Stages),
+         int(sizeof(typename G::Gemm::GemmKernel::SharedStorage)), int(G::Epilogue::DispatchPolicy::StagesD));
+}
+int main() {
+  show<With<cutegen_sm90_gemm::BuiltEpilogue>>("built");
+  show<With<cutegen_sm90_gemm::StoreStages<4>>>("stores4");
+  show<With<cutegen_sm90_gemm::WarpgroupStores<2>>>("warpgroup2");
+  show<With<cutegen_sm90_gemm::WarpgroupStores<4>>>("warpgroup4");
+  using Half = typename With<cutegen_sm90_gemm::WarpgroupStores<4>>::Epilogue::HalfStore;
+  printf("box %d %d\\n", int(size<0>(typename Half::Tiler_MN{})), int(size<1>(typename Half::Tiler_MN{})));
+}
+"""
+
+
+def test_epilogues_of_our_own_keep_the_mainloops_four_stages(toolchain, build_state):
+    """The bench's epilogue candidates (gemm_sm90_warpgroup_epilogue.cuh) on the host: four 8 KB buffers for D
+    still leave the 128x256 mainloop its four 48 KB stages within the SM's 227 KB, and the per-warpgroup epilogue
+    takes exactly the buffers of the one it wraps, each stored in 64-row halves (one per consumer warpgroup)."""
+    program = _host_program(toolchain, build_state, "epilogues", EPILOGUES)
+    lines = subprocess.run([str(program)], capture_output=True, text=True, check=True).stdout.splitlines()
+    shown = {name: tuple(map(int, rest)) for name, *rest in (line.split() for line in lines)}
+    assert shown["built"] == (4, 214016, 2)  # cuBLAS's kernel launches with ~214 KB as well (gemm_traffic.py)
+    assert shown["stores4"][0] == 4 and shown["stores4"][1] <= 227 * 1024 and shown["stores4"][2] == 4
+    assert shown["warpgroup2"] == shown["built"]
+    assert shown["warpgroup4"] == shown["stores4"]
+    assert shown["box"] == (64, 32)
