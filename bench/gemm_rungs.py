@@ -221,12 +221,13 @@ CANDIDATES = {
        for stages, narrow in [(3, False), (4, False), (4, True), (8, True)]},
     # The same stores made per warpgroup, as cuBLAS's (gemm_sm90_warpgroup_epilogue.cuh): each consumer warpgroup
     # writes its 64 rows of a subtile to a buffer half of its own and issues its own TMA store, one barrier of its
-    # 128 threads per subtile, with 2 or 4 buffers.
-    **{f"wgstore{stages}_128x256_c2x1_sw1_even": (
-        f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, {_PERSISTENT}, {_AUTO_EPI}, {_ROW_MAJOR}, "
+    # 128 threads per subtile: 2 or 4 buffers of 128x32 (8 KB), 8 of 128x16 or 2 of 128x64 (both 32 KB in all).
+    **{f"wgstore{stages}{f'_epi128x{cols}' if cols != 32 else ''}_128x256_c2x1_sw1_even": (
+        f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, {_PERSISTENT}, "
+        f"{f'Shape<_128, _{cols}>' if cols != 32 else _AUTO_EPI}, {_ROW_MAJOR}, "
         f"cutegen_sm90_gemm::BuiltMainloop, cutegen_sm90_gemm::WarpgroupStores<{stages}>",
         f"1, {_RASTER}Heuristic, {_EVEN}")
-       for stages in (2, 4)},
+       for stages, cols in [(2, 32), (4, 32), (8, 16), (2, 64)]},
     # bench/gemm_traffic.py, per 4096^3 call: the flagship reads 168 MB from HBM and moves 1205 MB through L2, cuBLAS
     # 150 MB and 1031 MB; the tile order decides how often an operand tile is fetched again
     "coop_128x256_c2x1_sw2_even": (None, f"2, {_RASTER}Heuristic, {_EVEN}"),

@@ -41,6 +41,7 @@ sys.path[:0] = [str(ROOT / "server"), str(ROOT / "bench")]
 
 import gemm_rungs  # noqa: E402
 import gemm_traffic  # noqa: E402  (its child makes the one profiled call)
+from cutegen.profiler.stalls import STALL_METRIC  # noqa: E402
 
 # The families worth a row of their own; everything else is summed into "other".
 FAMILIES = ("UTMALDG", "UTMAPF", "UTMASTG", "UTMACCTL", "UBLKCP", "UBLKPF", "UBLKRED", "HGMMA", "WARPGROUP",
@@ -59,6 +60,7 @@ def main() -> None:
     args = ap.parse_args()
     kernels = {name: executed_by_opcode(name, args) for name in ["cuBLAS", "gemm_bf16", *args.candidates]}
     print(table(kernels))
+    print(sample_table(kernels))
     if args.listing:
         args.listing.write_text("".join(listing(name, k) for name, k in kernels.items()))
     if args.out:
@@ -76,7 +78,45 @@ def executed_by_opcode(name: str, args) -> dict:
     if "error" in data:
         raise SystemExit(f"{name}: {data['error']}")
     kernels = [pcs(k) for k in data["kernels"]]
-    return {"kernels": [k["name"] for k in data["kernels"]], "opcodes": dict(opcodes(kernels)), "pcs": kernels}
+    return {"kernels": [k["name"] for k in data["kernels"]], "opcodes": dict(opcodes(kernels)), "pcs": kernels,
+            "samples": samples_by_opcode(data["kernels"])}
+
+
+def samples_by_opcode(kernels: list[dict]) -> dict[str, dict[str, float]]:
+    """{opcode: {stall reason: samples}} over the call's kernels: ncu's PC sampling, each sample a warp caught at
+    that PC, and why it did not issue ("selected": it did). Where the time goes, not how much work there is: a
+    warp waiting at a barrier or for a TMA store is sampled at that barrier or wait."""
+    out: dict[str, dict[str, float]] = {}
+    for kernel in kernels:
+        for name, values in kernel["metrics"].items():
+            reason = name.removeprefix(STALL_METRIC)
+            if reason == name or reason.endswith("_not_issued"):
+                continue
+            for pc, value in values.items():
+                row = out.setdefault(opcode(kernel["sass"].get(pc, "?")), {})
+                row[reason] = row.get(reason, 0.0) + value
+    return out
+
+
+def sample_table(kernels: dict[str, dict], rows: int = 14) -> str:
+    """The opcodes holding the most samples in any kernel, as a share of each kernel's samples, with the reason
+    most of them were caught for."""
+    totals = {n: sum(sum(r.values()) for r in k.get("samples", {}).values()) for n, k in kernels.items()}
+    shares: dict[str, dict[str, float]] = {}
+    for name, kernel in kernels.items():
+        for op, reasons in kernel.get("samples", {}).items():
+            shares.setdefault(op, {})[name] = sum(reasons.values()) / (totals[name] or 1)
+    top = sorted(shares, key=lambda op: -max(shares[op].values()))[:rows]
+    lines = [f"{'samples at':<40}" + "".join(f"{n:>16}" for n in kernels)]
+    for op in top:
+        cells = []
+        for name, kernel in kernels.items():
+            reasons = kernel.get("samples", {}).get(op)
+            main = max(reasons, key=reasons.get)[:6] if reasons else ""
+            cells.append(f"{shares[op].get(name, 0.0):>9.1%} {main:<6}")
+        lines.append(f"{op:<40}" + "".join(cells))
+    lines.append(f"{'samples':<40}" + "".join(f"{totals[n]:>16,.0f}" for n in kernels))
+    return "\n".join(lines)
 
 
 def pcs(kernel: dict) -> list[tuple[int, int, str]]:
