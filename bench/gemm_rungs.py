@@ -117,8 +117,8 @@ CANDIDATES = {
                                      "cutlass::gemm::KernelTmaWarpSpecializedCooperative, "
                                      f"cutlass::epilogue::NoSmemWarpSpecialized, {_PERSISTENT}",
                                      f"8, {_RASTER}Heuristic"),
-    # the flagship's own schedule spelled out: timed beside it, a second build of the same kernel, it shows the
-    # noise floor between two identical kernels (and stays the baseline if the flagship's line changes)
+    # the flagship's schedule until the nineteenth session spelled out (CUTLASS's epilogue; the flagship now stores per
+    # warpgroup, as wgstore4_128x256_c2x1_sw1_even, its twin): the baseline the older figures were measured against
     "coop_128x256_c2x1_sw1": (f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, {_PERSISTENT}",
                               f"1, {_RASTER}Heuristic"),
     # no cluster: no multicast and no cluster barrier (cuBLAS's nvjet kernel pairs its CTAs, 1x2)
@@ -222,6 +222,9 @@ CANDIDATES = {
     # The same stores made per warpgroup, as cuBLAS's (gemm_sm90_warpgroup_epilogue.cuh): each consumer warpgroup
     # writes its 64 rows of a subtile to a buffer half of its own and issues its own TMA store, one barrier of its
     # 128 threads per subtile: 2 or 4 buffers of 128x32 (8 KB), 8 of 128x16 or 2 of 128x64 (both 32 KB in all).
+    # H100, graph replay against the best cuBLAS, beside the old epilogue's 0.995x: wgstore4 1.011x [0.990, 1.043]
+    # (and 0.997x beside 0.987x in a second call: now the flagship's epilogue), 128x64 1.005x, wgstore2 0.993x,
+    # 128x16 0.991x; more buffers alone: store4 0.991x, store8 of 128x16 0.975x.
     **{f"wgstore{stages}{f'_epi128x{cols}' if cols != 32 else ''}_128x256_c2x1_sw1_even": (
         f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, {_PERSISTENT}, "
         f"{f'Shape<_128, _{cols}>' if cols != 32 else _AUTO_EPI}, {_ROW_MAJOR}, "

@@ -107,15 +107,16 @@ def sample_table(kernels: dict[str, dict], rows: int = 14) -> str:
         for op, reasons in kernel.get("samples", {}).items():
             shares.setdefault(op, {})[name] = sum(reasons.values()) / (totals[name] or 1)
     top = sorted(shares, key=lambda op: -max(shares[op].values()))[:rows]
-    lines = [f"{'samples at':<40}" + "".join(f"{n:>16}" for n in kernels)]
+    width = {n: max(17, len(n) + 2) for n in kernels}
+    lines = [f"{'samples at':<40}" + "".join(f"{n:>{width[n]}}" for n in kernels)]
     for op in top:
         cells = []
         for name, kernel in kernels.items():
             reasons = kernel.get("samples", {}).get(op)
-            main = max(reasons, key=reasons.get)[:6] if reasons else ""
-            cells.append(f"{shares[op].get(name, 0.0):>9.1%} {main:<6}")
+            main = max(reasons, key=reasons.get)[:8] if reasons else ""
+            cells.append(f"{shares[op].get(name, 0.0):>{width[name] - 9}.1%} {main:<8}")
         lines.append(f"{op:<40}" + "".join(cells))
-    lines.append(f"{'samples':<40}" + "".join(f"{totals[n]:>16,.0f}" for n in kernels))
+    lines.append(f"{'samples':<40}" + "".join(f"{totals[n]:>{width[n]},.0f}" for n in kernels))
     return "\n".join(lines)
 
 

@@ -21,7 +21,14 @@
 //  * PersistentScheduler: one CTA per SM walks the 128 x 256 tiles in swizzled raster order; the producer
 //    loads the next tile's k-tiles while the consumers finish the current one.
 //  * Epilogue TmaWarpSpecializedCooperative: fp32 accumulators -> bf16 (round to nearest) -> swizzled smem
-//    (stmatrix) -> TMA store. No C operand (ElementC = void): D = A @ B.
+//    (stmatrix) -> TMA store. No C operand (ElementC = void): D = A @ B. For the 128 x 256 kernel the stores are
+//    made per consumer warpgroup (WarpgroupStores<4>, examples/idioms/gemm_sm90_warpgroup_epilogue.cuh, as cuBLAS
+//    stores): each warpgroup writes its 64 rows of a 128 x 32 subtile to its half of one of four 8 KB buffers and
+//    issues its own TMA store, kept in step by its own 128 threads, where CUTLASS's epilogue stops both warpgroups
+//    twice per subtile at a 256-thread barrier and waits for the previous subtile's store. Nineteenth session (H100,
+//    graph replays with a flush against the best cuBLAS; the old epilogue built beside it as
+//    coop_128x256_c2x1_sw1_even): 1.011x [0.990, 1.043] where the old read 0.995x (2 processes x 5 blocks), and
+//    0.997x [0.979, 1.019] against 0.987x (3 x 5); at the power cap 668 TFLOP/s against 662, cuBLAS 676.
 //  * Small and medium GEMMs: the 128 x 256 tile is the fastest per SM, but a persistent kernel pays for whole waves of
 //    tiles (1.1 waves cost 2), and below a wave it leaves SMs idle. So the launcher picks, per call, whichever of
 //    six kernels has the least estimated time, waves x tile area / throughput per SM
@@ -125,7 +132,10 @@ using Persistent = cutlass::gemm::PersistentScheduler;
 using Gemm = cutegen_sm90_gemm::Sm90Gemm<Shape<_128, _256, _64>, Shape<_2, _1, _1>,
                                          cutlass::gemm::KernelTmaWarpSpecializedCooperative,
                                          cutlass::epilogue::TmaWarpSpecializedCooperative,
-                                         cutlass::gemm::PersistentScheduler>::Gemm;
+                                         cutlass::gemm::PersistentScheduler,
+                                         cutlass::epilogue::collective::EpilogueTileAuto,
+                                         cutegen_sm90_gemm::RowMajorFrame, cutegen_sm90_gemm::BuiltMainloop,
+                                         cutegen_sm90_gemm::WarpgroupStores<4>>::Gemm;
 // Smaller tiles for shapes whose 128x256 tiles fill their last wave badly or leave SMs idle (see Small and
 // medium GEMMs above).
 using Gemm128x192 =
