@@ -231,6 +231,11 @@ CANDIDATES = {
         f"cutegen_sm90_gemm::BuiltMainloop, cutegen_sm90_gemm::WarpgroupStores<{stages}>",
         f"1, {_RASTER}Heuristic, {_EVEN}")
        for stages, cols in [(2, 32), (4, 32), (8, 16), (2, 64)]},
+    # The flagship's 3072^3 kernel (128x192, six 128x32 subtiles a tile) with the stores per warpgroup, 2 or 3 buffers.
+    **{f"wgstore{stages}_128x192_c2x1": (
+        f"Shape<_128, _192, _64>, Shape<_2, _1, _1>, {_COOP}, {_PERSISTENT}, {_AUTO_EPI}, {_ROW_MAJOR}, "
+        f"cutegen_sm90_gemm::BuiltMainloop, cutegen_sm90_gemm::WarpgroupStores<{stages}>", f"1, {_RASTER}Heuristic")
+       for stages in (2, 3)},
     # bench/gemm_traffic.py, per 4096^3 call: the flagship reads 168 MB from HBM and moves 1205 MB through L2, cuBLAS
     # 150 MB and 1031 MB; the tile order decides how often an operand tile is fetched again
     "coop_128x256_c2x1_sw2_even": (None, f"2, {_RASTER}Heuristic, {_EVEN}"),
