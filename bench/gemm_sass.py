@@ -41,7 +41,7 @@ sys.path[:0] = [str(ROOT / "server"), str(ROOT / "bench")]
 
 import gemm_rungs  # noqa: E402
 import gemm_traffic  # noqa: E402  (its child makes the one profiled call)
-from cutegen.profiler.stalls import STALL_METRIC  # noqa: E402
+from cutegen.profiler.lines import pcs_of  # noqa: E402  (the profiler's reading of a report's PCs)
 
 # The families worth a row of their own; everything else is summed into "other".
 FAMILIES = ("UTMALDG", "UTMAPF", "UTMASTG", "UTMACCTL", "UBLKCP", "UBLKPF", "UBLKRED", "HGMMA", "WARPGROUP",
@@ -86,16 +86,11 @@ def samples_by_opcode(kernels: list[dict]) -> dict[str, dict[str, float]]:
     """{opcode: {stall reason: samples}} over the call's kernels: ncu's PC sampling, each sample a warp caught at
     that PC, and why it did not issue ("selected": it did). Where the time goes, not how much work there is: a
     warp waiting at a barrier or for a TMA store is sampled at that barrier or wait."""
-    out: dict[str, dict[str, float]] = {}
+    out: dict[str, Counter] = {}
     for kernel in kernels:
-        for name, values in kernel["metrics"].items():
-            reason = name.removeprefix(STALL_METRIC)
-            if reason == name or reason.endswith("_not_issued"):
-                continue
-            for pc, value in values.items():
-                row = out.setdefault(opcode(kernel["sass"].get(pc, "?")), {})
-                row[reason] = row.get(reason, 0.0) + value
-    return out
+        for pc, measured in pcs_of(kernel).items():
+            out.setdefault(opcode(kernel["sass"].get(str(pc), "?")), Counter()).update(measured.stalls)
+    return {op: dict(reasons) for op, reasons in out.items() if reasons}
 
 
 def sample_table(kernels: dict[str, dict], rows: int = 14) -> str:

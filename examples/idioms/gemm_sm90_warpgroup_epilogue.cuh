@@ -28,9 +28,7 @@ using namespace cute;
 // computed after this (StageCountAutoCarveout of the epilogue's SharedStorage), so buffers come out of its stages
 // only where the two no longer fit.
 template <class Epilogue, int StoreStages>
-struct WithStoreStages {
-  using type = Epilogue;
-};
+struct WithStoreStages;  // only CUTLASS's TMA epilogue has D buffers to set
 template <int StoreStages, int StagesC, int StagesD, int FragmentSize, bool ReuseSmemC, bool DelayTmaStore,
           class... Rest>
 struct WithStoreStages<cutlass::epilogue::collective::CollectiveEpilogue<
@@ -38,13 +36,11 @@ struct WithStoreStages<cutlass::epilogue::collective::CollectiveEpilogue<
                                                                      DelayTmaStore>,
                            Rest...>,
                        StoreStages> {
-  static_assert(StoreStages == 0 || !ReuseSmemC, "D's buffers are C's here: set C's stages instead");
+  static_assert(!ReuseSmemC, "D's buffers are C's here: set C's stages instead");
   using type = cutlass::epilogue::collective::CollectiveEpilogue<
-      cutlass::epilogue::Sm90TmaWarpSpecialized<StagesC, StoreStages == 0 ? StagesD : StoreStages, FragmentSize,
-                                                ReuseSmemC, DelayTmaStore>,
+      cutlass::epilogue::Sm90TmaWarpSpecialized<StagesC, StoreStages, FragmentSize, ReuseSmemC, DelayTmaStore>,
       Rest...>;
 };
-
 
 template <class BuiltEpilogue, int Stages>
 class WarpgroupStoreEpilogue : public WithStoreStages<BuiltEpilogue, Stages>::type {
