@@ -238,6 +238,30 @@ CANDIDATES = {
         f"Shape<_128, _192, _64>, Shape<_2, _1, _1>, {_COOP}, {_PERSISTENT}, {_AUTO_EPI}, {_ROW_MAJOR}, "
         f"cutegen_sm90_gemm::BuiltMainloop, cutegen_sm90_gemm::WarpgroupStores<{stages}>", f"1, {_RASTER}Heuristic")
        for stages in (2, 3)},
+    # Twentieth session: the flagship's schedule (stores per warpgroup) with every other tile's k-loop walked
+    # backwards (gemm_sm90_alternating_k.cuh), so each wave starts on the panels L2 still holds from the last: HBM
+    # bytes at the power cap. With swizzle 1 (a wave reads all of B) and 8 (squarer waves), and swizzle 8 alone.
+    # H100, 4096^3 per call: HBM reads 127.9 MB (swizzle 8: 121.3) where the forward schedule reads 167.8 (swizzle 8:
+    # 133.4; cuBLAS 150.4); at the power cap 680 TFLOP/s at 1410 MHz against 668 at 1380. altk_..._sw1 is now the
+    # flagship's 128x256 kernel (1.006x the best cuBLAS by graph replay over 18 processes; README, twentieth session).
+    **{f"{'altk_' if alternating else ''}wgstore4_128x256_c2x1_sw{swizzle}_even": (
+        f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, {_PERSISTENT}, {_AUTO_EPI}, {_ROW_MAJOR}, "
+        f"cutegen_sm90_gemm::{'AlternatingK' if alternating else 'BuiltMainloop'}, "
+        "cutegen_sm90_gemm::WarpgroupStores<4>", f"{swizzle}, {_RASTER}Heuristic, {_EVEN}")
+       for alternating, swizzle in [(True, 1), (True, 8), (False, 8)]},
+    # The same with the operand no later wave reads again (A here) loaded evict-first, so L2 keeps B, which every
+    # wave reads again, longer (AlternatingKStreamed). H100: 124.0 MB from HBM against the flagship's 127.1, +0.7 %
+    # at the power cap, graph replay 1.005x beside the flagship's 1.008x: not adopted.
+    "altks_wgstore4_128x256_c2x1_sw1_even": (
+        f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, {_PERSISTENT}, {_AUTO_EPI}, {_ROW_MAJOR}, "
+        "cutegen_sm90_gemm::AlternatingKStreamed, cutegen_sm90_gemm::WarpgroupStores<4>",
+        f"1, {_RASTER}Heuristic, {_EVEN}"),
+    # The same with 32-deep k-steps: eight 24 KB stages in the same shared memory instead of four of 48 KB, so a
+    # consumer frees a stage twice as often and the producer keeps seven in flight instead of three. H100: 22.8 M warp
+    # instructions a call against 16.0 M, graph replay 1.000x beside the flagship's 1.004x: not adopted.
+    "altk_wgstore4_128x256x32_c2x1_sw1_even": (
+        f"Shape<_128, _256, _32>, Shape<_2, _1, _1>, {_COOP}, {_PERSISTENT}, {_AUTO_EPI}, {_ROW_MAJOR}, "
+        "cutegen_sm90_gemm::AlternatingK, cutegen_sm90_gemm::WarpgroupStores<4>", f"1, {_RASTER}Heuristic, {_EVEN}"),
     # bench/gemm_traffic.py, per 4096^3 call: the flagship reads 168 MB from HBM and moves 1205 MB through L2, cuBLAS
     # 150 MB and 1031 MB; the tile order decides how often an operand tile is fetched again
     "coop_128x256_c2x1_sw2_even": (None, f"2, {_RASTER}Heuristic, {_EVEN}"),

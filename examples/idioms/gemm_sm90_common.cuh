@@ -59,6 +59,7 @@
 #include <cutlass/gemm/device/gemm_universal_adapter.h>
 
 #include "gemm_sm90_grouped_tiles.cuh"  // GroupedTiles: a persistent tile order of our own
+#include "gemm_sm90_alternating_k.cuh"  // AlternatingK: every other tile's k-loop backwards (the flagship's)
 #include "gemm_sm90_lockstep.cuh"        // Lockstep: producers that issue each k-step together (a bench test)
 #include "gemm_sm90_dynamic_tiles.cuh"   // DynamicTiles: tiles first come first served (a bench test)
 #include "gemm_sm90_warpgroup_epilogue.cuh"  // StoreStages, WarpgroupStores: epilogues of our own (bench tests)
@@ -95,7 +96,8 @@ struct TransposedFrame {
 // cutlass::gemm::PersistentScheduler for the persistent ones (one CTA per SM, looping over tiles).
 // EpilogueTile: the (M,N) subtile the epilogue converts and stores at a time (CUTLASS picks one by default).
 // TileShape, ClusterShape and EpilogueTile are in Frame's M and N.
-// MainloopAs: the mainloop CUTLASS's builder gives, or a class derived from it (Lockstep) that the kernel runs instead.
+// MainloopAs: the mainloop CUTLASS's builder gives, or a class derived from it (Lockstep, AlternatingK) that the kernel
+// runs instead.
 // EpilogueAs: the epilogue CUTLASS's builder gives (BuiltEpilogue), or one made from it (StoreStages, WarpgroupStores:
 // gemm_sm90_warpgroup_epilogue.cuh).
 template <class Mainloop>

@@ -42,6 +42,8 @@
 #include <cute/tensor.hpp>
 #include <cutlass/cutlass.h>
 
+#include "gemm_sm90_alternating_k.cuh"  // operand_multicast_mask
+
 namespace cutegen_sm90_gemm {
 
 // Up to kMaxLockstepGroups groups of CTAs, each with its own counter on its own 128-byte line (its own L2 slice's
@@ -100,7 +102,8 @@ struct LockstepMainloop : Base {
     Tensor tAsA = tma_a.partition_D(sA);
     Tensor tBgB = tma_b.partition_S(get<1>(inputs)(_, _, n, _, l));
     Tensor tBsB = tma_b.partition_D(sB);
-    const uint16_t mask_a = multicast_mask<GmemTiledCopyA, 1>(x), mask_b = multicast_mask<GmemTiledCopyB, 0>(y);
+    const uint16_t mask_a = operand_multicast_mask<GmemTiledCopyA, 1, ClusterShape>(x);
+    const uint16_t mask_b = operand_multicast_mask<GmemTiledCopyB, 0, ClusterShape>(y);
     const Group mine = group();
     CUTLASS_PRAGMA_NO_UNROLL
     for (; k_tile_count > 0; --k_tile_count) {
@@ -124,20 +127,6 @@ struct LockstepMainloop : Base {
   }
 
  private:
-  // The CTAs of this one's cluster that a multicast load of the operand fills: those along the cluster mode
-  // the operand is shared over (A: N, mode 1; B: M, mode 0), at this CTA's place in the other mode.
-  template <class Copy, int SharedMode>
-  CUTLASS_DEVICE static uint16_t multicast_mask(uint32_t place) {
-    uint16_t mask = 0;
-    if constexpr (cute::is_same_v<Copy, cute::SM90_TMA_LOAD_MULTICAST>) {
-      auto block = cute::Layout<ClusterShape>{};  // (m,n) -> rank in the cluster
-      for (int i = 0; i < cute::size<SharedMode>(block); ++i) {
-        mask |= uint16_t(1) << (SharedMode == 1 ? block(place, i, cute::Int<0>{}) : block(i, place, cute::Int<0>{}));
-      }
-    }
-    return mask;
-  }
-
   CUTLASS_DEVICE static uint32_t ctas() { return gridDim.x * gridDim.y * gridDim.z; }
 
   // This CTA's group: its size and its counter. Too many groups for the counters: the whole grid is one.
