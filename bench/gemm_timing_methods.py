@@ -11,9 +11,17 @@ run read cuBLAS at 648 TFLOP/s (so the flagship looked 1.06x faster) on one H200
 
 One process's blocks share its cuBLAS heuristics, clocks and allocations, and the sixth session found that one
 process's interval does not predict another's; so the published ratio pools several processes (`--pool`, on the
-JSON files of separate runs): the median of every block's ratio, and the min..max over all of them. A kernel
-"beats cuBLAS" by a method only when that pooled min is above 1 against the faster of torch.matmul and
-torch.matmul(out=) in each block (`x best cuBLAS`): the kernels write a preallocated output.
+JSON files of separate runs): the median of every block's ratio, its 95 % confidence interval and the min..max over
+all of them, and two 95 % intervals of the median: over every block, and over the per-process medians. Both are the
+harness's (cutegen.harness.intervals.median_interval: two order statistics whose binomial coverage of the median is
+at least 95 %, no assumption about the noise's shape), the interval every verdict's ratio carries; min..max is the
+blocks' spread, printed beside them. Decision (twentieth session): a kernel "beats cuBLAS" by a method when the
+interval over the per-process medians, against the faster of torch.matmul and torch.matmul(out=) in each block
+(`x best cuBLAS`: the kernels write a preallocated output), lies above 1. Processes are the unit because they are
+the independent samples (blocks of one process share its state), so that interval carries the spread between
+processes and cards that the blocks' does not; under 6 processes it is their whole range. Until then the rule was
+the pooled min over blocks above 1: a bound that widens with every block added, where an interval narrows, so more
+measurement could only make a true lead harder to show.
 
 Each round times the functions in a new random order. In a fixed order (to 2026-12-06) the place in the order moved
 ratios by up to 5 %: on the H200 the 128x64-epilogue candidate read 1.05x cuBLAS by graph-flush and
@@ -49,10 +57,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "server"), str(ROOT / "bench")]
 
 import gemm_rungs  # noqa: E402
+from cutegen.harness.intervals import median_interval  # noqa: E402
 
 CANDIDATES = ("coop_128x256_c2x1_sw8", "pingpong_128x128_c2x1_sw4", "coop_256x128_c1x2")  # --candidates
 M = N = K = 4096
-BLOCKS, ROUNDS, GRAPH_ROUNDS, GRAPH_CALLS = 5, 15, 5, 20
+BLOCKS, ROUNDS, GRAPH_ROUNDS, GRAPH_CALLS = 10, 15, 5, 20  # blocks per process (--blocks); a block takes ~1 s
 METHODS = ("event", "event+pad", "graph-flush", "back-to-back")
 
 
@@ -66,6 +75,7 @@ def main() -> None:
     ap.add_argument("--shape", nargs=3, type=int, default=[M, N, K], metavar=("M", "N", "K"),
                     help="the timed shape (default 4096^3); a small one is host-bound: it times the launchers")
     ap.add_argument("--clocks", type=float, metavar="SECONDS", help="sustained runs with clock/power samples instead")
+    ap.add_argument("--blocks", type=int, default=BLOCKS, help=f"interleaved blocks in this process (default {BLOCKS})")
     args = ap.parse_args()
     if args.pool:
         pooled = pool([json.loads(p.read_text()) for p in args.pool])
@@ -107,7 +117,7 @@ def main() -> None:
     for name, kernels in cublas_kernels.items():
         print(f"{name} runs: {', '.join(kernels)}", flush=True)
     timer = Timer(torch)
-    blocks = [timer.block(fns) for _ in range(BLOCKS)]
+    blocks = [timer.block(fns) for _ in range(args.blocks)]
     summary = pool([{"shape": args.shape, "blocks": blocks}])  # this process alone: a pool of one run
     if args.out:
         args.out.write_text(json.dumps({"shape": args.shape, "cublas_kernels": cublas_kernels, "blocks": blocks,
@@ -324,8 +334,9 @@ def pool(runs: list[dict]) -> dict:
         raise SystemExit(f"cannot pool runs of different shapes: {sorted(shapes)}")
     (m, n, k), = shapes
     flops, pooled = 2 * m * n * k, {}
-    print(f"{m}x{n}x{k}: {len(runs)} runs x {len(runs[0]['blocks'])} blocks; x cuBLAS and x best cuBLAS: median "
-          "[min, max] over all blocks; per-run medians (x cuBLAS)", flush=True)
+    print(f"{m}x{n}x{k}: {len(runs)} runs x {len(runs[0]['blocks'])} blocks; x cuBLAS: median [min, max] over all "
+          "blocks; x best cuBLAS: median, its 95 % interval over blocks, [min, max]; per-run medians (x best cuBLAS) and "
+          "their median's 95 % interval", flush=True)
     for method in METHODS:
         for name in names:
             key = f"{name}|{method}"
@@ -337,12 +348,21 @@ def pool(runs: list[dict]) -> dict:
             best = sorted(best_cublas(b, method) / b[key] for run in blocks for b in run)
             ms = statistics.median(b[key] for run in blocks for b in run)
             run_medians = [round(statistics.median(r), 4) for r in per_run if r]
+            best_ci = median_interval(best)
+            best_run_medians = [round(statistics.median(best_cublas(b, method) / b[key] for b in run), 4)
+                                for run in blocks if run]
             pooled[key] = {"ms": ms, "tflops": flops / ms / 1e9, "x_cublas": statistics.median(ratios),
-                           "interval": [ratios[0], ratios[-1]], "x_best_cublas": statistics.median(best),
-                           "best_interval": [best[0], best[-1]], "blocks": len(ratios), "run_medians": run_medians}
+                           "interval": [ratios[0], ratios[-1]], "ci95": list(median_interval(ratios)),
+                           "x_best_cublas": statistics.median(best), "best_interval": [best[0], best[-1]],
+                           "best_ci95": list(best_ci), "blocks": len(ratios), "run_medians": run_medians,
+                           "best_run_medians": best_run_medians,
+                           "best_runs_ci95": list(median_interval(best_run_medians))}
+            runs_ci = pooled[key]["best_runs_ci95"]
             print(f"{method:<13} {name:<36} {flops / ms / 1e9:6.1f} TFLOP/s {statistics.median(ratios):.3f}x "
-                  f"[{ratios[0]:.3f},{ratios[-1]:.3f}]  best {statistics.median(best):.3f}x [{best[0]:.3f},"
-                  f"{best[-1]:.3f}]  runs {' '.join(f'{r:.3f}' for r in run_medians)}", flush=True)
+                  f"[{ratios[0]:.3f},{ratios[-1]:.3f}]  best {statistics.median(best):.3f}x ci95 [{best_ci[0]:.3f},"
+                  f"{best_ci[1]:.3f}] range [{best[0]:.3f},{best[-1]:.3f}]  runs "
+                  f"{' '.join(f'{r:.3f}' for r in best_run_medians)} ci95 [{runs_ci[0]:.3f},{runs_ci[1]:.3f}]",
+                  flush=True)
     return pooled
 
 
