@@ -66,7 +66,7 @@ for part in "${parts[@]}"; do
                 --durations=5 ;;
     gemm-bench) run gemm-rungs.log python3 bench/gemm_rungs.py --candidates --out "$OUT/gemm_rungs.json" ;;
     # The flagship against cuBLAS four ways (issue 24's last target) with the candidates in GEMM_CANDIDATES (default:
-    # the flagship's twin, another build of its own schedule, for the noise floor; its schedule with CUTLASS's epilogue),
+    # the flagship's twin, another build of its own schedule, for the noise floor; its schedule walking k forwards),
     # in GEMM_RUNS separate processes (default 3: a ratio must hold between processes, not only within one); builds
     # ~2 minutes once, each run ~1. GEMM_SHAPE="M N K" times another shape than 4096^3 (512^3: the launchers' host time).
     # Libraries built here beforehand (`bench/gemm_timing_methods.py --save-libraries .gemm-libs --candidates ...`,
@@ -75,7 +75,7 @@ for part in "${parts[@]}"; do
                   for i in $(seq "${GEMM_RUNS:-3}"); do
                     run "gemm-methods-$i.log" python3 bench/gemm_timing_methods.py --out "$OUT/gemm_timing_$i.json" "${prebuilt[@]}" \
                       ${GEMM_SHAPE:+--shape $GEMM_SHAPE} \
-                      --candidates ${GEMM_CANDIDATES:-wgstore4_128x256_c2x1_sw1_even coop_128x256_c2x1_sw1_even}
+                      --candidates ${GEMM_CANDIDATES:-altk_wgstore4_128x256_c2x1_sw1_even wgstore4_128x256_c2x1_sw1_even}
                   done
                   run gemm-methods-pooled.log python3 bench/gemm_timing_methods.py --pool "$OUT"/gemm_timing_[0-9]*.json \
                     --out "$OUT/gemm_timing_pooled.json" ;;
