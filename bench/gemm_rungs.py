@@ -238,6 +238,15 @@ CANDIDATES = {
         f"Shape<_128, _192, _64>, Shape<_2, _1, _1>, {_COOP}, {_PERSISTENT}, {_AUTO_EPI}, {_ROW_MAJOR}, "
         f"cutegen_sm90_gemm::BuiltMainloop, cutegen_sm90_gemm::WarpgroupStores<{stages}>", f"1, {_RASTER}Heuristic")
        for stages in (2, 3)},
+    # The flagship's 3072^3 kernel (stores per warpgroup) with every other tile's k-loop walked backwards, as the
+    # 128x256 kernel at 4096^3: 384 tiles make 3 waves on 128 SMs. H100, 3 processes x 10 blocks: HBM reads 49.6 MB
+    # against 61.6, graph replay 1.004x the best cuBLAS against 1.000x; now the flagship's 128x192 kernel.
+    "altk_wgstore3_128x192_c2x1_even": (
+        f"Shape<_128, _192, _64>, Shape<_2, _1, _1>, {_COOP}, {_PERSISTENT}, {_AUTO_EPI}, {_ROW_MAJOR}, "
+        "cutegen_sm90_gemm::AlternatingK, cutegen_sm90_gemm::WarpgroupStores<3>", f"1, {_RASTER}Heuristic, {_EVEN}"),
+    "wgstore3_128x192_c2x1_even": (
+        f"Shape<_128, _192, _64>, Shape<_2, _1, _1>, {_COOP}, {_PERSISTENT}, {_AUTO_EPI}, {_ROW_MAJOR}, "
+        "cutegen_sm90_gemm::BuiltMainloop, cutegen_sm90_gemm::WarpgroupStores<3>", f"1, {_RASTER}Heuristic, {_EVEN}"),
     # Twentieth session: the flagship's schedule (stores per warpgroup) with every other tile's k-loop walked
     # backwards (gemm_sm90_alternating_k.cuh), so each wave starts on the panels L2 still holds from the last: HBM
     # bytes at the power cap. With swizzle 1 (a wave reads all of B) and 8 (squarer waves), and swizzle 8 alone.
