@@ -345,12 +345,12 @@ def pool(runs: list[dict]) -> dict:
             ratios = sorted(r for run in per_run for r in run)
             if not ratios:
                 continue
-            best = sorted(best_cublas(b, method) / b[key] for run in blocks for b in run)
+            best_per_run = [[best_cublas(b, method) / b[key] for b in run] for run in blocks]
+            best = sorted(r for run in best_per_run for r in run)
             ms = statistics.median(b[key] for run in blocks for b in run)
             run_medians = [round(statistics.median(r), 4) for r in per_run if r]
             best_ci = median_interval(best)
-            best_run_medians = [round(statistics.median(best_cublas(b, method) / b[key] for b in run), 4)
-                                for run in blocks if run]
+            best_run_medians = [round(statistics.median(r), 4) for r in best_per_run if r]
             pooled[key] = {"ms": ms, "tflops": flops / ms / 1e9, "x_cublas": statistics.median(ratios),
                            "interval": [ratios[0], ratios[-1]], "ci95": list(median_interval(ratios)),
                            "x_best_cublas": statistics.median(best), "best_interval": [best[0], best[-1]],
