@@ -4,8 +4,8 @@
 // Included by gemm_sm90_common.cuh (after CUTLASS's headers); used as Sm90Gemm's MainloopAs:
 //   Sm90Gemm<TileShape, ClusterShape, Mainloop, Epilogue, Scheduler, EpilogueTile, Frame,
 //            cutegen_sm90_gemm::AlternatingK, ...>
-// (AlternatingK keeps CUTLASS's producer loop and hands it a backward iterator; AlternatingKStreamed runs a copy of
-// that loop that also gives each operand an L2 eviction hint, below.)
+// (AlternatingK keeps CUTLASS's producer loop and hands it a backward iterator; AlternatingKStreamed runs that loop
+// as gemm_sm90_producer_loop.cuh writes it, with an L2 eviction hint per operand, below.)
 //
 // Why: at 4096^3 the flagship reads 168 MB from HBM for 64 MB of operands, cuBLAS 150 (bench/gemm_traffic.py).
 // In a persistent schedule every CTA starts its n-th tile at about the same time as the others start theirs, so
@@ -31,6 +31,8 @@
 #include <cute/tensor.hpp>
 #include <cutlass/cutlass.h>
 
+#include "gemm_sm90_producer_loop.cuh"  // load_stages: CUTLASS's producer loop with hints
+
 namespace cutegen_sm90_gemm {
 
 // CUTLASS's k-tile iterator, read backwards: the producer's load uses only *it (the k-tile) and ++it (the next one).
@@ -43,34 +45,15 @@ struct BackwardKTiles {
   }
 };
 
-// The CTAs of this one's cluster that a multicast load of an operand fills: those along the cluster mode the operand
-// is shared over (A: N, mode 1; B: M, mode 0), at this CTA's place in the other mode (CUTLASS's producer's masks).
-template <class Copy, int SharedMode, class ClusterShape>
-CUTLASS_DEVICE uint16_t operand_multicast_mask(uint32_t place) {
-  uint16_t mask = 0;
-  if constexpr (cute::is_same_v<Copy, cute::SM90_TMA_LOAD_MULTICAST>) {
-    auto block = cute::Layout<ClusterShape>{};  // (m,n) -> rank in the cluster
-    for (int i = 0; i < cute::size<SharedMode>(block); ++i) {
-      mask |= uint16_t(1) << (SharedMode == 1 ? block(place, i, cute::Int<0>{}) : block(i, place, cute::Int<0>{}));
-    }
-  }
-  return mask;
-}
-
 // StreamOnce: also load the operand that no later wave reads again evict-first (its panels are new in every wave:
 // A when CUTLASS's Heuristic rasters along N, as at 4096^3), so L2 keeps the other one, which the next wave reads
 // again, longer. Evict-first only demotes: nothing is pinned in L2 past the call, so a flush still empties it.
 template <class Base, bool StreamOnce>
 struct AlternatingKMainloop : Base {
-  using typename Base::GmemTiledCopyA;
-  using typename Base::GmemTiledCopyB;
   using typename Base::MainloopPipeline;
   using typename Base::Params;
   using typename Base::PipelineState;
-  using typename Base::SmemLayoutA;
-  using typename Base::SmemLayoutB;
   using typename Base::TensorStorage;
-  using ClusterShape = typename Base::DispatchPolicy::ClusterShape;
 
   int tiles = 0;  // tiles this thread's producer has loaded: the kernel keeps one mainloop object across its tiles
 
@@ -96,46 +79,20 @@ struct AlternatingKMainloop : Base {
   }
 
  private:
-  // CUTLASS's producer loop (its CollectiveMma's load) with an L2 eviction hint per operand; the elected lane
-  // alone runs it, as CUTLASS's.
+  // CUTLASS's producer loop with an L2 eviction hint per operand.
   template <class TensorA, class TensorB, class KTiles, class BlockCoord>
   CUTLASS_DEVICE void load_hinted(Params const& params, MainloopPipeline pipeline, PipelineState write,
                                   cute::tuple<TensorA, TensorB> const& inputs, BlockCoord const& blk_coord,
                                   KTiles k_tile, int k_tile_count, uint32_t block_rank_in_cluster,
                                   TensorStorage& shared) {
-    using namespace cute;
-    if (!elect_one_sync()) {
-      return;
-    }
-    Tensor sA = make_tensor(make_smem_ptr(shared.smem_A.data()), SmemLayoutA{});  // (BLK_M,BLK_K,PIPE)
-    Tensor sB = make_tensor(make_smem_ptr(shared.smem_B.data()), SmemLayoutB{});  // (BLK_N,BLK_K,PIPE)
-    constexpr uint32_t cluster_x = get<0>(ClusterShape{});
-    const uint32_t x = block_rank_in_cluster % cluster_x, y = block_rank_in_cluster / cluster_x;
-    auto tma_a = params.tma_load_a.get_slice(y);
-    auto tma_b = params.tma_load_b.get_slice(x);
-    auto [m, n, k, l] = blk_coord;
-    auto const& [gA, gB] = inputs;  // (BLK_M,BLK_K,m,k,l) and (BLK_N,BLK_K,n,k,l)
-    Tensor tAgA = tma_a.partition_S(gA(_, _, m, _, l));
-    Tensor tAsA = tma_a.partition_D(sA);
-    Tensor tBgB = tma_b.partition_S(gB(_, _, n, _, l));
-    Tensor tBsB = tma_b.partition_D(sB);
-    const uint16_t mask_a = operand_multicast_mask<GmemTiledCopyA, 1, ClusterShape>(x);
-    const uint16_t mask_b = operand_multicast_mask<GmemTiledCopyB, 0, ClusterShape>(y);
+    using Hint = cute::TMA::CacheHintSm90;
     // CUTLASS's Heuristic raster runs along N unless there are more N tiles than M tiles: then each wave spans whole
-    // rows of tiles, reads all of B again and new A panels.
-    const bool a_streams = size<2>(gB) <= size<2>(gA);
-    using Hint = TMA::CacheHintSm90;
-    const Hint hint_a = a_streams ? Hint::EVICT_FIRST : Hint::EVICT_NORMAL;
-    const Hint hint_b = a_streams ? Hint::EVICT_NORMAL : Hint::EVICT_FIRST;
-    CUTLASS_PRAGMA_NO_UNROLL
-    for (; k_tile_count > 0; --k_tile_count) {
-      pipeline.producer_acquire(write);
-      auto* barrier = pipeline.producer_get_barrier(write);
-      copy(params.tma_load_a.with(*barrier, mask_a, hint_a), tAgA(_, _, _, *k_tile), tAsA(_, _, _, write.index()));
-      copy(params.tma_load_b.with(*barrier, mask_b, hint_b), tBgB(_, _, _, *k_tile), tBsB(_, _, _, write.index()));
-      ++k_tile;
-      ++write;
-    }
+    // rows of tiles, reads all of B again and new A panels. Inputs: (BLK_M,BLK_K,m,k,l) and (BLK_N,BLK_K,n,k,l).
+    const bool a_streams = cute::size<2>(cute::get<1>(inputs)) <= cute::size<2>(cute::get<0>(inputs));
+    const OperandHints hints{a_streams ? Hint::EVICT_FIRST : Hint::EVICT_NORMAL,
+                             a_streams ? Hint::EVICT_NORMAL : Hint::EVICT_FIRST};
+    load_stages<Base>(params, pipeline, write, inputs, blk_coord, k_tile, k_tile_count, block_rank_in_cluster, shared,
+                      hints, [] {});
   }
 };
 

@@ -59,6 +59,7 @@
 #include <cutlass/gemm/device/gemm_universal_adapter.h>
 
 #include "gemm_sm90_grouped_tiles.cuh"  // GroupedTiles: a persistent tile order of our own
+#include "gemm_sm90_producer_loop.cuh"  // load_stages: CUTLASS's producer loop, for the hooks below
 #include "gemm_sm90_alternating_k.cuh"  // AlternatingK: every other tile's k-loop backwards (the flagship's)
 #include "gemm_sm90_lockstep.cuh"        // Lockstep: producers that issue each k-step together (a bench test)
 #include "gemm_sm90_dynamic_tiles.cuh"   // DynamicTiles: tiles first come first served (a bench test)

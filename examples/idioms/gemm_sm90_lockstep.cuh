@@ -42,7 +42,7 @@
 #include <cute/tensor.hpp>
 #include <cutlass/cutlass.h>
 
-#include "gemm_sm90_alternating_k.cuh"  // operand_multicast_mask
+#include "gemm_sm90_producer_loop.cuh"  // load_stages: CUTLASS's producer loop with a step before the loads
 
 namespace cutegen_sm90_gemm {
 
@@ -64,15 +64,10 @@ __device__ LockstepCounters lockstep_counters = {};
 template <class Base, int Slack, int Period, unsigned PollNs = 128, int GroupCtas = 0>
 struct LockstepMainloop : Base {
   static_assert(Slack >= 0 && Period >= 1 && GroupCtas >= 0);
-  using typename Base::GmemTiledCopyA;
-  using typename Base::GmemTiledCopyB;
   using typename Base::MainloopPipeline;
   using typename Base::Params;
   using typename Base::PipelineState;
-  using typename Base::SmemLayoutA;
-  using typename Base::SmemLayoutB;
   using typename Base::TensorStorage;
-  using ClusterShape = typename Base::DispatchPolicy::ClusterShape;
 
   static constexpr unsigned long long kRetired = 1ull << 40;
   static constexpr int kMaxPolls = int(1048576 / PollNs);  // give up after ~a millisecond
@@ -81,42 +76,19 @@ struct LockstepMainloop : Base {
   uint64_t sync_points = 0;  // of those, the ones it synchronized at
 
   // CUTLASS's producer loop (CollectiveMma's load for this mainloop), with the wait between a stage's acquire and
-  // its loads. The elected lane alone runs it, as CUTLASS's.
+  // its loads.
   template <class TensorA, class TensorB, class KTileIterator, class BlockCoord>
   CUTLASS_DEVICE void load(Params const& params, MainloopPipeline pipeline, PipelineState write,
                            cute::tuple<TensorA, TensorB> const& inputs, BlockCoord const& blk_coord,
                            KTileIterator k_tile_iter, int k_tile_count, int, uint32_t block_rank_in_cluster,
                            TensorStorage& shared) {
-    using namespace cute;
-    if (!elect_one_sync()) {
-      return;
-    }
-    Tensor sA = make_tensor(make_smem_ptr(shared.smem_A.data()), SmemLayoutA{});  // (BLK_M,BLK_K,PIPE)
-    Tensor sB = make_tensor(make_smem_ptr(shared.smem_B.data()), SmemLayoutB{});  // (BLK_N,BLK_K,PIPE)
-    constexpr uint32_t cluster_x = get<0>(ClusterShape{});
-    const uint32_t x = block_rank_in_cluster % cluster_x, y = block_rank_in_cluster / cluster_x;
-    auto tma_a = params.tma_load_a.get_slice(y);
-    auto tma_b = params.tma_load_b.get_slice(x);
-    auto [m, n, k, l] = blk_coord;
-    Tensor tAgA = tma_a.partition_S(get<0>(inputs)(_, _, m, _, l));
-    Tensor tAsA = tma_a.partition_D(sA);
-    Tensor tBgB = tma_b.partition_S(get<1>(inputs)(_, _, n, _, l));
-    Tensor tBsB = tma_b.partition_D(sB);
-    const uint16_t mask_a = operand_multicast_mask<GmemTiledCopyA, 1, ClusterShape>(x);
-    const uint16_t mask_b = operand_multicast_mask<GmemTiledCopyB, 0, ClusterShape>(y);
     const Group mine = group();
-    CUTLASS_PRAGMA_NO_UNROLL
-    for (; k_tile_count > 0; --k_tile_count) {
-      pipeline.producer_acquire(write);
-      if (steps++ % Period == 0) {
-        arrive_and_wait(mine, ++sync_points);
-      }
-      auto* barrier = pipeline.producer_get_barrier(write);
-      copy(params.tma_load_a.with(*barrier, mask_a), tAgA(_, _, _, *k_tile_iter), tAsA(_, _, _, write.index()));
-      copy(params.tma_load_b.with(*barrier, mask_b), tBgB(_, _, _, *k_tile_iter), tBsB(_, _, _, write.index()));
-      ++k_tile_iter;
-      ++write;
-    }
+    load_stages<Base>(params, pipeline, write, inputs, blk_coord, k_tile_iter, k_tile_count, block_rank_in_cluster,
+                      shared, OperandHints{}, [&] {
+                        if (steps++ % Period == 0) {
+                          arrive_and_wait(mine, ++sync_points);
+                        }
+                      });
   }
 
   CUTLASS_DEVICE void load_tail(MainloopPipeline pipeline, PipelineState write) {
