@@ -116,7 +116,7 @@ def test_modelnew_returning_its_input_is_named_aliasing(problem, tmp_path):
     from cutegen.harness.modelnew import ModelNewAdapter
 
     path = Path(__file__).resolve().parents[1] / "kernels" / "modelnew_alias.py"
-    assert run(problem, ModelNewAdapter(path, problem, 0)) == "output-aliases-input"
+    assert run(problem, ModelNewAdapter(path, problem.init_values(0), 0)) == "output-aliases-input"
 
 
 def test_load_inline_errors_map_to_python_lines(tmp_path):

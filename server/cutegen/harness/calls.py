@@ -35,11 +35,15 @@ class HostCaller:
     device = "cpu"
     stream = None
 
+    def __init__(self):
+        self.peers: list = []  # what else "synchronized" waits for: a candidate process's own device work
+
     def current(self):
         return nullcontext()
 
     def sync(self) -> None:
-        pass
+        for peer in self.peers:
+            peer()
 
     def stage(self, buffers: list, fresh: list) -> None:
         for b, f in zip(buffers, fresh):
@@ -60,6 +64,7 @@ class CudaCaller(HostCaller):
     device = "cuda"
 
     def __init__(self):
+        super().__init__()
         self.stream = judge_stream()
         self._cycles_per_ms = sleep_rate()
         self.sleep_ms = FIRST_SLEEP_MS
@@ -69,6 +74,7 @@ class CudaCaller(HostCaller):
         return torch.cuda.stream(self.stream)
 
     def sync(self) -> None:
+        super().sync()
         torch.cuda.synchronize()
 
     def stage(self, buffers: list, fresh: list) -> None:

@@ -26,17 +26,24 @@ SUSPICIOUS_SPEEDUP = 10.0  # over eager: re-verified with extra trials before it
 
 
 def judge(problem: Problem, lib, *, trials: int, seed: int, timing: bool, baselines: list[str],
-          reference: str = ReferenceMode.FP64.value, caller=None, chunk: int = CHUNK) -> dict:
-    """`lib` is anything called as lib(inputs, outputs, stream) -> error code: a KernelLibrary on the GPU, a
-    ModelNewAdapter, or a Python stand-in on the CPU (the checks themselves are device-agnostic; timing needs
-    CUDA). `caller` makes the calls (calls.py; the tests pass stand-ins that model streams on the CPU)."""
-    device = _device()
+          reference: str = ReferenceMode.FP64.value, caller=None, chunk: int = CHUNK, device: str | None = None,
+          init_seed: int | None = None) -> dict:
+    """`lib` is anything called as lib(inputs, outputs, stream) -> error code: a candidate in its own process
+    (remote.RemoteKernel: how the worker judges), a KernelLibrary or ModelNewAdapter loaded here (benches), or a
+    Python stand-in on the CPU (the checks themselves are device-agnostic; timing needs CUDA). `caller` makes the
+    calls (calls.py; the tests pass stand-ins that model streams on the CPU). `seed` draws the inputs (the
+    worker's is fresh per run and never sent to the candidate); `init_seed` (default `seed`) builds the models'
+    random weights, the same for Model and ModelNew, as KernelBench does."""
+    init_seed = seed if init_seed is None else init_seed
+    device = device or _device()
     caller = caller or caller_for(device)
+    if hasattr(lib, "synchronize"):
+        caller.peers.append(lib.synchronize)  # "the device is synchronized" covers the candidate's process too
     run = None
     try:
         with caller.current(), torch.no_grad():
-            model = problem.make_model(seed).to(caller.device).eval()
-            note = _bind_init(problem, lib, seed)
+            model = problem.make_model(init_seed).to(caller.device).eval()
+            note = _bind_init(problem, lib, init_seed)
             run = Trials(problem, lib, caller, model, reference, chunk=chunk)
             return _judge(run, problem, model, lib, trials=trials, seed=seed, timing=timing, baselines=baselines,
                           note=note)
@@ -55,7 +62,7 @@ def _judge(run: Trials, problem, model, lib, *, trials, seed, timing, baselines,
     if note:
         result["init_inputs_unseen"] = True
     if timing:
-        result.update(_times(problem, model, lib, run.buffers, run.outs, baselines))
+        result.update(_times(problem, model, lib, run, baselines, seed))
         speedup = result.get("speedup_vs_eager", 0.0)
         if speedup > SUSPICIOUS_SPEEDUP:
             for t in range(trials, trials + 20):
@@ -113,28 +120,49 @@ def _arguments(lib, values: list) -> list:
     return prepare(values) if prepare else values
 
 
-def _times(problem, model, lib, inputs, outs, baselines) -> dict:
-    """The kernel and its baselines, timed round-robin on the same rotated inputs (see time_interleaved)."""
+def _times(problem, model, lib, run: Trials, baselines, seed: int) -> dict:
+    """The kernel and its baselines, timed round-robin on the same rotated inputs (see time_interleaved), fresh
+    values drawn into them before every round (a kernel that recognizes repeated inputs still does the work),
+    then the last timed call's outputs checked (Trials.check_timed) and the time held against the card's floor."""
     stream = torch.cuda.current_stream()
-    sets = _rotation(inputs)
+    sets = _rotation(lib, run.buffers)
+    originals: list = [None] * len(sets)
 
-    def rotating(call):  # each timed function walks the input sets on its own
-        turn = itertools.cycle(sets)
-        return lambda: call(next(turn))
+    def refresh(round_: int) -> None:  # private values drawn, then copied into what the kernel is handed
+        for i, xs in enumerate(sets):
+            torch.manual_seed(seed + 7919 * (round_ + 2) + i)
+            with torch.device(run.caller.device):
+                fresh = [x.to(run.caller.device) if isinstance(x, torch.Tensor) else x for x in problem.make_inputs()]
+            for b, f in zip(_tensors(xs), _tensors(fresh)):
+                b.copy_(f)
+            originals[i] = fresh
+
+    last: dict = {}
+
+    def rotating(name, call):  # each timed function walks the input sets on its own
+        turn = itertools.cycle(range(len(sets)))
+
+        def timed():
+            last[name] = next(turn)
+            return call(sets[last[name]])
+        return timed
 
     args = {id(xs): _arguments(lib, xs) for xs in sets}  # numbers made 0-d tensors once, not per call
-    fns = {"kernel": rotating(lambda xs: lib.timed_call(args[id(xs)], outs, stream))}
+    fns = {"kernel": rotating("kernel", lambda xs: lib.timed_call(args[id(xs)], run.outs, stream))}
     if "eager" in baselines:
-        fns["eager"] = rotating(lambda xs: model(*xs))
+        fns["eager"] = rotating("eager", lambda xs: model(*xs))
     if "compile" in baselines:
         compiled = _compiled(problem, model)
-        compiled(*inputs)  # compile outside the timed region
-        fns["compile"] = rotating(lambda xs: compiled(*xs))
-    timings = time_interleaved(fns)
+        compiled(*sets[0])  # compile outside the timed region
+        fns["compile"] = rotating("compile", lambda xs: compiled(*xs))
+    refresh(-1)
+    timings = time_interleaved(fns, before_round=refresh)
+    run.check_timed(originals[last["kernel"]], sets[last["kernel"]])
     kernel = timings["kernel"]
-    nbytes = sum(x.numel() * x.element_size() for x in [*_tensors(inputs), *outs])
-    dtype = str(outs[0].dtype).removeprefix("torch.")
+    nbytes = sum(x.numel() * x.element_size() for x in [*_tensors(sets[0]), *run.outs])
+    dtype = str(run.outs[0].dtype).removeprefix("torch.")
     result = {"timing": kernel.to_json(), "throughput": throughput(kernel.median_ms / 1e3, nbytes, problem.flops(), dtype)}
+    _below_floor(result["throughput"], kernel.median_ms)
     for name, key in (("eager", "eager"), ("compile", "torch_compile")):
         if name in timings:
             result[key] = timings[name].to_json()
@@ -143,15 +171,40 @@ def _times(problem, model, lib, inputs, outs, baselines) -> dict:
     return result
 
 
+FLOOR_MARGIN = 0.7  # a median under 70 % of the floor: measurement error does not reach that far
+
+
+def _below_floor(rates: dict, median_ms: float) -> None:
+    """The physical floor: each input read once and each output written once at the card's measured copy
+    bandwidth, and the problem's FLOPs at its peak; a time under it is no speedup but a measurement the kernel
+    forged or an input it did not read."""
+    floors = []
+    if rates.get("bandwidth_ceiling"):
+        floors.append((rates["bytes"] / rates["bandwidth_ceiling"] * 1e3, f"moving {rates['bytes'] / 1e6:.1f} MB at "
+                       f"{rates['bandwidth_ceiling'] / 1e12:.2f} TB/s"))
+    if rates.get("compute_ceiling") and rates.get("flops"):
+        floors.append((rates["flops"] / rates["compute_ceiling"] * 1e3, f"{rates['flops'] / 1e9:.1f} GFLOP at "
+                       f"{rates['compute_ceiling'] / 1e12:.0f} TFLOP/s"))
+    if not floors:
+        return
+    floor_ms, what = max(floors)
+    if median_ms < FLOOR_MARGIN * floor_ms:
+        raise Failed(Verdict.FASTER_THAN_HARDWARE, f"timed at {median_ms:.4g} ms, below what {rates.get('gpu', 'this GPU')} "
+                                                   f"can do: {what} takes at least {floor_ms:.4g} ms; the time is "
+                                                   "not a speedup (the clock was shortened, or inputs were not read)")
+
+
 ROTATE_BELOW = 1 << 30  # bytes of inputs under which timing rotates among 3 input sets
 
 
-def _rotation(inputs: list[torch.Tensor]) -> list[list[torch.Tensor]]:
-    """Small inputs are rotated among copies, so no trial reads what the previous one left in a cache (the L2
-    flush covers L2; rotation also covers TLBs and L1). Large inputs cannot stay cached anyway."""
+def _rotation(lib, inputs: list) -> list[list]:
+    """Small inputs are rotated among three sets, so no call reads what the previous one left in a cache (the L2
+    flush covers L2; rotation also covers TLBs and L1). Large inputs cannot stay cached anyway. Every set is made
+    by the kernel's allocator (a candidate's sets are shared with its process, apart from the judge's memory)."""
     if sum(x.numel() * x.element_size() for x in _tensors(inputs)) >= ROTATE_BELOW:
         return [inputs]
-    return [inputs] + [[x.clone() if isinstance(x, torch.Tensor) else x for x in inputs] for _ in range(2)]
+    empty = getattr(lib, "empty_like", torch.empty_like)
+    return [inputs] + [[empty(x) if isinstance(x, torch.Tensor) else x for x in inputs] for _ in range(2)]
 
 
 _COMPILED: dict = {}

@@ -12,32 +12,34 @@ import torch
 
 from cutegen.build.inline_sources import is_modelnew  # noqa: F401 (re-exported)
 from cutegen.build.load_inline_failure import map_build_errors
-from cutegen.harness.problem import Problem
+from cutegen.harness.compare import kind_mismatch
 from cutegen.harness.verdicts import Failed, Verdict
 from cutegen.model import Diagnostic
 
 
 class ModelNewAdapter:
-    """Calls ModelNew like a kernel library: (inputs, outputs, stream) → 0. What forward returns must be plain
-    tensors whose memory holds the values (`refusal`); they are copied into the judge's outputs on the caller's
-    stream right away (the consumer a program would be), and kept in `returned` until the trial ends, so the
-    judge can see whether they still changed after that copy (calls.py)."""
+    """Calls ModelNew like a kernel library: (inputs, outputs, stream) → 0. It lives in the candidate process
+    (harness/candidate.py), which never loads the problem: the judge sends get_init_inputs()'s values and the seed
+    the reference was built from. What forward returns must be plain tensors whose memory holds the values
+    (`refusal`); they are copied into the judge's outputs on the caller's stream right away (the consumer a
+    program would be: `deliver`), and kept in `returned` until the trial ends, so the judge can see whether they
+    still changed after that copy (calls.py)."""
 
-    def __init__(self, path: str | Path, problem: Problem, seed: int):
+    def __init__(self, path: str | Path, init_values: list, seed: int, device: str | None = None):
         module = _import(Path(path))
-        model = problem.construct(module.ModelNew, seed)  # the reference's seed: equal random weights
-        self.model = model.to("cuda" if torch.cuda.is_available() else "cpu").eval()
+        torch.manual_seed(seed)  # as Problem.construct builds Model: equal random weights (KernelBench's order)
+        model = module.ModelNew(*init_values)
+        self.model = model.to(device or ("cuda" if torch.cuda.is_available() else "cpu")).eval()
         self.returned: list[torch.Tensor] | None = None
 
-    def timed_call(self, inputs: list[torch.Tensor], outputs: list[torch.Tensor], stream) -> None:
-        """What is timed: the user's forward alone. Copying its result into the harness's output buffers (done
-        by `__call__` for the checks) costs as much as a fast kernel for a large output. A lazy or expanded
-        result never gets here: the checks refuse it before timing (so its materialization need not be timed)."""
-        self.model(*inputs)
+    def forward(self, inputs: list) -> list:
+        with torch.no_grad():
+            result = self.model(*inputs)
+        return list(result) if isinstance(result, (tuple, list)) else [result]
 
-    def __call__(self, inputs: list[torch.Tensor], outputs: list[torch.Tensor], stream) -> int:
-        result = self.model(*inputs)
-        results = list(result) if isinstance(result, (tuple, list)) else [result]
+    def deliver(self, results: list, inputs: list, outputs: list[torch.Tensor]) -> None:
+        """What forward returned, checked (`refusal`, kind, aliasing) and copied into the judge's outputs on the
+        current stream: the read a program makes right after the call."""
         if len(results) != len(outputs):
             raise Failed(Verdict.MISMATCH, f"ModelNew returned {len(results)} outputs, the reference {len(outputs)}")
         for i, (r, o) in enumerate(zip(results, outputs)):
@@ -48,9 +50,14 @@ class ModelNewAdapter:
                 if isinstance(x, torch.Tensor) and _shares_memory(r, x):
                     raise Failed(Verdict.OUTPUT_ALIASES_INPUT, "ModelNew returned (a view of) its input as the output: "
                                                           "the result must be written to new memory")
-            if r.shape == o.shape and r.dtype == o.dtype and r.device == o.device:
-                o.copy_(r)  # the caller's stream reads the result right after the call
+            wrong = kind_mismatch(r, o)
+            if wrong is not None:
+                raise Failed(Verdict.MISMATCH, f"output {i}: {wrong.message}", mismatch=wrong.to_json())
+            o.copy_(r)
         self.returned = results
+
+    def __call__(self, inputs: list, outputs: list[torch.Tensor], stream) -> int:
+        self.deliver(self.forward(inputs), inputs, outputs)
         return 0
 
     def release(self) -> None:

@@ -99,8 +99,14 @@ class Trials:
         self.truth = truths.Truth(self.model, self.mode, [d for _, d in specs],
                                   memory.fp64_fits(self.plan, device, returned=returned,
                                                    allocated=memory.bytes_of(fresh)))
-        self.buffers = [torch.empty_like(x) if isinstance(x, torch.Tensor) else x for x in fresh]
-        self.outs = [torch.empty(shape, dtype=dtype, device=device) for shape, dtype in specs]
+        self.buffers = [self._empty(tuple(x.shape), x.dtype) if isinstance(x, torch.Tensor) else x for x in fresh]
+        self.outs = [self._empty(shape, dtype) for shape, dtype in specs]
+
+    def _empty(self, shape: tuple, dtype: torch.dtype) -> torch.Tensor:
+        """A buffer the kernel is handed: from a candidate process's shared allocator (harness/remote.py: apart
+        from the judge's other memory), or plain for a library loaded in this process (benches, tests)."""
+        empty = getattr(self.lib, "empty", None)
+        return empty(shape, dtype) if empty else torch.empty(shape, dtype=dtype, device=self.caller.device)
 
     def _args(self, fresh: list) -> list:
         """The call's values: the input buffers for tensors, this trial's numbers as they are."""
@@ -142,6 +148,23 @@ class Trials:
             wrong = kind_mismatch(r, t)
             if wrong is not None:
                 raise Failed(Verdict.MISMATCH, f"output {i}: {wrong.message}", mismatch=wrong.to_json())
+
+    def check_timed(self, originals: list, args: list) -> None:
+        """After timing: the inputs the last timed call was handed must still be the judge's values (`originals`,
+        kept apart), and the outputs it left must be right for them. A kernel that computes while it is checked
+        and skips work, or rewrites its inputs, while it is timed ends here."""
+        self.caller.sync()
+        for b, f in zip(_tensors(args), _tensors(originals)):
+            if not same_bits(b, f):
+                raise Failed(Verdict.INPUTS_MUTATED, "the kernel wrote into its inputs while it was timed (they must "
+                                                     "stay unchanged)")
+        values = _final_values(self.lib, self.outs)
+        failure = self._judge(values, self.truth.evaluate(originals), originals, first=False, record=False)
+        _release(self.lib)
+        if failure is not None:
+            raise Failed(Verdict.TIMED_CALLS_WRONG, f"correct in {self.count} checked calls, but the outputs its timed "
+                                                    f"calls left are wrong ({self.errors_text(failure)}): it does "
+                                                    "less work when it is timed than when it is checked")
 
     # -- the rule ---------------------------------------------------------------------------------
 

@@ -23,6 +23,9 @@ class Verdict(str, Enum):
     OTHER_STREAM = "other-stream"  # both: its work is unordered with the caller's stream either way
     CACHED_RESULTS = "cached-results"
     OUTPUT_ALIASES_INPUT = "output-aliases-input"
+    TIMED_CALLS_WRONG = "timed-calls-wrong"  # right when checked, wrong (less work) when timed (trial.check_timed)
+    FASTER_THAN_HARDWARE = "faster-than-hardware"  # a time below what the card's bandwidth and peak allow
+    CANDIDATE_PROTOCOL = "candidate-protocol"  # the candidate process sent what the judge does not take (remote.py)
     # what a ModelNew returns must be a plain tensor whose memory holds the values (modelnew.py)
     LAZY_OUTPUT = "lazy-output"  # a torch.Tensor subclass, or a tensor without real storage
     EXPANDED_OUTPUT = "expanded-output"  # a stride-0 / expanded or overlapping view: elements share memory

@@ -74,6 +74,9 @@ class Worker:
 
 
 def _serve(conn) -> None:
+    from cutegen.harness.remote import seal_judge
+
+    seal_judge()  # before any candidate process exists: none of them may attach to this one
     while True:
         try:
             request = conn.recv()
@@ -123,29 +126,33 @@ def main(argv: list[str] | None = None) -> None:
     _serve(JsonConnection(Connection(args.read_fd, writable=False), Connection(args.write_fd, readable=False)))
 
 
+_CANDIDATES = None  # this judge's candidate processes (remote.Candidates), made on the first request
+
+
 def _handle(request: dict) -> dict:
+    """One judged run. This process is the judge: it loads the problem, draws the inputs from the request's seed,
+    holds the reference, the truth, the clock and the verdict. The candidate's code is loaded only in a candidate
+    process of its own (harness/remote.py), which is handed copies of the inputs and never the seed."""
+    global _CANDIDATES
     import torch
 
-    from cutegen.harness.abi import KernelLibrary
     from cutegen.harness.gpu_checks import Failed, judge
     from cutegen.harness.problem import ProblemError, load_problem
+    from cutegen.harness.remote import Candidates
 
-    from cutegen.harness.modelnew import BuildFailed, ModelNewAdapter
-
+    _CANDIDATES = _CANDIDATES or Candidates()
     try:
+        device = request.get("device") or ("cuda" if torch.cuda.is_available() else "cpu")
         problem = load_problem(request["problem"])
-        if request.get("modelnew"):
-            lib = ModelNewAdapter(request["modelnew"], problem, request.get("seed", 0))
-        else:
-            lib = KernelLibrary(request["library"])
-        return judge(problem, lib, trials=request.get("trials", 5), seed=request.get("seed", 0),
-                     timing=request.get("timing", False), baselines=request.get("baselines", []),
-                     reference=request.get("reference", "fp64"))
+        seed, init_seed = request.get("seed", 0), request.get("init_seed", request.get("seed", 0))
+        kind, path = ("modelnew", request["modelnew"]) if request.get("modelnew") else ("library", request["library"])
+        init = problem.init_values(init_seed) if kind == "modelnew" else []
+        with _CANDIDATES.loaded(kind=kind, path=str(path), device=device, init=init, seed=init_seed) as lib:
+            return judge(problem, lib, trials=request.get("trials", 5), seed=seed, init_seed=init_seed,
+                         timing=request.get("timing", False), baselines=request.get("baselines", []),
+                         reference=request.get("reference", "fp64"), device=device)
     except Failed as f:
         return f.to_json()
-    except BuildFailed as b:
-        return {"verdict": Verdict.BUILD_FAILED.value, "message": f"load_inline failed: {b}", "build": {
-            "ok": False, "log": b.log, "diagnostics": [d.to_json() for d in b.diagnostics]}}
     except (ProblemError, LookupError, OSError) as e:
         return {"verdict": Verdict.PROBLEM_ERROR.value, "message": str(e)}
     except torch.OutOfMemoryError as e:

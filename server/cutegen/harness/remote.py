@@ -1,0 +1,417 @@
+"""The judge's side of the process boundary: the candidate's code runs in a process of its own
+(harness/candidate.py); the judge (the worker process: problem, reference, truth, comparison, clock, verdict)
+calls it through `RemoteKernel`, which looks to the trials and the timing like any kernel library.
+
+What crosses the boundary:
+- buffers: the judge allocates every buffer the candidate may touch (its input copies and its outputs) apart
+  from all its other memory — a private CUDA memory pool (an IPC handle opens a whole allocation segment, so a
+  shared segment holds only shared buffers) or one shared file each on the CPU — and keeps the originals.
+- calls: a pickled request down; a JSON reply up, checked field by field (`_checked`). A reply can say a call
+  ran and its return code, or name a failure the candidate may own (`CANDIDATE_VERDICTS`); anything else —
+  malformed, oversized, an unknown name, a reply to nothing — ends the run as `candidate-protocol`.
+- order and time: on a GPU the judge records an interprocess event on its stream after writing the inputs; the
+  candidate's stream waits for it, calls, and records its own events, which the judge's stream waits for. The
+  judge's timing events sit on the judge's stream around that hand-off (harness/timing.py), so nothing in the
+  candidate's process can shorten the interval; the hand-off can only lengthen it.
+
+A dead candidate process is `crashed` (its exit code or signal), a silent one `timeout`; neither escapes as an
+exception. A process is kept warm for the same code (path and content digest) across trials and requests, and a
+new candidate text gets a new one (`Candidates`).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import json
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import tempfile
+from contextlib import contextmanager
+from multiprocessing.connection import Connection
+from pathlib import Path
+
+from cutegen.harness.verdicts import Failed, Mismatch, Verdict
+
+MAX_REPLY = 16 << 20
+MAX_MESSAGE = 4000
+# What a candidate's reply may name: failures its own code can cause. Never a pass, never a judge's verdict.
+CANDIDATE_VERDICTS = frozenset({Verdict.MISMATCH, Verdict.LAZY_OUTPUT, Verdict.EXPANDED_OUTPUT,
+                                Verdict.OUTPUT_ALIASES_INPUT, Verdict.CUDA_ERROR, Verdict.OUT_OF_MEMORY,
+                                Verdict.BUILD_FAILED, Verdict.ERROR, Verdict.PROBLEM_ERROR})
+LOAD_TIMEOUT = 900.0  # a ModelNew's load_inline build runs inside the load
+CALL_TIMEOUT = 300.0
+
+
+class CandidateProcess:
+    """`python -m cutegen.harness.candidate`, a child of the judge that dies with it, spoken to over two pipes."""
+
+    def __init__(self, device: str):
+        self.device = device
+        down_r, down_w = os.pipe()
+        up_r, up_w = os.pipe()
+        self._popen = subprocess.Popen(
+            [sys.executable, "-m", "cutegen.harness.candidate", "--read-fd", str(down_r), "--write-fd", str(up_w),
+             "--device", device], pass_fds=(down_r, up_w), stdin=subprocess.DEVNULL, stdout=_stderr_fd(),
+            stderr=_stderr_fd(), preexec_fn=_die_with_parent, env=_environment())
+        os.close(down_r)
+        os.close(up_w)
+        self._down = Connection(down_w, readable=False)
+        self._up = Connection(up_r, writable=False)
+
+    def ask(self, request: dict, timeout: float = CALL_TIMEOUT) -> dict:
+        """The checked reply to `request`; a failure it names, a dead or silent process, or a malformed reply is
+        raised as Failed (the process is stopped for every one but a named failure)."""
+        try:
+            self._down.send_bytes(pickle.dumps(request))
+            if not self._up.poll(timeout):
+                self.stop()
+                raise Failed(Verdict.TIMEOUT, f"the candidate process gave no answer within {timeout:.0f} s (it hangs)")
+            raw = self._up.recv_bytes(MAX_REPLY)
+        except (EOFError, OSError) as e:  # a dead process: a broken pipe either way, or a reply over the bound
+            raise self._dead(e) from None
+        reply = _checked(raw, request["op"])
+        if not reply["ok"]:
+            if reply["poisoned"]:
+                self.stop()
+            raise Failed(reply["verdict"], reply["message"], **reply["details"])
+        return reply
+
+    def _dead(self, cause: BaseException) -> Failed:
+        if isinstance(cause, OSError) and "too long" in str(cause).lower():
+            self.stop()
+            return Failed(Verdict.CANDIDATE_PROTOCOL, f"the candidate process sent a reply over {MAX_REPLY >> 20} MB")
+        code = self._popen.wait(10) if self._popen.poll() is None else self._popen.returncode
+        self.stop()
+        how = f"killed by {signal.Signals(-code).name}" if code is not None and code < 0 and -code in \
+            signal.valid_signals() else f"exit code {code}"
+        return Failed(Verdict.CRASHED, f"the candidate process died during the call ({how}): a host-side crash in "
+                                       "the kernel library, or the candidate ended its own process")
+
+    def alive(self) -> bool:
+        return self._popen.poll() is None
+
+    def stop(self) -> None:
+        if self._popen.poll() is None:
+            self._popen.kill()
+        try:
+            self._popen.wait(10)
+        except subprocess.TimeoutExpired:
+            pass
+        for conn in (self._down, self._up):
+            conn.close()
+
+
+def _checked(raw: bytes, op: str) -> dict:
+    """The reply as the judge accepts it: a JSON object with the fields `op` may carry, of their types."""
+    try:
+        reply = json.loads(raw)
+    except ValueError:
+        raise Failed(Verdict.CANDIDATE_PROTOCOL, f"the candidate process answered {op!r} with something that is not "
+                                                 f"JSON ({raw[:60]!r})") from None
+    if not isinstance(reply, dict) or not isinstance(reply.get("ok"), bool):
+        raise Failed(Verdict.CANDIDATE_PROTOCOL, f"the candidate process answered {op!r} with {str(reply)[:80]!r}, "
+                                                 "not a reply")
+    if reply["ok"]:
+        return _fields(reply, op)
+    verdict = Verdict(reply["verdict"]) if reply.get("verdict") in {v.value for v in CANDIDATE_VERDICTS} else None
+    message = reply.get("message")
+    if verdict is None or not isinstance(message, str):
+        raise Failed(Verdict.CANDIDATE_PROTOCOL, f"the candidate process named a failure the judge does not take "
+                                                 f"from it ({str(reply.get('verdict'))[:40]!r})")
+    details: dict = {}
+    if isinstance(reply.get("mismatch"), dict):
+        details["mismatch"] = Mismatch.from_json({k: v for k, v in reply["mismatch"].items()
+                                                  if isinstance(v, (str, int, float, list, type(None)))}).to_json()
+    build = reply.get("build")
+    if verdict is Verdict.BUILD_FAILED and isinstance(build, dict) and isinstance(build.get("log"), str) \
+            and isinstance(build.get("diagnostics"), list):
+        details["build"] = {"ok": False, "log": build["log"][:1 << 20],
+                            "diagnostics": [d for d in build["diagnostics"] if isinstance(d, dict)][:50]}
+    if isinstance(reply.get("traceback"), str):
+        details["traceback"] = reply["traceback"][:MAX_MESSAGE]
+    return {"ok": False, "verdict": verdict, "message": message[:MAX_MESSAGE], "details": details,
+            "poisoned": reply.get("poisoned") is True}
+
+
+# The fields a reply that ran may carry, and their types (bool is an int in Python: refused by name).
+_FIELDS: dict[str, dict[str, type]] = {"call": {"code": int}, "load": {"abi_version": int, "events": list}}
+
+
+def _fields(reply: dict, op: str) -> dict:
+    wanted = _FIELDS.get(op, {})
+    wrong = sorted(k for k in reply if k != "ok" and (k not in wanted or not isinstance(reply[k], wanted[k])
+                                                       or isinstance(reply[k], bool)))
+    missing = sorted(k for k in wanted if k not in reply and not (op == "load" and k == "events"))
+    if wrong or missing:
+        raise Failed(Verdict.CANDIDATE_PROTOCOL, f"the candidate process's reply to {op!r} is not one the judge "
+                                                 f"accepts (fields {', '.join(wrong + missing)})")
+    return reply
+
+
+class Shared:
+    """The buffers the candidate may touch, allocated apart from the judge's other memory, and the ids the
+    candidate knows them by. Only buffers made here can be handed over (`ref` refuses any other tensor)."""
+
+    def __init__(self, device: str):
+        self.device = device
+        self._pool = None
+        self._files = tempfile.mkdtemp(prefix="cutegen-shared-") if device != "cuda" else None
+        self._ours: dict[int, object] = {}  # data_ptr -> the tensor made here (kept alive while shared)
+        self._ids: dict[tuple, int] = {}
+
+    def empty(self, shape, dtype):
+        import torch
+
+        if self.device == "cuda":
+            if self._pool is None:
+                self._pool = torch.cuda.MemPool()
+            with torch.cuda.use_mem_pool(self._pool):
+                t = torch.empty(shape, dtype=dtype, device="cuda")
+        else:
+            nbytes = max(1, _numel(shape) * dtype.itemsize)
+            path = os.path.join(self._files, f"b{len(self._ours)}")
+            raw = torch.from_file(path, shared=True, size=nbytes, dtype=torch.uint8)
+            t = raw[:_numel(shape) * dtype.itemsize].view(dtype).reshape(shape)
+            t.cutegen_file = (path, nbytes)  # type: ignore[attr-defined]
+        self._ours[t.data_ptr()] = t
+        return t
+
+    def empty_like(self, x):
+        return self.empty(tuple(x.shape), x.dtype)
+
+    def key(self, t) -> tuple:
+        return (t.data_ptr(), t.dtype, tuple(t.shape), t.stride())
+
+    def new_refs(self, tensors) -> dict[int, tuple]:
+        """Descriptions of the tensors the candidate has not opened yet, by the ids they get."""
+        refs = {}
+        for t in tensors:
+            if self.key(t) not in self._ids:
+                self._ids[self.key(t)] = len(self._ids)
+                refs[self._ids[self.key(t)]] = self._describe(t)
+        return refs
+
+    def id_of(self, t) -> int:
+        return self._ids[self.key(t)]
+
+    def _describe(self, t) -> tuple:
+        base = self._ours.get(t.untyped_storage().data_ptr())
+        if base is None:
+            raise ValueError("a buffer not allocated by the judge's shared allocator cannot be handed to a candidate")
+        if self.device == "cuda":
+            from torch.multiprocessing.reductions import reduce_tensor
+
+            return ("cuda", reduce_tensor(t))
+        path, nbytes = base.cutegen_file
+        offset = t.data_ptr() - base.untyped_storage().data_ptr()
+        if offset:
+            raise ValueError("a view into a shared buffer cannot be handed over")
+        return ("file", path, nbytes, str(t.dtype).removeprefix("torch."), tuple(t.shape), t.stride())
+
+    def forget(self) -> None:
+        """The candidate closed them: ids start over (the buffers themselves live while the judge holds them)."""
+        self._ids.clear()
+
+    def close(self) -> None:
+        self._ours.clear()
+        self._ids.clear()
+        if self._files:
+            for name in os.listdir(self._files):
+                os.unlink(os.path.join(self._files, name))
+            os.rmdir(self._files)
+            self._files = None
+
+
+class RemoteKernel:
+    """A kernel library (or a ModelNew) loaded in a candidate process, called as the trials and the timing call
+    any library: `lib(args, outs, stream) -> code`. Every buffer it is called with comes from `empty`."""
+
+    def __init__(self, process: CandidateProcess, *, kind: str, path: str, init: list, seed: int):
+        import torch
+
+        self.process, self.device, self.kind = process, process.device, kind
+        self.shared = Shared(self.device)
+        self._judge_event = None
+        request: dict = {"op": "load", "kind": kind, "path": path, "init": init, "seed": seed}
+        if self.device == "cuda":
+            self._judge_event = torch.cuda.Event(interprocess=True)
+            request["judge_event"] = bytes(self._judge_event.ipc_handle())
+        reply = process.ask(request, timeout=LOAD_TIMEOUT)
+        self.abi_version = reply["abi_version"]
+        self._after_call = self._after_copy = None
+        if self.device == "cuda":
+            self._after_call, self._after_copy = _open_events(reply.get("events"))
+
+    # -- what the trials and the timing call ------------------------------------------------------------
+
+    def empty(self, shape, dtype):
+        return self.shared.empty(shape, dtype)
+
+    def empty_like(self, x):
+        return self.shared.empty_like(x)
+
+    def bind_init(self, values: list) -> None:
+        self.process.ask({"op": "bind_init", "values": values})
+
+    def __call__(self, inputs: list, outputs: list, stream) -> int:
+        """A checked call: the judge's stream goes on once the outputs hold the call's result."""
+        return self._call(inputs, outputs, stream, self._after_copy)
+
+    def timed_call(self, inputs: list, outputs: list, stream) -> int:
+        """The same request (the candidate cannot tell them apart); the judge's stream waits for the call alone,
+        not for a ModelNew's copy into the outputs."""
+        return self._call(inputs, outputs, stream, self._after_call)
+
+    def _call(self, inputs: list, outputs: list, stream, then) -> int:
+        import torch
+
+        tensors = [x for x in (*inputs, *outputs) if isinstance(x, torch.Tensor)]
+        refs = self.shared.new_refs(tensors)
+        if refs:
+            self.process.ask({"op": "share", "refs": refs})
+        request = {"op": "call", "outputs": [self.shared.id_of(o) for o in outputs],
+                   "inputs": [("t", self.shared.id_of(x)) if isinstance(x, torch.Tensor) else ("v", x) for x in inputs]}
+        if self._judge_event is not None:
+            self._judge_event.record(stream)
+        code = self.process.ask(request)["code"]
+        if then is not None:
+            stream.wait_event(then)
+        return code
+
+    def synchronize(self) -> None:
+        """The candidate's device work done too (the judge's own synchronize cannot see another process's)."""
+        self.process.ask({"op": "sync"})
+
+    def release(self) -> None:
+        self.process.ask({"op": "release"})
+
+    def close(self) -> None:
+        """Ends this judge's use: the candidate drops the shared buffers (its process may serve the next one)."""
+        if self.process.alive():
+            try:
+                self.process.ask({"op": "forget"})
+            except Failed:
+                pass
+        self.shared.close()
+
+
+class RemoteModelNew(RemoteKernel):
+    """A ModelNew: its returned tensors, once its work is done, are copied into judge buffers on request."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._final: list | None = None
+        self._outs: list = []
+
+    def _call(self, inputs, outputs, stream, then) -> int:
+        self._final, self._outs = None, outputs
+        return super()._call(inputs, outputs, stream, then)
+
+    @property
+    def returned(self) -> list | None:
+        """What forward returned, read after the candidate's device work is done (the trials ask after a sync)."""
+        if not self._outs:
+            return None
+        if self._final is None:
+            final = [self.shared.empty_like(o) for o in self._outs]
+            refs = self.shared.new_refs(final)
+            self.process.ask({"op": "share", "refs": refs})
+            self.process.ask({"op": "final", "outputs": [self.shared.id_of(f) for f in final]})
+            self._final = final
+        return self._final
+
+    def release(self) -> None:
+        self._final, self._outs = None, []
+        super().release()
+
+
+def _open_events(handles) -> tuple:
+    import torch
+
+    if not (isinstance(handles, list) and len(handles) == 2 and all(isinstance(h, str) and len(h) == 128
+                                                                    for h in handles)):
+        raise Failed(Verdict.CANDIDATE_PROTOCOL, "the candidate process did not send its two event handles")
+    try:
+        return tuple(torch.cuda.Event.from_ipc_handle(torch.cuda.current_device(), bytes.fromhex(h)) for h in handles)
+    except (ValueError, RuntimeError) as e:
+        raise Failed(Verdict.CANDIDATE_PROTOCOL, f"the candidate process's event handles do not open ({e})") from None
+
+
+class Candidates:
+    """The judge's candidate processes: one warm process for the code it last loaded (same kind, path and content
+    digest); anything else gets a new one, and the old one is stopped."""
+
+    def __init__(self):
+        self._key: tuple | None = None
+        self._process: CandidateProcess | None = None
+
+    @contextmanager
+    def loaded(self, *, kind: str, path: str, device: str, init: list, seed: int):
+        key = (kind, path, _digest(path), device, repr(init), seed)
+        if self._key != key or self._process is None or not self._process.alive():
+            self.stop()
+            self._process, self._key = CandidateProcess(device), key
+        cls = RemoteModelNew if kind == "modelnew" else RemoteKernel
+        lib = None
+        try:
+            lib = cls(self._process, kind=kind, path=path, init=init, seed=seed)
+            yield lib
+        except Failed:
+            self.stop()  # a candidate that failed is not reused: the next request starts clean
+            raise
+        finally:
+            if lib is not None:
+                lib.close()
+
+    def stop(self) -> None:
+        if self._process is not None:
+            self._process.stop()
+        self._process, self._key = None, None
+
+
+def _digest(path: str) -> str:
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return ""
+
+
+def _numel(shape) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def _environment() -> dict:
+    """The candidate's environment: the judge's, which is already the jail's allow-list inside a jail."""
+    return dict(os.environ)
+
+
+def _stderr_fd() -> int:
+    try:
+        return sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):
+        return 2
+
+
+def _die_with_parent() -> None:
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def seal_judge() -> None:
+    """The judge process made non-dumpable: a process of the same user (its candidate) can then neither attach
+    to it nor open its /proc/PID/mem, fd or environ entries. (Root, or a holder of CAP_SYS_PTRACE, still can:
+    the jail drops every capability.)"""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0)  # PR_SET_DUMPABLE
+    except (OSError, AttributeError):
+        pass
+
