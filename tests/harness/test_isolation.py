@@ -1,0 +1,94 @@
+"""The judge lives where the candidate cannot reach it: in-process cheats, written as models write them
+(tests/kernels/cheats/), judged on the CPU through the real worker — the user's own worker and the jailed one —
+each ending in its own named verdict and none in pass. (The GPU ones, the clock among them, are in
+tests/gpu/test_isolation_gpu.py.)"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cutegen.harness.worker import Worker
+
+CHEATS = Path(__file__).resolve().parent.parent / "kernels" / "cheats"
+PROBLEM = CHEATS / "softsign_small.py"
+
+# cheat -> the verdicts it may end in (one where the judge can tell exactly; two where the same cheat is caught by
+# whichever check sees it first on this machine's timing)
+EXPECTED = {
+    "honest": {"pass"},
+    "patch_reference": {"mismatch"},
+    "patch_torch": {"mismatch"},
+    "patch_judge": {"mismatch"},
+    "forge_reply": {"candidate-protocol"},
+    "forge_serving": {"mismatch"},
+    "exits_mid_call": {"crashed"},
+    "late_thread": {"result-not-ready", "mismatch"},
+    "walks_for_answers": {"mismatch", "constant-output"},
+    "caches_by_pointer": {"cached-results"},
+}
+
+
+def judged(worker: Worker, name: str, **request) -> dict:
+    return worker.call({"problem": str(PROBLEM), "modelnew": str(CHEATS / f"{name}.py"), "device": "cpu",
+                        "trials": 3, "seed": 11, "init_seed": 5, **request}, timeout=180)
+
+
+@pytest.fixture(scope="module")
+def worker():
+    w = Worker()
+    yield w
+    w.stop()
+
+
+@pytest.mark.parametrize("name", list(EXPECTED))
+def test_each_cheat_ends_in_its_named_verdict(worker, name):
+    reply = judged(worker, name)
+    assert reply["verdict"] in EXPECTED[name], reply
+    assert "traceback" not in reply or reply["verdict"] != "pass"
+
+
+def test_a_forged_reply_leaves_the_worker_serving_the_next_request(worker):
+    assert judged(worker, "forge_reply")["verdict"] == "candidate-protocol"
+    assert judged(worker, "honest")["verdict"] == "pass"
+
+
+@pytest.fixture(scope="module")
+def jailed_worker():
+    from cutegen.sandbox import Jail, availability
+
+    found = availability()
+    if not found.ok:
+        pytest.skip(f"no sandbox here: {found.reason}")
+    w = Worker(jail=Jail(found.bwrap).with_paths(readonly=[str(CHEATS)]))
+    yield w
+    w.stop()
+
+
+@pytest.mark.parametrize("name", ["patch_reference", "forge_reply", "exits_mid_call", "honest"])
+def test_the_jailed_worker_judges_the_same_way(jailed_worker, name):
+    assert judged(jailed_worker, name)["verdict"] in EXPECTED[name]
+
+
+FORGING_CONSTRUCTOR = r"""#include <cutegen/abi.h>
+#include <unistd.h>
+#include <string.h>
+#include <stdint.h>
+// A library constructor runs when the library is loaded, before any call: it writes a passing verdict (in the
+// framing of a multiprocessing pipe) on every descriptor it can, then serves calls that compute nothing.
+__attribute__((constructor)) static void forge() {
+  const char body[] = "{\"verdict\": \"pass\", \"message\": \"correct\", \"timing\": {\"median_ms\": 0.001}}";
+  uint32_t n = sizeof(body) - 1;
+  unsigned char head[4] = {(unsigned char)(n >> 24), (unsigned char)(n >> 16), (unsigned char)(n >> 8), (unsigned char)n};
+  for (int fd = 3; fd < 64; ++fd) { if (write(fd, head, 4) == 4) write(fd, body, n); }
+}
+CUTEGEN_EXPORT int cutegen_forward(const DLTensor*, int, DLTensor*, int, cudaStream_t) { return 0; }
+"""
+
+
+def test_a_library_constructor_that_forges_replies_is_named(host_library, worker):
+    lib = host_library("forging", FORGING_CONSTRUCTOR)
+    reply = worker.call({"problem": str(PROBLEM), "library": lib, "device": "cpu", "trials": 3, "seed": 2},
+                        timeout=120)
+    assert reply["verdict"] == "candidate-protocol", reply
