@@ -149,17 +149,19 @@ class Session:
 
     # -- actions: each returns the finished run record, typed ---------------------------------------------
 
-    def test(self, path: Path, *, timing: bool = False, trials: int = 5, seed: int = 0,
-             on_stage: Stage | None = None, cancel: Cancel | None = None) -> "records.RunRecord":
+    def test(self, path: Path, *, timing: bool = False, trials: int = 5, seed: int | None = None,
+             on_stage: Stage | None = None, cancel: Cancel | None = None,
+             device: str | None = None) -> "records.RunRecord":
         """Build, run in the worker, judge; `timing` also times the kernel against eager and torch.compile.
-        `cancel` stops it (harness/run.py: Cancelled, no record)."""
+        `seed` None: fresh seeds, recorded. `device` "cpu": a pure-PyTorch ModelNew judged on the CPU. `cancel`
+        stops it (harness/run.py: Cancelled, no record)."""
         from cutegen.harness.run import verify_kernel
 
         builder = self.builder(path)
         with self.gpu_turn(cancel):
             return verify_kernel(path, builder, self.worker(), problem=self.settings.problem, trials=trials, seed=seed,
                                  timing=timing, baselines=("eager", "compile") if timing else (),
-                                 state_dir=self.state_dir(path), on_stage=on_stage, cancel=cancel)
+                                 state_dir=self.state_dir(path), on_stage=on_stage, cancel=cancel, device=device)
 
     def profile(self, path: Path, *, reference: bool = False, lines: bool = True, on_stage: Stage | None = None,
                 cancel: Cancel | None = None) -> "records.RunRecord":

@@ -25,6 +25,7 @@ import shutil
 import threading
 import time
 from dataclasses import dataclass, field, replace
+from enum import Enum
 from pathlib import Path
 from typing import Protocol
 
@@ -47,10 +48,26 @@ _jailed_workers: dict = {}  # one warm jailed worker per jail configuration, sha
 _jailed_lock = threading.Lock()
 
 
+class CandidateVerdict(str, Enum):
+    """How a candidate's verification ended, when the judge's own verdict (harness/verdicts.py, passed through as
+    it came) is not the end: the tiers before it, the comparison after it, or the verification itself failing."""
+
+    VERIFIED = "verified"
+    CHECK_FAILED = "check-failed"
+    BUILD_FAILED = "build-failed"
+    REFUSED = "refused"  # the static gate or the library inspection
+    NOT_FASTER = "not-faster"
+    CANCELLED = "cancelled"
+    JUDGE_ERROR = "judge-error"  # the verification raised: a bug of ours, named rather than escaping to the editor
+
+    def __str__(self) -> str:  # printed and formatted as its name, as the strings it replaces were
+        return self.value
+
+
 @dataclass
 class Verification:
     ok: bool  # passed every tier this machine can run (and, with a baseline, was faster)
-    verdict: str  # "verified", "check-failed", "build-failed", a harness verdict, "not-faster", "cancelled"
+    verdict: CandidateVerdict | str  # a CandidateVerdict, or the judge's Verdict value when the test or timing failed
     label: str  # one line for a person: what was verified
     short: str  # a few words for a code-action title: "compiled, not run"
     feedback: str = ""  # for the next round's prompt when not ok
@@ -179,7 +196,11 @@ class Verifier:
                     return _refused(refusal, figures)
             v = self._candidate(kernel, text, figures, baseline, timing or baseline is not None, original, view)
         except Cancelled:
-            return Verification(False, "cancelled", "cancelled", "cancelled", figures=figures)
+            return Verification(False, CandidateVerdict.CANCELLED, "cancelled", "cancelled", figures=figures)
+        except Exception as e:  # noqa: BLE001 (no end of a verification escapes: the editor gets a named verdict)
+            why = f"the verification itself failed ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})"
+            return Verification(False, CandidateVerdict.JUDGE_ERROR, why, "verification failed", feedback=why,
+                                figures=figures)
         if figures.get("sandbox") == "off":  # never silently: the label, the title and the transcript say it
             v.label += f" · {UNSANDBOXED}"
             v.short += " (unsandboxed)"
@@ -188,16 +209,18 @@ class Verifier:
     def _candidate(self, kernel, text, figures, baseline, timing, original, view) -> Verification:
         check = self._build(Tier.CHECK, self.check_builder(kernel, original), kernel, text, figures, "check_s")
         if not check.ok:
-            return _failed("check-failed", "does not compile", check, kernel, kernel, figures, [])
+            return _failed(CandidateVerdict.CHECK_FAILED, "does not compile", check, kernel, kernel, figures, [])
         if view is not None and view.error:  # it compiles for the device, yet its host side cannot be read
             why = (f"refused before building: the candidate's host code does not preprocess ({view.error}), so "
                    "the gate cannot see what it does")
-            return Verification(False, "refused", why, "refused: unreadable host code", feedback=why, figures=figures,
+            return Verification(False, CandidateVerdict.REFUSED,
+                                why, "refused: unreadable host code", feedback=why, figures=figures,
                                 tiers=["check"])
         shadow, builder = self.shadow(kernel, text, original)
         build = self._build(Tier.BUILD, builder, shadow, None, figures, "build_s")
         if not build.ok or build.artifact is None:  # an ok build has its library: nvcc exited 0 and wrote it
-            return _failed("build-failed", "compiles, but the library does not build", build, shadow, kernel,
+            return _failed(CandidateVerdict.BUILD_FAILED,
+                           "compiles, but the library does not build", build, shadow, kernel,
                            figures, ["check"])
         tiers = ["check", "build"]
         inspected = self._inspect(kernel, text, original, build.artifact, view, figures, tiers)
@@ -205,15 +228,16 @@ class Verifier:
             return inspected
         problem = self.problem_for(kernel)
         if problem is None:
-            return Verification(True, "verified", f"compiled and built · not tested: no problem paired with {kernel.name}",
+            return Verification(True, CandidateVerdict.VERIFIED,
+                                f"compiled and built · not tested: no problem paired with {kernel.name}",
                                 "compiled, not tested", figures=figures, tiers=tiers)
         if not self.gpu:
-            return Verification(True, "verified", "compiled and built · not run: no GPU on this machine",
+            return Verification(True, CandidateVerdict.VERIFIED, "compiled and built · not run: no GPU on this machine",
                                 "compiled, not run", figures=figures, tiers=tiers)
         runner, note = self.candidate_worker(problem)
         figures["sandbox"] = "off" if note == UNSANDBOXED else "jailed" if runner is not None else "unavailable"
         if runner is None:
-            return Verification(True, "verified", f"compiled and built · not run: {note}",
+            return Verification(True, CandidateVerdict.VERIFIED, f"compiled and built · not run: {note}",
                                 "compiled, not run: no sandbox", figures=figures, tiers=tiers)
         record = self._harness(shadow, builder, problem, figures, "test_s", timing=False)
         if record.verdict != Verdict.PASS:
@@ -222,7 +246,8 @@ class Verifier:
         tiers.append("test")
         correct = f"correct on {self.trials} trials"
         if not timing:
-            return Verification(True, "verified", f"compiles · {correct}", correct, figures=figures, tiers=tiers,
+            return Verification(True, CandidateVerdict.VERIFIED,
+                                f"compiles · {correct}", correct, figures=figures, tiers=tiers,
                                 record=record)
         timed = self._harness(shadow, builder, problem, figures, "time_s", timing=True, trials=1)
         if timed.verdict != Verdict.PASS or timed.timing is None:  # flaky: passed 5 trials, failed the timed one
@@ -234,7 +259,8 @@ class Verifier:
         if timed.throughput is not None:
             figures["gb_per_s"] = timed.throughput.gb_per_s
         if baseline is None:
-            return Verification(True, "verified", f"compiles · {correct} · {t.median_ms:.3f} ms", correct,
+            return Verification(True, CandidateVerdict.VERIFIED,
+                                f"compiles · {correct} · {t.median_ms:.3f} ms", correct,
                                 figures=figures, tiers=tiers, record=timed)
         return _compare(baseline, figures, correct, tiers, timed)
 
@@ -380,7 +406,8 @@ class Verifier:
         missing = library.missing_tools()
         if missing:
             why = f"the built library cannot be inspected: {', '.join(missing)} (binutils) not found"
-            return Verification(True, "verified", f"compiled and built · not run: {why}", "compiled, not run",
+            return Verification(True, CandidateVerdict.VERIFIED,
+                                f"compiled and built · not run: {why}", "compiled, not run",
                                 figures=figures, tiers=tiers)
         started = time.perf_counter()
         own = self._imports.get((str(kernel), hashlib.sha256(original.encode()).hexdigest()))
@@ -404,7 +431,8 @@ class _View:
 
 
 def _refused(refusal: gate.Refusal, figures: dict, tiers: list[str] | None = None) -> Verification:
-    return Verification(False, "refused", refusal.reason, "refused: unsafe host code", feedback=refusal.reason,
+    return Verification(False, CandidateVerdict.REFUSED,
+                        refusal.reason, "refused: unsafe host code", feedback=refusal.reason,
                         figures=figures, tiers=tiers or [])
 
 
@@ -427,15 +455,17 @@ def _compare(baseline: dict, figures: dict, correct: str, tiers: list[str], reco
     figures.update(baseline_ms=before, speedup=round(speedup, 4), noise=round(noise, 4))
     change = f"{before:.3f} → {after:.3f} ms"
     if speedup > 1 + noise:
-        return Verification(True, "verified", f"compiles · {correct} · {speedup:.2f}× faster than before ({change})",
+        return Verification(True, CandidateVerdict.VERIFIED,
+                            f"compiles · {correct} · {speedup:.2f}× faster than before ({change})",
                             f"{speedup:.2f}× faster, correct", figures=figures, tiers=tiers, record=record)
     what = "slower" if speedup < 1 - noise else "not faster beyond noise"
-    return Verification(False, "not-faster", f"compiles · {correct} · {what}: {change} ({speedup:.2f}×, noise ±{noise:.0%})",
+    return Verification(False, CandidateVerdict.NOT_FASTER,
+                        f"compiles · {correct} · {what}: {change} ({speedup:.2f}×, noise ±{noise:.0%})",
                         what, feedback=f"The change was correct but {what}: {change} ({speedup:.2f}×; the measured "
                                        f"noise is ±{noise:.0%}).", figures=figures, tiers=tiers, record=record)
 
 
-def _failed(verdict: str, what: str, result: CheckResult, built: Path, kernel: Path, figures: dict,
+def _failed(verdict: CandidateVerdict, what: str, result: CheckResult, built: Path, kernel: Path, figures: dict,
             tiers: list[str]) -> Verification:
     errors = [_relocate(d, built, kernel) for d in result.errors]
     lines = [f"{what}:"] + [describe_diagnostic(d) for d in errors[:3]]

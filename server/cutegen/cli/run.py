@@ -34,7 +34,11 @@ def add_parsers(sub) -> None:
         p.add_argument("--problem", help="the reference problem (default: the `// cutegen: problem=` comment, then "
                                          "a sibling .py)")
         p.add_argument("--trials", type=int, default=5, help="correctness trials, each with fresh random inputs")
-        p.add_argument("--seed", type=int, default=0, help="seed of the first trial's inputs")
+        p.add_argument("--seed", type=int, default=None,
+                       help="seed of the inputs and of the models' weights (default: drawn fresh for every run and "
+                            "recorded in the run record's `seeds`, so a candidate cannot know its inputs)")
+        p.add_argument("--device", choices=["cuda", "cpu"], default=None,
+                       help="cpu: judge a pure-PyTorch ModelNew on CPU tensors, without a GPU (correctness only)")
         reference_mode_option(p)
         p.add_argument("--timeout", type=float, default=DEFAULTS.test_timeout,
                        help="seconds before a run counts as hung")
@@ -83,7 +87,7 @@ def _verify(args) -> int:
     if s is None:
         return 2
     record = run_action(args, s, err, "starting", lambda path, stage: s.test(
-        path, timing=args.timing, trials=args.trials, seed=args.seed, on_stage=stage))
+        path, timing=args.timing, trials=args.trials, seed=args.seed, on_stage=stage, device=args.device))
     if not args.json:
         present.verdict(record, err)
     return 0 if record.passed else 1

@@ -25,6 +25,7 @@ import pickle
 import signal
 import traceback
 from multiprocessing.connection import Connection
+from typing import Any
 
 FD_LIMIT = 64 << 20
 
@@ -34,9 +35,12 @@ class CandidateHost:
 
     def __init__(self, device: str):
         self.device = device
-        self.lib = None
-        self.shared: dict[int, object] = {}
-        self.stream = self.judge_event = self.after_call = self.after_copy = None
+        self.lib: Any = None  # a KernelLibrary or a ModelNewAdapter, once loaded
+        self.shared: dict[int, Any] = {}  # the judge's buffers, by the ids it gave them
+        self.stream: Any = None
+        self.judge_event: Any = None
+        self.after_call: Any = None
+        self.after_copy: Any = None
 
     def handle(self, msg: dict) -> dict:
         op = getattr(self, "op_" + str(msg.get("op")), None)
@@ -159,6 +163,7 @@ def failure(e: BaseException) -> dict:
     text = str(e).splitlines()[0] if str(e) else type(e).__name__
     name = type(e).__name__
     if name == "BuildFailed":
+        assert hasattr(e, "log") and hasattr(e, "diagnostics")
         return {"ok": False, "verdict": Verdict.BUILD_FAILED.value, "message": f"load_inline failed: {e}",
                 "build": {"ok": False, "log": e.log, "diagnostics": [d.to_json() for d in e.diagnostics]}}
     if name in ("InitValueError", "LookupError") or isinstance(e, LookupError):

@@ -121,6 +121,7 @@ def _arguments(lib, values: list) -> list:
 
 
 def _times(problem, model, lib, run: Trials, baselines, seed: int) -> dict:
+    assert run.buffers is not None and run.outs is not None  # the trials ran first
     """The kernel and its baselines, timed round-robin on the same rotated inputs (see time_interleaved), fresh
     values drawn into them before every round (a kernel that recognizes repeated inputs still does the work),
     then the last timed call's outputs checked (Trials.check_timed) and the time held against the card's floor."""
@@ -161,8 +162,9 @@ def _times(problem, model, lib, run: Trials, baselines, seed: int) -> dict:
     kernel = timings["kernel"]
     nbytes = sum(x.numel() * x.element_size() for x in [*_tensors(sets[0]), *run.outs])
     dtype = str(run.outs[0].dtype).removeprefix("torch.")
-    result = {"timing": kernel.to_json(), "throughput": throughput(kernel.median_ms / 1e3, nbytes, problem.flops(), dtype)}
-    _below_floor(result["throughput"], kernel.median_ms)
+    rates = throughput(kernel.median_ms / 1e3, nbytes, problem.flops(), dtype)
+    result = {"timing": kernel.to_json(), "throughput": rates}
+    _below_floor(rates, kernel.median_ms)
     for name, key in (("eager", "eager"), ("compile", "torch_compile")):
         if name in timings:
             result[key] = timings[name].to_json()
@@ -189,9 +191,10 @@ def _below_floor(rates: dict, median_ms: float) -> None:
         return
     floor_ms, what = max(floors)
     if median_ms < FLOOR_MARGIN * floor_ms:
-        raise Failed(Verdict.FASTER_THAN_HARDWARE, f"timed at {median_ms:.4g} ms, below what {rates.get('gpu', 'this GPU')} "
-                                                   f"can do: {what} takes at least {floor_ms:.4g} ms; the time is "
-                                                   "not a speedup (the clock was shortened, or inputs were not read)")
+        gpu = rates.get("gpu", "this GPU")
+        raise Failed(Verdict.FASTER_THAN_HARDWARE, f"timed at {median_ms:.4g} ms, below what {gpu} can do: {what} "
+                                                   f"takes at least {floor_ms:.4g} ms; the time is not a speedup (the "
+                                                   "clock was shortened, or inputs were not read)")
 
 
 ROTATE_BELOW = 1 << 30  # bytes of inputs under which timing rotates among 3 input sets

@@ -33,6 +33,7 @@ import tempfile
 from contextlib import contextmanager
 from multiprocessing.connection import Connection
 from pathlib import Path
+from typing import Any
 
 from cutegen.harness.verdicts import Failed, Mismatch, Verdict
 
@@ -160,7 +161,7 @@ class Shared:
         self.device = device
         self._pool = None
         self._files = tempfile.mkdtemp(prefix="cutegen-shared-") if device != "cuda" else None
-        self._ours: dict[int, object] = {}  # data_ptr -> the tensor made here (kept alive while shared)
+        self._ours: dict[int, Any] = {}  # data_ptr -> the tensor made here (kept alive while shared)
         self._ids: dict[tuple, int] = {}
 
     def empty(self, shape, dtype):
@@ -176,7 +177,7 @@ class Shared:
             path = os.path.join(self._files, f"b{len(self._ours)}")
             raw = torch.from_file(path, shared=True, size=nbytes, dtype=torch.uint8)
             t = raw[:_numel(shape) * dtype.itemsize].view(dtype).reshape(shape)
-            t.cutegen_file = (path, nbytes)  # type: ignore[attr-defined]
+            t.cutegen_file = (path, nbytes)
         self._ours[t.data_ptr()] = t
         return t
 

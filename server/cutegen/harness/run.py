@@ -4,6 +4,7 @@ Used by the engine session (CLI and language server alike) and the agent."""
 from __future__ import annotations
 
 import platform
+import secrets
 from pathlib import Path
 from typing import Callable
 
@@ -19,18 +20,27 @@ from cutegen.toolchain import local_gpu_arch
 
 
 def verify_kernel(kernel: Path, builder: Builder, worker: Worker, *, problem: str | Path | None = None,
-                  trials: int = 5, seed: int = 0, timing: bool = False, baselines: tuple[str, ...] = (),
+                  trials: int = 5, seed: int | None = None, timing: bool = False, baselines: tuple[str, ...] = (),
                   state_dir: Path = IN_WORKING_FOLDER, on_stage: Callable[[str], None] | None = None,
-                  gpu: bool | None = None, cancel: Cancel | None = None) -> records.RunRecord:
+                  gpu: bool | None = None, cancel: Cancel | None = None,
+                  device: str | None = None) -> records.RunRecord:
     """Returns the run record, typed (also written under `state_dir`: its `path`, or `save_error` why not). `gpu`:
     whether `worker` runs on a GPU (default: this machine has one); `cutegen suite` says so for workers that live
-    elsewhere (a Ray cluster). A stopped build, or a run whose `cancel` was cancelled, raises Cancelled and records
-    nothing (not a failure)."""
+    elsewhere (a Ray cluster). `seed`: the inputs' seed (and the models' weights'); by default both are drawn
+    fresh for every run, so no candidate can know its inputs in advance, and recorded (`seeds`) to reproduce it.
+    `device` "cpu" judges a pure-PyTorch ModelNew on CPU tensors (no timing). A stopped build, or a run whose
+    `cancel` was cancelled, raises Cancelled and records nothing (not a failure)."""
     cancel = cancel or Cancel()
     kernel = Path(kernel).resolve()
     stage = on_stage or (lambda s: None)
     kind = "bench" if timing else "test"
-    record: dict = {"kernel": str(kernel), "problem": None, "environment": _environment(builder)}
+    fresh = secrets.randbelow
+    inputs_seed, init_seed = (seed, seed) if seed is not None else (fresh(1 << 31), fresh(1 << 31))
+    record: dict = {"kernel": str(kernel), "problem": None, "environment": _environment(builder),
+                    "seeds": {"inputs": inputs_seed, "init": init_seed}}
+    run = {"trials": trials, "seed": inputs_seed, "init_seed": init_seed, "timing": timing,
+           "baselines": list(baselines), "reference": builder.settings.reference_mode,
+           **({"device": device} if device else {})}
 
     finish = records.Recorder(state_dir, kind, str(kernel), record).finish
 
@@ -40,9 +50,14 @@ def verify_kernel(kernel: Path, builder: Builder, worker: Worker, *, problem: st
                       f"`// cutegen: problem=path/to/ref.py` or a sibling {kernel.stem}.py"
                       + (f" ({problem_path} does not exist)" if problem_path else ""))
     record["problem"] = str(problem_path)
+    if device == "cpu" and timing:
+        return finish(Verdict.NOT_RUN, "not timed: timing needs a GPU (`cutegen test --device cpu` judges a "
+                                       "pure-PyTorch ModelNew's correctness on the CPU)")
     if kernel.suffix == ".py":
-        return _verify_modelnew(kernel, problem_path, builder, worker, trials, seed, timing, baselines, finish, stage,
-                                gpu, cancel)
+        return _verify_modelnew(kernel, problem_path, builder, worker, run, finish, stage, gpu, cancel)
+    if device == "cpu":
+        return finish(Verdict.NOT_RUN, f"not run: {kernel.name} is a CUDA kernel; --device cpu judges pure-PyTorch "
+                                       "ModelNew files")
     stage("build")
     build = builder.run(Tier.BUILD, kernel)
     if build.cancelled:
@@ -56,26 +71,26 @@ def verify_kernel(kernel: Path, builder: Builder, worker: Worker, *, problem: st
     if not (local_gpu_arch() is not None if gpu is None else gpu):
         return finish(Verdict.NOT_RUN, "built, not run: no NVIDIA GPU on this machine")
     stage("bench" if timing else "test")
-    reply = worker.call({"problem": str(problem_path), "library": build.artifact, "trials": trials, "seed": seed,
-                         "timing": timing, "baselines": list(baselines), "reference": builder.settings.reference_mode},
+    reply = worker.call({"problem": str(problem_path), "library": build.artifact, **run},
                         timeout=builder.settings.test_timeout)
     cancel.check()  # a worker stopped mid-call answers "crashed": not a verdict on the kernel
     verdict, message = _verdict(reply.pop("verdict")), reply.pop("message")
     return finish(verdict, message, **reply)
 
 
-def _verify_modelnew(kernel, problem_path, builder, worker, trials, seed, timing, baselines, finish, stage, gpu,
+def _verify_modelnew(kernel, problem_path, builder, worker, run: dict, finish, stage, gpu,
                      cancel) -> records.RunRecord:
-    """KernelBench `ModelNew` files: built by load_inline inside the worker (torch headers: slow)."""
+    """KernelBench `ModelNew` files: built by load_inline inside the candidate process (torch headers: slow); on
+    the CPU (`run["device"]`), a pure-PyTorch one is judged without a GPU."""
     from cutegen.harness.modelnew import is_modelnew
 
     if not is_modelnew(kernel):
         return finish(Verdict.PROBLEM_ERROR, f"{kernel.name} defines no `class ModelNew`")
-    if not (local_gpu_arch() is not None if gpu is None else gpu):
-        return finish(Verdict.NOT_RUN, "not run: ModelNew files build and run only on a machine with an NVIDIA GPU")
+    if run.get("device") != "cpu" and not (local_gpu_arch() is not None if gpu is None else gpu):
+        return finish(Verdict.NOT_RUN, "not run: ModelNew files build and run only on a machine with an NVIDIA GPU "
+                                       "(a pure-PyTorch one: `cutegen test --device cpu`)")
     stage("build + test (load_inline)")
-    reply = worker.call({"problem": str(problem_path), "modelnew": str(kernel), "trials": trials, "seed": seed,
-                         "timing": timing, "baselines": list(baselines), "reference": builder.settings.reference_mode},
+    reply = worker.call({"problem": str(problem_path), "modelnew": str(kernel), **run},
                         timeout=builder.settings.build_timeout + builder.settings.test_timeout)
     cancel.check()
     verdict, message = _verdict(reply.pop("verdict")), reply.pop("message")

@@ -153,6 +153,7 @@ class Trials:
         """After timing: the inputs the last timed call was handed must still be the judge's values (`originals`,
         kept apart), and the outputs it left must be right for them. A kernel that computes while it is checked
         and skips work, or rewrites its inputs, while it is timed ends here."""
+        assert self.truth is not None and self.outs is not None  # the trials ran first
         self.caller.sync()
         for b, f in zip(_tensors(args), _tensors(originals)):
             if not same_bits(b, f):

@@ -34,7 +34,10 @@ class Worker:
         conn = self._conn  # stop() from another thread (a cancel) clears self._conn while this waits
         if self.jail is not None:
             request = {**request, "cpu_budget": timeout}
-        conn.send(request)
+        try:
+            conn.send(request)
+        except (OSError, ValueError):  # the worker died between requests (a broken pipe): as if it died in this one
+            return self._dead()
         if not conn.poll(timeout):
             self.stop()
             return {"verdict": Verdict.TIMEOUT.value, "message": f"no result within {timeout:.0f} s: the kernel hangs "
@@ -42,14 +45,17 @@ class Worker:
         try:
             reply = conn.recv()
         except (EOFError, OSError):
-            if self._proc is not None:
-                self._proc.join(5)  # reap it, so the exit code is known
-            code, proc = (self._proc.exitcode if self._proc else None), self._proc
-            self.stop()
-            return _died(code, self.jail is not None, proc)
+            return self._dead()
         if reply.pop("poisoned", False):
             self.stop()  # a CUDA error leaves the context unusable: the next run gets a fresh process
         return reply
+
+    def _dead(self) -> dict:
+        if self._proc is not None:
+            self._proc.join(5)  # reap it, so the exit code is known
+        code, proc = (self._proc.exitcode if self._proc else None), self._proc
+        self.stop()
+        return _died(code, self.jail is not None, proc)
 
     def _ensure(self) -> None:
         if self._proc is not None and self._proc.is_alive():
