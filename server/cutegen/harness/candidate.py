@@ -53,9 +53,23 @@ class CandidateHost:
                 raise
             return failure(e)
 
-    def op_load(self, msg: dict) -> dict:
+    def op_events(self, msg: dict) -> dict:
+        """The stream and events of the calls, made before any candidate code is loaded (the judge measures the
+        hand-off through them first: `op_handoff`)."""
         import torch
 
+        self.stream = torch.cuda.Stream()
+        self.judge_event = torch.cuda.Event.from_ipc_handle(torch.cuda.current_device(), msg["judge_event"])
+        self.after_call = torch.cuda.Event(interprocess=True)
+        self.after_copy = torch.cuda.Event(interprocess=True)
+        return {"events": [bytes(e.ipc_handle()).hex() for e in (self.after_call, self.after_copy)]}
+
+    def op_handoff(self, msg: dict) -> None:
+        """A call that runs nothing: the judge times its stream's wait for this process's stream and back."""
+        self.stream.wait_event(self.judge_event)
+        self._record(self.after_call, self.after_copy)
+
+    def op_load(self, msg: dict) -> dict:
         if msg["kind"] == "modelnew":
             from cutegen.harness.modelnew import ModelNewAdapter
 
@@ -64,14 +78,7 @@ class CandidateHost:
             from cutegen.harness.abi import KernelLibrary
 
             self.lib = KernelLibrary(msg["path"])
-        reply: dict = {"abi_version": getattr(self.lib, "abi_version", 0)}
-        if self.device == "cuda":
-            self.stream = torch.cuda.Stream()
-            self.judge_event = torch.cuda.Event.from_ipc_handle(torch.cuda.current_device(), msg["judge_event"])
-            self.after_call = torch.cuda.Event(interprocess=True)
-            self.after_copy = torch.cuda.Event(interprocess=True)
-            reply["events"] = [bytes(e.ipc_handle()).hex() for e in (self.after_call, self.after_copy)]
-        return reply
+        return {"abi_version": getattr(self.lib, "abi_version", 0)}
 
     def op_bind_init(self, msg: dict) -> None:
         self.lib.bind_init(msg["values"])

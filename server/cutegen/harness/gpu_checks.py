@@ -157,13 +157,14 @@ def _times(problem, model, lib, run: Trials, baselines, seed: int) -> dict:
         compiled(*sets[0])  # compile outside the timed region
         fns["compile"] = rotating("compile", lambda xs: compiled(*xs))
     refresh(-1)
-    timings = time_interleaved(fns, before_round=refresh)
+    handoff = getattr(lib, "handoff_ms", None)
+    timings = time_interleaved(fns, before_round=refresh, handoff_ms={"kernel": handoff} if handoff else None)
     run.check_timed(originals[last["kernel"]], sets[last["kernel"]])
     kernel = timings["kernel"]
     nbytes = sum(x.numel() * x.element_size() for x in [*_tensors(sets[0]), *run.outs])
     dtype = str(run.outs[0].dtype).removeprefix("torch.")
     rates = throughput(kernel.median_ms / 1e3, nbytes, problem.flops(), dtype)
-    result = {"timing": kernel.to_json(), "throughput": rates}
+    result = {"timing": kernel.to_json(), "throughput": rates, **({"handoff_ms": handoff} if handoff else {})}
     _below_floor(rates, kernel.median_ms)
     for name, key in (("eager", "eager"), ("compile", "torch_compile")):
         if name in timings:

@@ -62,6 +62,30 @@ class CandidateProcess:
         os.close(up_w)
         self._down = Connection(down_w, readable=False)
         self._up = Connection(up_r, writable=False)
+        self._events: dict = {}
+        self.handoff_ms: float | None = None
+        if device == "cuda":
+            self._open_events()
+
+    def _open_events(self) -> None:
+        """The interprocess events of every call: the judge's (`signal`: the inputs are written) and the
+        candidate's two (`after_call`, `after_copy`), then the hand-off timed through them while the process
+        runs only our code."""
+        import torch
+
+        judge = torch.cuda.Event(interprocess=True)
+        reply = self.ask({"op": "events", "judge_event": bytes(judge.ipc_handle())})
+        after_call, after_copy = _open_events(reply.get("events"))
+        self._events = {"judge": judge, "after_call": after_call, "after_copy": after_copy}
+        self.handoff_ms = _time_handoff(self)
+
+    def signal(self, stream) -> None:
+        if self._events:
+            self._events["judge"].record(stream)
+
+    def wait(self, stream, which: str) -> None:
+        if self._events:
+            stream.wait_event(self._events[which])
 
     def ask(self, request: dict, timeout: float = CALL_TIMEOUT) -> dict:
         """The checked reply to `request`; a failure it names, a dead or silent process, or a malformed reply is
@@ -139,14 +163,14 @@ def _checked(raw: bytes, op: str) -> dict:
 
 
 # The fields a reply that ran may carry, and their types (bool is an int in Python: refused by name).
-_FIELDS: dict[str, dict[str, type]] = {"call": {"code": int}, "load": {"abi_version": int, "events": list}}
+_FIELDS: dict[str, dict[str, type]] = {"call": {"code": int}, "load": {"abi_version": int}, "events": {"events": list}}
 
 
 def _fields(reply: dict, op: str) -> dict:
     wanted = _FIELDS.get(op, {})
     wrong = sorted(k for k in reply if k != "ok" and (k not in wanted or not isinstance(reply[k], wanted[k])
                                                        or isinstance(reply[k], bool)))
-    missing = sorted(k for k in wanted if k not in reply and not (op == "load" and k == "events"))
+    missing = sorted(k for k in wanted if k not in reply)
     if wrong or missing:
         raise Failed(Verdict.CANDIDATE_PROTOCOL, f"the candidate process's reply to {op!r} is not one the judge "
                                                  f"accepts (fields {', '.join(wrong + missing)})")
@@ -232,20 +256,16 @@ class RemoteKernel:
     any library: `lib(args, outs, stream) -> code`. Every buffer it is called with comes from `empty`."""
 
     def __init__(self, process: CandidateProcess, *, kind: str, path: str, init: list, seed: int):
-        import torch
-
         self.process, self.device, self.kind = process, process.device, kind
         self.shared = Shared(self.device)
-        self._judge_event = None
-        request: dict = {"op": "load", "kind": kind, "path": path, "init": init, "seed": seed}
-        if self.device == "cuda":
-            self._judge_event = torch.cuda.Event(interprocess=True)
-            request["judge_event"] = bytes(self._judge_event.ipc_handle())
-        reply = process.ask(request, timeout=LOAD_TIMEOUT)
+        reply = process.ask({"op": "load", "kind": kind, "path": path, "init": init, "seed": seed}, timeout=LOAD_TIMEOUT)
         self.abi_version = reply["abi_version"]
-        self._after_call = self._after_copy = None
-        if self.device == "cuda":
-            self._after_call, self._after_copy = _open_events(reply.get("events"))
+
+    @property
+    def handoff_ms(self) -> float | None:
+        """The hand-off's own time (judge stream -> candidate stream -> judge stream, nothing run), measured when
+        the process started, before any candidate code was loaded in it (timing.py takes it off each call)."""
+        return self.process.handoff_ms
 
     # -- what the trials and the timing call ------------------------------------------------------------
 
@@ -260,12 +280,12 @@ class RemoteKernel:
 
     def __call__(self, inputs: list, outputs: list, stream) -> int:
         """A checked call: the judge's stream goes on once the outputs hold the call's result."""
-        return self._call(inputs, outputs, stream, self._after_copy)
+        return self._call(inputs, outputs, stream, "after_copy")
 
     def timed_call(self, inputs: list, outputs: list, stream) -> int:
         """The same request (the candidate cannot tell them apart); the judge's stream waits for the call alone,
         not for a ModelNew's copy into the outputs."""
-        return self._call(inputs, outputs, stream, self._after_call)
+        return self._call(inputs, outputs, stream, "after_call")
 
     def _call(self, inputs: list, outputs: list, stream, then) -> int:
         import torch
@@ -276,11 +296,9 @@ class RemoteKernel:
             self.process.ask({"op": "share", "refs": refs})
         request = {"op": "call", "outputs": [self.shared.id_of(o) for o in outputs],
                    "inputs": [("t", self.shared.id_of(x)) if isinstance(x, torch.Tensor) else ("v", x) for x in inputs]}
-        if self._judge_event is not None:
-            self._judge_event.record(stream)
+        self.process.signal(stream)
         code = self.process.ask(request)["code"]
-        if then is not None:
-            stream.wait_event(then)
+        self.process.wait(stream, then)
         return code
 
     def synchronize(self) -> None:
@@ -328,6 +346,33 @@ class RemoteModelNew(RemoteKernel):
     def release(self) -> None:
         self._final, self._outs = None, []
         super().release()
+
+
+HANDOFF_CALLS = 40
+
+
+def _time_handoff(process: CandidateProcess) -> float:
+    """The median time, on the judge's stream, of a call that runs nothing in the candidate process."""
+    import statistics
+
+    import torch
+
+    from cutegen.harness.calls import judge_stream, sleep_rate
+
+    stream, times = judge_stream(), []
+    slack = int(1.0 * sleep_rate())  # 1 ms: the round trip is enqueued before the start event is reached
+    with torch.cuda.stream(stream):
+        for _ in range(HANDOFF_CALLS):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            torch.cuda._sleep(slack)
+            start.record(stream)
+            process.signal(stream)
+            process.ask({"op": "handoff"})
+            process.wait(stream, "after_call")
+            end.record(stream)
+            end.synchronize()
+            times.append(start.elapsed_time(end))
+    return statistics.median(times)
 
 
 def _open_events(handles) -> tuple:

@@ -36,11 +36,14 @@ def time_cuda(fn: Callable[[], object], **kwargs) -> Timing:
 
 def time_interleaved(fns: dict[str, Callable[[], object]], *, warmup: int = 3, min_trials: int = 10,
                      max_trials: int = 100, budget_s: float = 2.0,
-                     before_round: Callable[[int], None] | None = None) -> dict[str, Timing]:
+                     before_round: Callable[[int], None] | None = None,
+                     handoff_ms: dict[str, float] | None = None) -> dict[str, Timing]:
     """Times several functions in interleaved rounds (min_trials..max_trials rounds, within `budget_s` of GPU time
     per function), one block of each per round. Each Timing carries its per-round medians (`block_ms`), in
     round order, so that two functions' ratio is taken round by round (records.RunRecord.speedup).
-    `before_round(i)` runs before round i, outside every timed region (the judge draws fresh inputs there)."""
+    `before_round(i)` runs before round i, outside every timed region (the judge draws fresh inputs there).
+    `handoff_ms[name]`: what each of that function's intervals holds besides the call (a candidate process's
+    hand-off between streams, measured before its code was loaded: remote.py), taken off every call."""
     l2 = torch.cuda.get_device_properties(torch.cuda.current_device()).L2_cache_size
     flush = torch.empty(max(256 << 20, 2 * l2), dtype=torch.uint8, device="cuda")
     host_ms = {name: _warm(fn, warmup) for name, fn in fns.items()}
@@ -59,6 +62,8 @@ def time_interleaved(fns: dict[str, Callable[[], object]], *, warmup: int = 3, m
             before_round(rounds)
         for name in names[rounds % len(names):] + names[:rounds % len(names)]:
             block = _block(fns[name], events[name], flush, slack[name])
+            offset = (handoff_ms or {}).get(name, 0.0)
+            block = [max(t - offset, 1e-6) for t in block] if offset else block
             per_call[name] += block
             blocks[name].append(statistics.median(block))
             spent += sum(block) + len(block) * (flush_ms + slack[name])

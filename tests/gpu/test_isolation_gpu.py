@@ -1,0 +1,80 @@
+"""On the GPU: the judge's clock, reference and verdict are out of the candidate's reach (tests/kernels/cheats/,
+the gpu_ files: softsign through the adversarial corpus's one load_inline extension). A cheat that slows the
+reference or shortens the clock in its own process changes nothing the judge measures; one that skips work
+when timed is named; the hand-off between the two processes is measured and bounded.
+
+    pytest -m gpu tests/gpu/test_isolation_gpu.py
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from cutegen.build import Builder
+from cutegen.harness.run import verify_kernel
+from cutegen.harness.worker import Worker
+from cutegen.settings import Settings
+from cutegen.toolchain import discover
+
+ROOT = Path(__file__).resolve().parents[2]
+CHEATS = ROOT / "tests" / "kernels" / "cheats"
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory):
+    settings = Settings(test_timeout=300, build_timeout=600)
+    state = Path(os.environ.get("CUTEGEN_JUDGE_STATE") or tmp_path_factory.mktemp("isolation-state"))
+    worker = Worker()
+    yield Builder(discover(settings), settings, state), worker, state
+    worker.stop()
+
+
+def bench(engine, name: str):
+    builder, worker, state = engine
+    return verify_kernel(CHEATS / f"{name}.py", builder, worker, state_dir=state, timing=True, baselines=("eager",))
+
+
+@pytest.fixture(scope="module")
+def control(engine):
+    record = bench(engine, "gpu_honest")
+    assert record.verdict == "pass", record.message
+    return record
+
+
+@pytest.mark.gpu
+def test_a_slowed_reference_is_timed_as_it_is(engine, control):
+    record = bench(engine, "gpu_slows_reference")
+    assert record.verdict == "pass", record.message
+    ratio = record.baselines["eager"].median_ms / control.baselines["eager"].median_ms
+    assert 0.7 < ratio < 1.4, f"eager {record.baselines['eager'].median_ms} vs {control.baselines['eager'].median_ms}"
+
+
+@pytest.mark.gpu
+def test_a_shortened_clock_does_not_shorten_the_judges(engine, control):
+    record = bench(engine, "gpu_shortens_clock")
+    assert record.verdict == "pass", record.message
+    ratio = record.timing.median_ms / control.timing.median_ms
+    assert 0.7 < ratio < 1.4, f"kernel {record.timing.median_ms} vs {control.timing.median_ms}"
+
+
+@pytest.mark.gpu
+def test_work_skipped_when_timed_is_named(engine, control):
+    assert bench(engine, "gpu_counts_calls").verdict in ("timed-calls-wrong", "cached-results")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name,verdicts", [("patch_reference", {"mismatch"}), ("forge_reply", {"candidate-protocol"}),
+                                           ("patch_judge", {"mismatch"}), ("exits_mid_call", {"crashed"})])
+def test_the_cpu_corpus_is_named_on_the_gpu_too(engine, name, verdicts):
+    builder, worker, state = engine
+    record = verify_kernel(CHEATS / f"{name}.py", builder, worker, state_dir=state, trials=3)
+    assert record.verdict in verdicts, record.message
+
+
+@pytest.mark.gpu
+def test_the_record_keeps_the_fresh_seeds(engine, control):
+    other = bench(engine, "gpu_honest")
+    assert control.details["seeds"] != other.details["seeds"]
