@@ -33,7 +33,7 @@ ALL=(
   sandbox sandbox-nobody
   modelnew diagmodel
   suite records
-  judge
+  judge isolation
   lens lens-tests
   edges
   loop
@@ -111,6 +111,12 @@ for part in "${parts[@]}"; do
                  && /tmp/cluster_placement' ;;
     # The host time of a call through the kernel ABI (a no-op launcher, CUDA tensors): structs reused vs rebuilt.
     abi) run abi-call.log python3 bench/abi_call_overhead.py --out "$OUT/abi_call_overhead.json" ;;
+    # The judge's process boundary (issue 52): the hand-off between the judge's stream and a candidate process's,
+    # unjailed and in the jail, and the cheats that need a GPU (the clock, the reference, work skipped when timed).
+    isolation) run handoff.log python3 bench/judge_handoff.py --out "$OUT/handoff.json"
+               run handoff-jail.log python3 bench/judge_handoff.py --jail --out "$OUT/handoff_jail.json"
+               run gpu-isolation.log python3 -m pytest -q -m gpu tests/gpu/test_isolation_gpu.py -p no:cacheprovider \
+                 --durations=5 ;;
     adapters) run gpu-adapters.log python3 -m pytest -q -m gpu tests/agent tests/lsp tests/engine tests/suite \
                 --ignore=tests/agent/test_gpu_providers.py --ignore=tests/lsp/test_background_gpu.py -k "not hot_lines" \
                 -p no:cacheprovider --durations=10 ;;

@@ -65,8 +65,12 @@ class CandidateHost:
         return {"events": [bytes(e.ipc_handle()).hex() for e in (self.after_call, self.after_copy)]}
 
     def op_handoff(self, msg: dict) -> None:
-        """A call that runs nothing: the judge times its stream's wait for this process's stream and back."""
+        """A known short kernel between the judge's event and this process's: the judge times the hand-off."""
+        import torch
+
         self.stream.wait_event(self.judge_event)
+        with torch.cuda.stream(self.stream):
+            torch.cuda._sleep(int(msg["cycles"]))
         self._record(self.after_call, self.after_copy)
 
     def op_load(self, msg: dict) -> dict:
