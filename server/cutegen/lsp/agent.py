@@ -99,8 +99,8 @@ class AgentService:
         if url not in self._said_off:
             self._said_off.add(url)
             self.server.log(f"background fixes are off for the LLM endpoint {url}: run a CuTeGen agent command "
-                            f"(Fix, Diagnose, Optimize) with it once, or turn on {settings.name_of('background_agent')} "
-                            "in your user settings")
+                            "(Fix, Diagnose, Optimize) with it once, or turn on "
+                            f"{settings.name_of('background_agent')} in your user settings")
         return False
 
     def _first_use(self) -> None:
