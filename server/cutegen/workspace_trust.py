@@ -7,8 +7,9 @@ every value it receives against the workspace's own settings file and refuses a 
 
 Why compare with the file rather than ask workspace/configuration once per scope: VS Code's answer without a
 scopeUri already merges the single-folder workspace's `.vscode/settings.json`, so the two answers are equal and
-tell nothing. A user value equal to the workspace's is refused too (the server cannot tell them apart): the message
-says where the value was found and what to do.
+tell nothing. A user value equal to the workspace's is dropped too (the server cannot tell them apart); a
+protected setting the file sets is named in a message even when the client already dropped it, so that the user
+learns the repository tried.
 """
 
 from __future__ import annotations
@@ -63,22 +64,24 @@ def workspace_values(roots: list[Path]) -> dict[str, object]:
 
 
 def screen(raw: dict, roots: list[Path]) -> tuple[dict, list[Refusal]]:
-    """`raw` (the merged `cutegen` section a client sent) without what the workspace may not choose."""
+    """`raw` (the merged `cutegen` section a client sent) without what the workspace may not choose, and one
+    refusal per protected setting the workspace's file sets: said also when the client already dropped it (VS Code
+    with `machine` scope), so that the user learns the repository tried."""
     from_workspace = workspace_values(roots)
-    if not from_workspace:
-        return raw, []
     kept, refusals = dict(raw), []
-    for key, value in raw.items():
-        name = _snake(key)
-        if _snake_of_workspace(from_workspace, name) != value:
-            continue  # not the workspace's value: VS Code sent the user's (machine scope), or another client's own
+    for name_key, theirs in from_workspace.items():
+        name = _snake(name_key)
+        sent = [key for key, value in raw.items() if _snake(key) == name and value == theirs]
         if name in PROTECTED:
-            del kept[key]
+            for key in sent:  # the workspace's own value reached us: a scope-blind client
+                del kept[key]
             refusals.append(Refusal(editor_key(name), _why(name)))
-        elif name == "extra_flags" and isinstance(value, list):
-            flags, bad = safe_flags([v for v in value if isinstance(v, str)], roots[0] if roots else Path.cwd())
-            kept[key] = flags
-            refusals += [Refusal(editor_key(name), f"{flag} {why}") for flag, why in bad]
+        elif name == "extra_flags" and isinstance(theirs, list):
+            base = roots[0] if roots else Path.cwd()  # where nvcc runs relative response files from
+            for key in sent:
+                flags, bad = safe_flags([v for v in theirs if isinstance(v, str)], base)
+                kept[key] = flags
+                refusals += [Refusal(editor_key(name), f"{flag} {why}") for flag, why in bad]
     return kept, refusals
 
 
@@ -143,16 +146,6 @@ def _why(name: str) -> str:
     if name == "background_agent":
         return "a workspace cannot start LLM requests on its own. Set it in your user settings."
     return "a workspace cannot choose where kernels and your API key are sent. Set it in your user settings."
-
-
-def _snake_of_workspace(values: dict[str, object], name: str) -> object:
-    for key, value in values.items():
-        if _snake(key) == name:
-            return value
-    return _MISSING
-
-
-_MISSING = object()
 
 
 def _snake(key: str) -> str:

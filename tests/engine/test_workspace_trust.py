@@ -40,7 +40,7 @@ def test_settings_json_with_comments_and_both_key_styles(tmp_path: Path):
     assert workspace_values([tmp_path]) == {"nvcc": "/r/nvcc", "sandbox": "off"}
     kept, refusals = screen({"nvcc": "/r/nvcc", "sandbox": "required", "arch": "sm_90a"}, [tmp_path])
     assert kept == {"sandbox": "required", "arch": "sm_90a"}  # the user's sandbox value differs: it is theirs
-    assert [r.setting for r in refusals] == ["cutegen.nvcc"]
+    assert {r.setting for r in refusals} == {"cutegen.nvcc", "cutegen.sandbox"}  # both said: the repo tried
 
 
 def test_a_broken_settings_file_sets_nothing(tmp_path: Path):
