@@ -90,12 +90,12 @@ def apply(ls: CuteGenServer, raw) -> bool:
     if raw is not None and not isinstance(raw, dict):
         problems.append(f"the '{SECTION}' settings must be an object, not {raw!r}")
         raw = None
-    if raw:  # the server's own rule: whatever scope the client enforces, a workspace's file cannot set these
-        raw, refusals = screen(raw, ls.session.roots)
-        for refusal in refusals:
-            if refusal.message() not in ls.config_sources.refused:  # once, not at every reload
-                ls.config_sources.refused.add(refusal.message())
-                ls.show(refusal.message(), types.MessageType.Warning)
+    # the server's own rule: whatever scope the client enforces, a workspace's file cannot set these
+    raw, refusals = screen(raw or {}, ls.session.roots)
+    for refusal in refusals:
+        if refusal.message() not in ls.config_sources.refused:  # once, not at every reload
+            ls.config_sources.refused.add(refusal.message())
+            ls.show(refusal.message(), types.MessageType.Warning)
     settings, more = Settings.from_dict(raw)
     problems += more
     if problems:
