@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import sys
+import tempfile
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -355,7 +356,9 @@ def has_nvcc() -> bool:
 LLM_KEY_ENV = "CUTEGEN_TEST_LLM_KEY"  # the scripted endpoint's key (tests/agent/conftest.py: KEY_ENV, KEY)
 LLM_KEY = "sk-test-NEVER-WRITE-ME-4242"
 SERVER_ENV = {**os.environ, LLM_KEY_ENV: LLM_KEY, "PYTHONPATH": os.pathsep.join(
-    [str(ENGINE.parent), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    [str(ENGINE.parent), *filter(None, [os.environ.get("PYTHONPATH")])]),
+              # the user's config folder (the LLM endpoints agent commands used, agent/consent.py): not the tester's
+              "XDG_CONFIG_HOME": tempfile.mkdtemp(prefix="cutegen-test-config-")}
 
 try:
     import pytest_lsp
@@ -436,6 +439,8 @@ if pytest_lsp is not None:
         if replies is not None:
             lsp_client.scripted = ScriptedOpenAI(replies, expect_key=LLM_KEY,
                                                  **(endpoint.kwargs if endpoint else {})).start()
+            # a user who turned the background fix on (tests/lsp/test_workspace_trust.py tests it off)
+            settings = {"backgroundAgent": True, **settings}
             settings.update(llmBaseUrl=lsp_client.scripted.url, llmModel="scripted", llmApiKeyEnv=LLM_KEY_ENV,
                             llmTimeout=30, llmRetries=1)
         lsp_client.set_configuration({"cutegen": settings})

@@ -111,3 +111,13 @@ def _size(n: float) -> str:
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024
     return f"{n:.1f} GiB"
+
+
+def resolved(path: str | os.PathLike) -> Path:
+    """`path` absolute, its symlinks followed; where that fails (a symlink loop: Path.resolve's RuntimeError before
+    Python 3.13; a NUL byte) it stays absolute as written, and the open that follows fails with an OSError
+    (ELOOP) that every reader handles, instead of a traceback here."""
+    try:
+        return Path(path).resolve()
+    except (RuntimeError, OSError, ValueError):
+        return Path(os.path.abspath(path))

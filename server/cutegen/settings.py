@@ -37,6 +37,9 @@ class Settings:
     check_on_type: bool = False
     debounce_ms: int = 600
     layout_inlay_hints: str = "short"  # concrete CuTe layouts after declarations: "off", "short" (≤ 60 chars), "all"
+    # The background fix (lsp/agent.py's after_publish) sends a failing kernel to the LLM on its own; without this
+    # (a user setting: a workspace cannot set it, workspace_trust.py) only after an agent command on that endpoint.
+    background_agent: bool = False
     llm_base_url: str | None = None
     llm_model: str | None = None
     llm_api_key_env: str = "OPENAI_API_KEY"  # the NAME of the variable, never the key itself

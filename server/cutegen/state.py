@@ -10,6 +10,8 @@ import os
 import time
 from pathlib import Path
 
+from cutegen.files import resolved
+
 NAME = ".cutegen"
 ROOT_MARKERS = (".git", "pyproject.toml", NAME)  # a folder holding one of these is a workspace root
 # The default of engine calls made without a workspace (the harness, profiler and sanitizer entry points): relative,
@@ -25,7 +27,7 @@ def under(folder: str | os.PathLike) -> "StateDir":
 def workspace_root(path: Path) -> Path:
     """The nearest folder at or above `path` (a file's folder, or a folder) holding `.git`, `pyproject.toml` or an
     existing `.cutegen/`; the file's own folder when none does."""
-    path = Path(path).resolve()
+    path = resolved(path)
     start = path if path.is_dir() else path.parent
     for folder in (start, *start.parents):
         if any((folder / marker).exists() for marker in ROOT_MARKERS):
@@ -35,7 +37,7 @@ def workspace_root(path: Path) -> Path:
 
 def file_key(file: str | Path) -> str:
     """Readable and collision-free folder name for a source file: its stem plus a short hash of its full path."""
-    p = Path(file).resolve()
+    p = resolved(file)
     return f"{p.stem}-{hashlib.sha1(str(p).encode()).hexdigest()[:8]}"
 
 
@@ -48,16 +50,16 @@ class StateDir:
     """A `.cutegen/` folder. Behaves as a path (os.fspath, `/`) for code that only passes it on."""
 
     def __init__(self, path: str | os.PathLike) -> None:
-        self.path = Path(path).resolve()
+        self.path = resolved(path)
 
     @classmethod
     def for_file(cls, file: Path, roots: list[Path] | tuple[Path, ...] = ()) -> "StateDir":
         """The workspace folder (of `roots`, the editor's folders, first match) holding `file`, else the nearest
         workspace root above it (workspace_root)."""
-        file = Path(file).resolve()
+        file = resolved(file)
         for root in roots:
-            if file.is_relative_to(Path(root).resolve()):
-                return cls(Path(root).resolve() / NAME)
+            if file.is_relative_to(resolved(root)):
+                return cls(resolved(root) / NAME)
         return cls(workspace_root(file) / NAME)
 
     def __fspath__(self) -> str:

@@ -22,7 +22,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("features", ("suite", "agent", "layouts", "background")),
     ("subsystems", ("build", "diagnostics", "harness", "profiler", "knowledge", "sandbox", "typecheck")),
     ("result model", ("records", "model")),
-    ("foundation", ("hardware", "state", "settings", "toolchain")),
+    ("foundation", ("hardware", "state", "settings", "toolchain", "workspace_trust")),
     ("pairing", ("pairing",)),
     ("files", ("files",)),
     ("cancel", ("cancel",)),

@@ -27,7 +27,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const proposals = new ProposalView(log);
   const layouts = new LayoutView(log);
   const lines = new LinesView();
-  server = new Server(log, status, gate);
+  server = new Server(log, status, gate, context.globalState);
   const diagnoses = new DiagnosisView();
   const runner = new Runner(server, status, proposals, messages, gate, log, diagnoses);
   const running = server;

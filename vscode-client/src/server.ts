@@ -10,7 +10,7 @@ import {
   ShowMessageNotification, MessageType, State, WorkDoneProgressCancelNotification,
 } from "vscode-languageclient/node";
 
-import { SECTION, resolvePython, serverArgs, serverEnv } from "./core/config";
+import { SECTION, VENV_ANSWERS_KEY, VenvAnswer, resolvePython, serverArgs, serverEnv } from "./core/config";
 import { LOOP_NOTIFICATION, LoopStatus, parseLoopEvent } from "./core/loop";
 import { MessageGate } from "./core/messages";
 import { diagnosticsVerdict } from "./core/results";
@@ -28,6 +28,7 @@ export class Server implements vscode.Disposable {
   private commandHook: CommandHook | undefined;
   private stateListener: vscode.Disposable | undefined;
   private failed = false; // the last start failed: the status bar keeps saying so
+  private readonly asked = new Set<string>(); // workspace interpreters asked about in this window
   /** The background loop's runs (test → time → profile after a save) in the status bar. */
   private readonly loop: LoopStatus;
 
@@ -35,6 +36,8 @@ export class Server implements vscode.Disposable {
     private readonly log: vscode.LogOutputChannel,
     private readonly status: StatusModel,
     private readonly messages: MessageGate,
+    /** The extension's globalState: the user's answers about workspace interpreters (per machine, not per repo). */
+    private readonly memory: vscode.Memento,
   ) {
     this.loop = new LoopStatus(status);
   }
@@ -83,7 +86,12 @@ export class Server implements vscode.Disposable {
   private async doStart(): Promise<LanguageClient | undefined> {
     const config = vscode.workspace.getConfiguration(SECTION);
     const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
-    const python = resolvePython(config.get<string>("python"), folders, (f) => fs.existsSync(f), { home: os.homedir() });
+    const answers = this.memory.get<Record<string, VenvAnswer>>(VENV_ANSWERS_KEY, {});
+    const python = resolvePython(config.get<string>("python"), folders, (f) => fs.existsSync(f), { home: os.homedir() },
+      answers);
+    if (python.ask) {
+      void this.askAboutInterpreter(python.ask);
+    }
     const args = ["-m", "cutegen", "lsp", ...serverArgs(config.get("serverArgs"))];
     const executable: Executable = {
       command: python.command,
@@ -149,6 +157,28 @@ export class Server implements vscode.Disposable {
     this.log.info(`language server running (${client.initializeResult?.serverInfo?.name ?? "?"} ` +
       `${client.initializeResult?.serverInfo?.version ?? ""}); commands: ${commands.join(", ")}`);
     return client;
+  }
+
+  /** A workspace's `.venv` is a program from the repository: run it only if the user says so (asked once per
+   * path and window, the answer remembered in globalState); meanwhile the server runs on python3 from PATH. */
+  private async askAboutInterpreter(candidate: string): Promise<void> {
+    if (this.asked.has(candidate)) {
+      return;
+    }
+    this.asked.add(candidate);
+    const choice = await vscode.window.showWarningMessage(
+      `CuTeGen: run the language server with this workspace's Python, ${candidate}? It is a program from the ` +
+      "workspace folder; until you choose, CuTeGen uses python3 from PATH (or set cutegen.python).",
+      "Use It", "Not This One");
+    if (!choice) {
+      return; // dismissed: asked again in the next window
+    }
+    const answers = { ...this.memory.get<Record<string, VenvAnswer>>(VENV_ANSWERS_KEY, {}) };
+    answers[candidate] = choice === "Use It" ? "use" : "ignore";
+    await this.memory.update(VENV_ANSWERS_KEY, answers);
+    if (choice === "Use It") {
+      await this.restart(`${candidate} chosen to run the language server`);
+    }
   }
 
   /** Stop the newest background run with the standard work-done cancel (VS Code shows server progress in the

@@ -28,7 +28,8 @@ from cutegen.build.inline_sources import (
 from cutegen.build.launcher import missing_launcher
 from cutegen.build.progress import finished_phases, how_far
 from cutegen.diagnostics.assemble import diagnose, file_level
-from cutegen.files import write_atomic
+from cutegen.build.fitness import not_checked, unfit
+from cutegen.files import resolved, write_atomic
 from cutegen.model import CheckResult, Diagnostic, KernelResources, Severity
 from cutegen.pairing import find_problem
 from cutegen.settings import Settings
@@ -106,7 +107,10 @@ class Builder:
         """
         if tier is Tier.PROBE:
             raise ValueError("the probe tier's log is not a diagnosis: read it with Builder.compile")
-        path = Path(path).resolve()
+        path = resolved(path)
+        reason = unfit(path, text)  # the same files refused in the editor and the CLI
+        if reason:
+            return not_checked(path, reason, tier.value)
         data = text.encode() if text is not None else path.read_bytes()
         source = data.decode("utf-8", errors="replace")
         compiled = source
@@ -127,7 +131,7 @@ class Builder:
         """The compiler's outcome for `text` as `path` (a .cu text), undiagnosed: the probe reads its log itself.
         `pre_include`: a header's text, included before the file. Returns (outcome, whether it was cached);
         cancelled as run() is."""
-        path = Path(path).resolve()
+        path = resolved(path)
         key = self._key(tier, path, text, text, pre_include)
         hit = self.cache.get(key)
         if hit is not None:
@@ -137,7 +141,7 @@ class Builder:
 
     def stored(self, tier: Tier, path: str | Path, text: str, *, pre_include: str = "") -> Outcome | None:
         """What compile() would return from the cache, without compiling; None when nothing is stored."""
-        hit = self.cache.get(self._key(tier, Path(path).resolve(), text, text, pre_include))
+        hit = self.cache.get(self._key(tier, resolved(path), text, text, pre_include))
         return Outcome(**hit) if hit is not None else None
 
     @staticmethod

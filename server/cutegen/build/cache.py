@@ -6,6 +6,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
+import logging
 import shutil
 import time
 from contextlib import contextmanager
@@ -46,6 +47,33 @@ def cache_key(*, tier: str, fingerprint: str, command_flags: list[str], text: st
     return h.hexdigest()[:32]
 
 
+# outcome.json's fields and their JSON types: build/builder.py's Outcome, which a hit is made into (a test ties them).
+# A file of another shape (another version's cache in a shared `.cutegen/`, a damaged disk) is a miss, not an error.
+OUTCOME_TYPES: dict[str, type | tuple[type, ...]] = {
+    "returncode": int, "ptxas_ok": bool, "log": str, "command": list, "seconds": (int, float),
+    "artifact": (str, type(None)), "timed_out": bool, "cancelled": bool, "timeout": (int, float), "torch": bool,
+    "progress": str}
+OUTCOME_REQUIRED = ("returncode", "ptxas_ok", "log", "command", "seconds", "artifact")
+_reported: set[str] = set()  # entries whose bad outcome.json was logged: once each
+
+
+def outcome_problem(outcome: object) -> str | None:
+    """Why a stored outcome cannot be used, or None."""
+    if not isinstance(outcome, dict):
+        return f"a JSON {type(outcome).__name__}, not an object"
+    for name in OUTCOME_REQUIRED:
+        if name not in outcome:
+            return f"no '{name}'"
+    for name, value in outcome.items():
+        if name not in OUTCOME_TYPES:
+            return f"an unknown field '{name}'"
+        if not isinstance(value, OUTCOME_TYPES[name]):
+            return f"'{name}' is {value!r}"
+    if not all(isinstance(a, str) for a in outcome["command"]):
+        return "'command' holds a non-string"
+    return None
+
+
 class BuildCache:
     def __init__(self, root: Path):
         self.root = root
@@ -58,11 +86,21 @@ class BuildCache:
 
         The diagnosis made from it is stored apart (`diagnosis`): a newer condenser makes it again from this.
         """
+        file = self.entry(key) / "outcome.json"
         try:
-            outcome = json.loads((self.entry(key) / "outcome.json").read_text())
+            outcome = json.loads(file.read_text())
         except (OSError, ValueError):
             return None
-        if outcome.get("artifact") and not Path(outcome["artifact"]).exists():
+        problem = outcome_problem(outcome)
+        if problem:
+            if str(file) not in _reported:
+                _reported.add(str(file))
+                logging.getLogger(__name__).warning("ignored %s (compiled again): %s", file, problem)
+            return None
+        try:
+            if outcome["artifact"] and not Path(outcome["artifact"]).exists():
+                return None
+        except (OSError, ValueError):  # a path with a NUL byte, one too long
             return None
         return outcome
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from cutegen.files import resolved
+
 _QUOTED = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 
 
@@ -31,7 +33,7 @@ def user_headers(text: str, directory: Path, include_dirs: list[Path], limit: in
 
 def _resolve(name: str, dirs: list[Path]) -> Path | None:
     for d in dirs:
-        p = (d / name).resolve()
+        p = resolved(d / name)
         if p.is_file():
             return p
     return None

@@ -6,7 +6,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from cutegen.files import resolved
 from cutegen.settings import CHOICES, Settings
+
 
 class HELP(argparse.ArgumentDefaultsHelpFormatter):
     """Shows '(default: X)' after each help text, except where the text already says it or nothing is set."""
@@ -76,7 +78,7 @@ def session(args, err, settings_: Settings, file: Path):
         return None
     s = Session(settings_, state_dir=args.state_dir)
     try:
-        s.builder(file.resolve())
+        s.builder(resolved(file))
     except ToolchainError as e:
         err.print(f"[red]error:[/] {e}")
         return None

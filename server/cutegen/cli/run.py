@@ -8,6 +8,7 @@ from pathlib import Path
 
 from cutegen.cli import present
 from cutegen.cli.options import command, console, reference_mode_option, session, settings, toolchain_options
+from cutegen.files import resolved
 from cutegen.records import RunRecord
 from cutegen.settings import Settings
 
@@ -62,7 +63,7 @@ def _check(args) -> int:
     s = session(args, err, settings(args, check_timeout=args.timeout), args.file)
     if s is None:
         return 2
-    path = args.file.resolve()
+    path = resolved(args.file)
     builder = s.builder(path)
     if args.tier == "type":
         doing = f"parsing {args.file.name} (clang front end, {builder.toolchain.arch})"
@@ -98,7 +99,7 @@ def run_action(args, s, err, first: str, action):
     With --json the record is printed here; otherwise the caller presents it."""
     try:
         with err.status(f"{args.file.name}: {first}") as status:
-            record = action(args.file.resolve(), lambda st: status.update(f"{args.file.name}: {st}"))
+            record = action(resolved(args.file), lambda st: status.update(f"{args.file.name}: {st}"))
     finally:
         s.close()
     if args.json:

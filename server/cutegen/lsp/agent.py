@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.capabilities import get_capability
 
+from cutegen.agent.consent import UsedEndpoints
 from cutegen.files import write_atomic
 from cutegen.lsp import convert
 from cutegen.lsp.documents import path_of, uri_of
@@ -35,6 +36,8 @@ class AgentService:
         self.patches = PatchStore()
         self.tasks: dict[tuple[str, tuple], asyncio.Task] = {}
         self._slots: asyncio.Semaphore | None = None
+        self.used_endpoints = UsedEndpoints()
+        self._said_off: set[str] = set()  # endpoints the log has said the background fix is off for
 
     def slots(self) -> asyncio.Semaphore:
         if self._slots is None:  # one agent job at a time: it competes with checks for 2 cores and the GPU
@@ -68,6 +71,8 @@ class AgentService:
         when an LLM is configured (its verified patch then appears as a quick fix)."""
         if result.cancelled or not self.llm_configured():
             return
+        if not self._background_allowed():
+            return
         uri = job.uri
         doc = self.server.open_document(uri)
         if job.version is not None and (doc is None or doc.version != job.version):
@@ -83,6 +88,29 @@ class AgentService:
         if key in self.tasks or self.patches.verified_for(uri, data):
             return
         self.tasks[key] = asyncio.ensure_future(self._background_fix(uri, job.version, data, key))
+
+    def _background_allowed(self) -> bool:
+        """No LLM request without a user action on that endpoint: an agent command sent to it from this machine,
+        or `backgroundAgent` in the user's settings (a workspace cannot set either: workspace_trust.py)."""
+        settings = self.server.session.settings
+        url = settings.llm_base_url or ""
+        if settings.background_agent or self.used_endpoints.has(url):
+            return True
+        if url not in self._said_off:
+            self._said_off.add(url)
+            self.server.log(f"background fixes are off for the LLM endpoint {url}: run a CuTeGen agent command "
+                            "(Fix, Diagnose, Optimize) with it once, or turn on "
+                            f"{settings.name_of('background_agent')} in your user settings")
+        return False
+
+    def _first_use(self) -> None:
+        """A command is about to send work to the endpoint: remember it for the background fix, and name it the
+        first time, so that a request never goes to an endpoint the user has not seen."""
+        settings = self.server.session.settings
+        if settings.llm_base_url and self.llm_configured() and self.used_endpoints.add(settings.llm_base_url):
+            self.server.show(f"CuTeGen: sending this kernel to the LLM endpoint {settings.llm_base_url} "
+                             f"(model {settings.llm_model}) for the first time on this machine.",
+                             types.MessageType.Info)
 
     async def _background_fix(self, uri: str, version: int | None, data: dict, key) -> None:
         try:
@@ -185,6 +213,8 @@ class AgentService:
 
     async def _run(self, path: Path, what: str, call, progress: bool = True):
         """Run an agent call in a thread, one at a time, with progress and cancellation."""
+        if progress:  # a user's command
+            self._first_use()
         async with self.slots():
             if not progress:
                 agent = await asyncio.to_thread(self._agent, path)

@@ -8,16 +8,15 @@ own gets FileArgs' check of its `uri` through `target()` (commands.py), so a new
 
 from __future__ import annotations
 
-from dataclasses import fields
-from pathlib import Path
-
 import re
+from dataclasses import fields
 
 import attrs
 import cattrs
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.protocol import default_converter
 
+from cutegen.files import resolved
 from cutegen.lsp.command_ids import Command
 from cutegen.lsp.documents import path_of, uri_of
 from cutegen.model import Diagnostic, Severity
@@ -161,7 +160,7 @@ def decode(command: str, arguments, shape: type | None = None):
     shape = shape or SHAPES.get(command, FileArgs)
     raw = _one_object(command, arguments)
     if isinstance(raw.get("uri"), str) and raw["uri"] and ":" not in raw["uri"].split("/", 1)[0]:
-        raw["uri"] = uri_of(Path(raw["uri"]).resolve())  # a path: the URI of that file
+        raw["uri"] = uri_of(resolved(raw["uri"]))  # a path: the URI of that file
     try:
         return _DECODE.structure(raw, shape)
     except cattrs.BaseValidationError as e:

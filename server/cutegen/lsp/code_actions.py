@@ -19,8 +19,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from pathlib import Path
-
+from cutegen.files import resolved
 from cutegen.lsp import layouts
 from cutegen.lsp.command_ids import Command
 from cutegen.lsp.convert import contains, lsp_range
@@ -45,7 +44,7 @@ def signature_range(d: Diagnostic, uri: str) -> types.Range | None:
     """The range of the parameter an argument mismatch is against, when it is declared in this document."""
     sig = d.data.get("signature")
     here = path_of(uri)
-    if not sig or here is None or Path(sig["file"]).resolve() != here:
+    if not sig or here is None or resolved(sig["file"]) != here:
         return None
     return lsp_range(sig["line"], sig["col"], sig.get("end_col"))
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from cutegen.settings import Settings
+from cutegen.workspace_trust import screen
 
 if TYPE_CHECKING:
     from cutegen.lsp.server import CuteGenServer
@@ -30,6 +31,7 @@ class Sources:
     initial: dict = field(default_factory=dict)  # initializationOptions
     pushed: dict = field(default_factory=dict)  # didChangeConfiguration's settings
     client_answers: bool = True  # False once a workspace/configuration request went unanswered
+    refused: set[str] = field(default_factory=set)  # workspace values refused (workspace_trust.py), shown once
 
 
 def section_of(value: object) -> object:
@@ -88,6 +90,12 @@ def apply(ls: CuteGenServer, raw) -> bool:
     if raw is not None and not isinstance(raw, dict):
         problems.append(f"the '{SECTION}' settings must be an object, not {raw!r}")
         raw = None
+    # the server's own rule: whatever scope the client enforces, a workspace's file cannot set these
+    raw, refusals = screen(raw or {}, ls.session.roots)
+    for refusal in refusals:
+        if refusal.message() not in ls.config_sources.refused:  # once, not at every reload
+            ls.config_sources.refused.add(refusal.message())
+            ls.show(refusal.message(), types.MessageType.Warning)
     settings, more = Settings.from_dict(raw)
     problems += more
     if problems:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import fields
-from pathlib import Path
 
 from lsprotocol import types
 
+from cutegen.files import resolved
 from cutegen.lsp.documents import uri_of
 from cutegen.model import CheckResult, Diagnostic, Location, Severity
 
@@ -69,7 +69,7 @@ def by_uri(result: CheckResult, main_uri: str) -> dict[str, list[tuple[types.Dia
     groups[main_uri] = []  # always present: an empty list clears the file
     for d in result.diagnostics:
         if d.code not in _NOT_PUBLISHED:
-            uri = main_uri if d.file == result.file else uri_of(Path(d.file).resolve())
+            uri = main_uri if d.file == result.file else uri_of(resolved(d.file))
             groups[uri].append((to_lsp(d), d))
     return dict(groups)
 

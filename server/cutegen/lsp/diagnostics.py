@@ -10,17 +10,15 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
-from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from lsprotocol import types
 
 from cutegen.lsp import convert
-from cutegen.lsp.documents import is_checked, path_of, unfit
+from cutegen.lsp.documents import is_checked, path_of
 from cutegen.lsp.jobs import Job, JobTable
 from cutegen.lsp.typing_tier import TypingTier
-from cutegen.model import CheckResult, Diagnostic, Severity
-from cutegen.session import Tier
+from cutegen.model import CheckResult
 from cutegen.toolchain import ToolchainError
 
 if TYPE_CHECKING:
@@ -89,9 +87,6 @@ class Checker:
         """Runs in a worker thread."""
         if job.stop.is_set():
             return None
-        reason = unfit(job.path, text)
-        if reason:
-            return _unfit(job.path, reason)
         job.builder = builder = self.server.session.builder(job.path)
 
         def stage(name: str) -> None:
@@ -137,13 +132,6 @@ class Checker:
         diagnostics = [lsp for lsp, _ in self.server.published.at(uri)]
         self.server.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version))
-
-
-def _unfit(path: Path, reason: str) -> CheckResult:
-    d = Diagnostic(file=str(path), line=1, col=1, end_col=2, severity=Severity.WARNING, message=reason,
-                   code="cutegen-not-checked", root=reason)
-    return CheckResult(file=str(path), tier=Tier.CHECK.value, ok=False, diagnostics=[d], resources=[],
-                       raw_log="", command=[], seconds=0.0)
 
 
 def register(server: CuteGenServer) -> None:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from cutegen import records
+from cutegen.files import resolved
 from cutegen.lsp import kernels
 from cutegen.lsp.command_ids import Command
 from cutegen.lsp.convert import to_lsp
@@ -278,7 +279,7 @@ def publish_findings(ls: CuteGenServer, uri: str, diagnostics: list[Diagnostic])
     groups: dict[str, list] = {uri: []}
     main = path_of(uri)
     for d in diagnostics:
-        target = uri if main is not None and Path(d.file) == main else uri_of(Path(d.file).resolve())
+        target = uri if main is not None and Path(d.file) == main else uri_of(resolved(d.file))
         groups.setdefault(target, []).append((to_lsp(d), d))
     doc = ls.open_document(uri)
     for affected in ls.published.replace(SANITIZE_OWNER + uri, groups):

@@ -22,6 +22,9 @@ from cutegen.lsp import requests
 from cutegen.lsp.arguments import SHAPES, InvalidArguments
 
 log = logging.getLogger(__name__)
+# Notifications that name a request or a progress by an id: the field, which must be an integer or a string.
+_ID_FIELDS = {types.CANCEL_REQUEST: "id", types.WINDOW_WORK_DONE_PROGRESS_CANCEL: "token",
+              types.PROGRESS: "token"}
 
 
 class CuteGenProtocol(LanguageServerProtocol):
@@ -45,6 +48,12 @@ class CuteGenProtocol(LanguageServerProtocol):
         if self._shutdown and method not in (None, types.EXIT) and getattr(message, "id", None) is not None:
             error = JsonRpcInvalidRequest("the server is shutting down").to_response_error()
             self._send_response(message.id, error=error)
+            return
+        if method in _ID_FIELDS and not isinstance(getattr(message.params, _ID_FIELDS[method], None), (int, str)):
+            # lsprotocol types these as int | str but cattrs passes any JSON through, and the handler's dict
+            # lookup would fail with a traceback on stderr (the client's output channel): one line instead
+            self._log_line(f"ignored {method}: params.{_ID_FIELDS[method]} must be an integer or a string",
+                           types.MessageType.Warning)
             return
         if method == types.WORKSPACE_EXECUTE_COMMAND and getattr(message, "id", None) is not None:
             try:

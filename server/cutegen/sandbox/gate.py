@@ -13,6 +13,7 @@ jail still runs what passes: the gate is a tripwire with line numbers, the jail 
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 from collections import Counter
@@ -60,7 +61,11 @@ PYTHON_APIS = {
     "dynamic loading": ("ctypes", "cffi", "importlib", "__import__", "eval(", "exec(", "compile(", "pickle",
                         "marshal"),
     "environment": ("os.environ", "getenv", "os.putenv"),
+    # a name looked up at run time reaches any of the above without spelling it
+    "reflection": ("getattr", "__builtins__", "globals(", "vars(", "__globals__", "__subclasses__", "sys.modules"),
 }
+# Families matched by prefix: os.execv, os.execlpe, os.spawnvp, os.posix_spawnp, os.forkpty, ...
+PYTHON_PREFIXES = {"process": ("os.spawn", "os.exec", "os.posix_spawn", "os.fork")}
 _NAMES = {name: category for category, names in HOST_APIS.items() for name in names}
 _ORDER = {c: i for i, c in enumerate([*HOST_APIS, "inline assembly", *ATTRIBUTES, "include", "directive"])}
 _STD_ALGORITHMS = {"remove", "bind"}  # std::remove and std::bind are an algorithm and a binder, not file/socket calls
@@ -135,10 +140,7 @@ def uses(source: Source, python: bool = False, system_roots: tuple[str, ...] = (
     if not source.text:
         return []
     if python:  # the module body, and the C++ sources in its strings (load_inline builds them)
-        cpp_text = re.sub(r"(?m)^\s*#(?!\s*include)[^\n]*", "", source.text)
-        found = _python_uses(source.text) + _token_uses(cpp.tokens(cpp.phase3(cpp_text)))
-        includes = [u for u in _directive_uses(source.text) if u.category == "include"]  # `# line` is a comment
-        return sorted(found + includes, key=_sort_key)
+        return sorted(_python_uses(source.text) + _python_string_uses(source.text), key=_sort_key)
     pre = source.preprocessed
     toks = pre.tokens if pre is not None else cpp.tokens(cpp.phase3(source.text))
     found = _token_uses(toks) + _directive_uses(source.text)
@@ -316,4 +318,56 @@ def _python_uses(text: str) -> list[Use]:
             pattern = re.escape(name) + (r"" if name.endswith("(") else r"\b")
             for m in re.finditer(r"(?<![\w.])" + pattern, code):
                 out.append(Use(category, name.rstrip("("), code.count("\n", 0, m.start()) + 1))
+    for category, prefixes in PYTHON_PREFIXES.items():
+        for prefix in prefixes:
+            for m in re.finditer(r"(?<![\w.])" + re.escape(prefix) + r"\w*", code):
+                if m.group(0) not in PYTHON_APIS[category]:  # os.fork alone is listed by name already
+                    out.append(Use(category, m.group(0), code.count("\n", 0, m.start()) + 1))
     return out
+
+
+def _python_string_uses(text: str) -> list[Use]:
+    """The C++ in every string of a Python candidate, as Python makes it (escapes decoded, adjacent and `+`-joined
+    constants folded), scanned as a `.cu` candidate's raw text is, directives included; `##` is refused besides,
+    since without a preprocessor here a pasted name could not be seen. A text Python cannot parse is scanned
+    whole, as C++."""
+    strings = _python_strings(text)
+    if strings is None:
+        return _cpp_uses(text, 1)
+    found = {u for value, line in strings for u in _cpp_uses(value, line)}
+    return list(found)
+
+
+def _cpp_uses(code: str, first_line: int) -> list[Use]:
+    plain = cpp.phase3(code)
+    out = _token_uses(cpp.tokens(plain, first_line))
+    out += [Use(u.category, u.name, u.line + first_line - 1) for u in _directive_uses(code)]
+    out += [Use("directive", "## (token pasting)", first_line + plain.count("\n", 0, m.start()))
+            for m in re.finditer(r"##", plain)]
+    return out
+
+
+def _python_strings(text: str) -> list[tuple[str, int]] | None:
+    """Every string value the module's constants make, with the line it starts on; None when it does not parse."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    out = []
+    for node in ast.walk(tree):
+        value = _folded(node)
+        if value and isinstance(node, (ast.Constant, ast.BinOp, ast.JoinedStr)):
+            out.append((value, getattr(node, "lineno", 1)))
+    return out
+
+
+def _folded(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _folded(node.left), _folded(node.right)
+        return left + right if left is not None and right is not None else None
+    if isinstance(node, ast.JoinedStr):  # an f-string: its constant parts, and constants placed in it
+        parts = [_folded(v.value) if isinstance(v, ast.FormattedValue) else _folded(v) for v in node.values]
+        return "".join(p or "" for p in parts)
+    return None

@@ -18,18 +18,27 @@ export interface Interpreter {
   command: string;
   /** Where the choice came from, for the log: "setting", "workspace .venv", "PATH". */
   source: string;
+  /** A workspace interpreter the user has not answered for yet: ask before using it (`command` is not it). */
+  ask?: string;
 }
+
+/** The user's answer about a workspace's interpreter, remembered per path in the extension's globalState:
+ * a cloned repository's `.venv/bin/python` is a program from that repository, run only by the user's choice. */
+export type VenvAnswer = "use" | "ignore";
+export const VENV_ANSWERS_KEY = "cutegen.workspaceInterpreters";
 
 /**
  * The Python that runs `python -m cutegen lsp`: the `cutegen.python` setting (with
- * `${workspaceFolder}` and `~` expanded), else a `.venv`/`venv` in a workspace folder, else
- * `python3` from PATH (`python` on Windows).
+ * `${workspaceFolder}` and `~` expanded), else a `.venv`/`venv` in a workspace folder the user chose to use
+ * (`answers`), else `python3` from PATH (`python` on Windows) — with `ask` naming the first workspace
+ * interpreter nobody has answered for.
  */
 export function resolvePython(
   setting: string | undefined,
   folders: string[],
   exists: (file: string) => boolean,
   env: { home?: string; platform?: string } = {},
+  answers: Record<string, VenvAnswer> = {},
 ): Interpreter {
   const windows = (env.platform ?? process.platform) === "win32";
   const value = (setting ?? "").trim();
@@ -37,15 +46,21 @@ export function resolvePython(
     return { command: expand(value, folders[0], env.home), source: "setting cutegen.python" };
   }
   const relative = windows ? ["Scripts", "python.exe"] : ["bin", "python"];
+  let ask: string | undefined;
   for (const folder of folders) {
     for (const venv of [".venv", "venv"]) {
       const candidate = path.join(folder, venv, ...relative);
-      if (exists(candidate)) {
-        return { command: candidate, source: `workspace ${venv}` };
+      if (!exists(candidate)) {
+        continue;
       }
+      if (answers[candidate] === "use") {
+        return { command: candidate, source: `workspace ${venv} (your choice)` };
+      }
+      ask = ask ?? (answers[candidate] === undefined ? candidate : undefined);
     }
   }
-  return { command: windows ? "python" : "python3", source: "PATH" };
+  const fallback: Interpreter = { command: windows ? "python" : "python3", source: "PATH" };
+  return ask ? { ...fallback, ask } : fallback;
 }
 
 export function expand(value: string, folder: string | undefined, home: string | undefined): string {

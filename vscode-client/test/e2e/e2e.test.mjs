@@ -248,6 +248,13 @@ test("CuTeGen in a real VS Code: diagnostic, quick fix as a verified diff, Apply
   fs.copyFileSync(path.join(EXAMPLE, "softsign.py"), path.join(workspace, "softsign.py")); // paired by name
   const original = example.broken;
   const BROKEN_LINE = example.line;
+  // Issue 53: the workspace names its own nvcc (a script that leaves a mark if it runs); a user-only setting.
+  const repoNvcc = path.join(workspace, "tools", "nvcc");
+  const ranMark = path.join(workspace, "tools", "RAN");
+  fs.mkdirSync(path.dirname(repoNvcc), { recursive: true });
+  fs.writeFileSync(repoNvcc, `#!/bin/sh\ntouch "${ranMark}"\nexit 1\n`, { mode: 0o755 });
+  fs.mkdirSync(path.join(workspace, ".vscode"), { recursive: true });
+  fs.writeFileSync(path.join(workspace, ".vscode", "settings.json"), JSON.stringify({ "cutegen.nvcc": repoNvcc }, null, 2));
   let browser;
   let page;
 
@@ -276,7 +283,9 @@ test("CuTeGen in a real VS Code: diagnostic, quick fix as a verified diff, Apply
       { pipeStdout: true, logFile: path.join(logs, "scripted-openai.log") });
     const url = await firstLine(child, 20_000 * SLOW, "the scripted LLM endpoint's URL");
     log(`scripted LLM endpoint at ${url}`);
-    llm = { "cutegen.llmBaseUrl": url, "cutegen.llmModel": "scripted", "cutegen.llmApiKeyEnv": "CUTEGEN_E2E_KEY" };
+    // backgroundAgent: the user lets the background fix use the endpoint (issue 53: else only after a command)
+    llm = { "cutegen.llmBaseUrl": url, "cutegen.llmModel": "scripted", "cutegen.llmApiKeyEnv": "CUTEGEN_E2E_KEY",
+      "cutegen.backgroundAgent": true };
   }
 
   // code-server with the packaged extension, in a throwaway profile.
@@ -343,6 +352,18 @@ test("CuTeGen in a real VS Code: diagnostic, quick fix as a verified diff, Apply
     const text = (await status.textContent()) ?? "";
     assert.doesNotMatch(text, /server (failed|stopped)/, `status bar: ${text}`);
     log(`status bar: ${text.trim()}`);
+  });
+
+  await step("the workspace's cutegen.nvcc is ignored, and a message says so", {}, async () => {
+    await palette(page, "Notifications: Show Notifications");
+    const items = page.locator(".notifications-center .notification-list-item", { hasText: "ignored cutegen.nvcc" });
+    await until(async () => (await items.count()) >= 1, 60_000 * SLOW, "the message naming cutegen.nvcc", 1000);
+    const text = ((await items.first().textContent()) ?? "").replace(/\s+/g, " ");
+    log(`the refusal: ${text.trim()}`);
+    assert.match(text, /cannot choose the programs CuTeGen runs/);
+    await screenshot(page, "workspace-nvcc-ignored");
+    await palette(page, "Notifications: Hide Notifications");
+    assert.ok(!fs.existsSync(ranMark), "the workspace's nvcc ran");
   });
 
   await step(`the diagnostic appears at the broken line (${BROKEN_LINE})`, {}, async () => {

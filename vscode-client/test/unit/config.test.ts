@@ -12,13 +12,22 @@ test("the interpreter setting wins, with ${workspaceFolder} and ~ expanded", () 
   assert.equal(resolvePython("  /usr/bin/python3.12 ", ["/w"], () => true).command, "/usr/bin/python3.12");
 });
 
-test("else a workspace .venv, then venv, then python3 on PATH", () => {
+test("a workspace .venv only by the user's choice: asked once, remembered per path", () => {
   const have = (files: string[]) => (f: string) => files.includes(f);
-  assert.deepEqual(resolvePython("", ["/a", "/b"], have([path.join("/b", ".venv", "bin", "python")])),
-    { command: path.join("/b", ".venv", "bin", "python"), source: "workspace .venv" });
-  assert.equal(resolvePython(undefined, ["/a"], have([path.join("/a", "venv", "bin", "python")])).source, "workspace venv");
+  const b = path.join("/b", ".venv", "bin", "python");
+  const a = path.join("/a", "venv", "bin", "python");
+  // Never answered: python3 from PATH runs the server, and the venv is the question to ask.
+  assert.deepEqual(resolvePython("", ["/a", "/b"], have([b])), { command: "python3", source: "PATH", ask: b });
+  assert.deepEqual(resolvePython("", ["/a", "/b"], have([b]), {}, { [b]: "use" }),
+    { command: b, source: "workspace .venv (your choice)" });
+  assert.deepEqual(resolvePython("", ["/a", "/b"], have([b]), {}, { [b]: "ignore" }), { command: "python3", source: "PATH" });
+  // A refused one is not asked again; the next one nobody answered for is.
+  assert.equal(resolvePython(undefined, ["/a", "/b"], have([a, b]), {}, { [a]: "ignore" }).ask, b);
+  assert.equal(resolvePython(undefined, ["/a"], have([a]), {}, { [a]: "use" }).source, "workspace venv (your choice)");
   assert.deepEqual(resolvePython("", ["/a"], have([])), { command: "python3", source: "PATH" });
   assert.equal(resolvePython("", [], have([]), { platform: "win32" }).command, "python");
+  // The setting (a user setting: machine-scoped) never asks.
+  assert.equal(resolvePython("/usr/bin/python3", ["/b"], have([b])).ask, undefined);
 });
 
 test("expand leaves other text alone", () => {

@@ -103,3 +103,15 @@ test("the settings.py parser", () => {
   ].join("\n"));
   assert.deepEqual([...parsed], [["nvcc", ""], ["flags", []], ["timeout", 120], ["nameOfKey", "OPENAI_API_KEY"], ["on", false]]);
 });
+
+const trustPy = path.resolve(root, "..", "server", "cutegen", "workspace_trust.py");
+
+test("what a workspace may not set is machine-scoped, as the server's own rule has it", { skip: !fs.existsSync(trustPy) && "no server/ beside the extension" }, () => {
+  const listed = fs.readFileSync(trustPy, "utf8").match(/^PROTECTED = \(([^)]*)\)/m)?.[1] ?? "";
+  const keys = [...listed.matchAll(/"(\w+)"/g)].map((m) => "cutegen." + m[1].replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()));
+  assert.ok(keys.length >= 6, `parsed only ${keys.length} protected settings`);
+  for (const key of [...keys, "cutegen.python", "cutegen.serverArgs", "cutegen.serverEnv"]) {
+    const scope = (properties[key] as { scope?: string } | undefined)?.scope;
+    assert.equal(scope, "machine", `${key} must be machine-scoped (a workspace cannot set it), not ${scope}`);
+  }
+});
