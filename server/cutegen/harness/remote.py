@@ -64,11 +64,9 @@ class CandidateProcess:
         self._up = Connection(up_r, writable=False)
         self._events: dict = {}
         self.handoff_ms: float | None = None
-        self.pool = None  # a private CUDA memory pool: only buffers the candidate may see live in its segments
+        self.pool = None  # the judge's shared pool: only buffers a candidate may see live in its segments
         if device == "cuda":
-            import torch
-
-            self.pool = torch.cuda.MemPool()
+            self.pool = shared_pool()
             self._open_events()
 
     def _open_events(self) -> None:
@@ -132,11 +130,7 @@ class CandidateProcess:
             pass
         for conn in (self._down, self._up):
             conn.close()
-        if self.pool is not None:  # its segments go back to the device once nothing of them is held
-            import torch
-
-            self.pool, self._events = None, {}
-            torch.cuda.empty_cache()
+        self._events = {}
 
 
 def _checked(raw: bytes, op: str) -> dict:
@@ -422,17 +416,45 @@ class Candidates:
         try:
             lib = cls(self._process, kind=kind, path=path, init=init, seed=seed)
             yield lib
-        except Failed:
+        except Failed as failed:
+            if not self._drained() and device == "cuda":
+                # Its process died (or would not finish) with work queued that the judge's stream may wait for:
+                # that wait might never end, so the judge itself is restarted after this reply (Worker).
+                failed.details["poisoned"] = True
             self.stop()  # a candidate that failed is not reused: the next request starts clean
             raise
         finally:
             if lib is not None:
                 lib.close()
 
+    def _drained(self) -> bool:
+        """Whether the candidate process is alive and has finished every piece of device work it queued."""
+        if self._process is None or not self._process.alive():
+            return False
+        try:
+            self._process.ask({"op": "sync"}, timeout=30)
+        except Failed:
+            return False
+        return True
+
     def stop(self) -> None:
         if self._process is not None:
             self._process.stop()
         self._process, self._key = None, None
+
+
+_POOL: list = []
+
+
+def shared_pool():
+    """One CUDA memory pool for every buffer this judge hands to a candidate, for the judge's life: its segments
+    hold nothing else, and are reused from one candidate process to the next (a pool per process would keep each
+    one's cached segments until an empty_cache, which waits for the device)."""
+    import torch
+
+    if not _POOL:
+        _POOL.append(torch.cuda.MemPool())
+    return _POOL[0]
 
 
 def _digest(path: str) -> str:
