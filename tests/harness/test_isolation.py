@@ -24,7 +24,7 @@ EXPECTED = {
     "forge_reply": {"candidate-protocol"},
     "forge_serving": {"mismatch"},
     "exits_mid_call": {"crashed"},
-    "late_thread": {"result-not-ready", "mismatch"},
+    "late_thread": {"result-not-ready", "mismatch", "constant-output"},  # whichever the read right after the call saw
     "walks_for_answers": {"mismatch", "constant-output"},
     "caches_by_pointer": {"cached-results"},
 }

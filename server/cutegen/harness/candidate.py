@@ -107,22 +107,34 @@ class CandidateHost:
         if self.device != "cuda":
             return {"code": int(self._call(args, outs, None))}
         self.stream.wait_event(self.judge_event)
+        stage = msg.get("stage")
         with torch.cuda.stream(self.stream):
-            code = self._call(args, outs, self.stream)
+            if stage:  # as a program calls: the inputs written on the caller's stream just before the call
+                torch.cuda._sleep(int(stage["sleep"]))
+                for buffer, values in stage["pairs"]:
+                    self.shared[buffer].copy_(self.shared[values])
+            code = self._call(args, outs, self.stream, stage and self.shared[stage["fingerprints"]])
         return {"code": int(code)}
 
-    def _call(self, args, outs, stream) -> int:
-        """The candidate's call; `after_call` right after it, then (a ModelNew's) the copy into the outputs."""
+    def _call(self, args, outs, stream, fingerprints=None) -> int:
+        """The candidate's call; `after_call` right after it, then (a ModelNew's) the copy into the outputs and,
+        for a checked call, the outputs' fingerprints as the caller's stream reads them right after the call."""
         forward = getattr(self.lib, "forward", None)
         if forward is None:
             code = self.lib(args, outs, stream)
-            self._record(self.after_call, self.after_copy)
-            return code
-        results = forward(args)
-        self._record(self.after_call)
-        self.lib.deliver(results, args, outs)
+            self._record(self.after_call)
+        else:
+            results = forward(args)
+            self._record(self.after_call)
+            self.lib.deliver(results, args, outs)
+            code = 0
+        if fingerprints is not None:
+            from cutegen.harness.calls import fingerprint
+
+            for i, o in enumerate(outs):
+                fingerprints[i].copy_(fingerprint(o).to(fingerprints.dtype))
         self._record(self.after_copy)
-        return 0
+        return code
 
     def _record(self, *events) -> None:
         for e in events:
@@ -177,7 +189,7 @@ def failure(e: BaseException) -> dict:
         assert hasattr(e, "log") and hasattr(e, "diagnostics")
         return {"ok": False, "verdict": Verdict.BUILD_FAILED.value, "message": f"load_inline failed: {e}",
                 "build": {"ok": False, "log": e.log, "diagnostics": [d.to_json() for d in e.diagnostics]}}
-    if name in ("InitValueError", "LookupError") or isinstance(e, LookupError):
+    if name == "InitValueError" or isinstance(e, (LookupError, OSError)):  # a library that does not load, as before
         return {"ok": False, "verdict": Verdict.PROBLEM_ERROR.value, "message": text}
     if name == "OutOfMemoryError" or ("CUDA" in text and "out of memory" in text):
         return {"ok": False, "verdict": Verdict.OUT_OF_MEMORY.value, "poisoned": True,

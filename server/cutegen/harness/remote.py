@@ -259,8 +259,18 @@ class RemoteKernel:
     def __init__(self, process: CandidateProcess, *, kind: str, path: str, init: list, seed: int):
         self.process, self.device, self.kind = process, process.device, kind
         self.shared = Shared(self.device, process.pool)
-        reply = process.ask({"op": "load", "kind": kind, "path": path, "init": init, "seed": seed}, timeout=LOAD_TIMEOUT)
+        reply = process.ask({"op": "load", "kind": kind, "path": path, "init": init, "seed": seed},
+                            timeout=LOAD_TIMEOUT)
         self.abi_version = reply["abi_version"]
+        self._staged: dict | None = None
+        self._staging: dict[int, list] = {}
+        self._fingerprints: Any = None
+
+    def caller(self):
+        """How the trials call it: on a GPU, staged and read in the candidate's own context (RemoteCaller)."""
+        from cutegen.harness.calls import HostCaller
+
+        return RemoteCaller(self) if self.device == "cuda" else HostCaller()
 
     @property
     def handoff_ms(self) -> float | None:
@@ -291,16 +301,41 @@ class RemoteKernel:
     def _call(self, inputs: list, outputs: list, stream, then) -> int:
         import torch
 
+        staged, self._staged = self._staged, None
         tensors = [x for x in (*inputs, *outputs) if isinstance(x, torch.Tensor)]
+        if staged is not None:
+            tensors += [t for pair in staged["pairs"] for t in pair] + [staged["fingerprints"]]
         refs = self.shared.new_refs(tensors)
         if refs:
             self.process.ask({"op": "share", "refs": refs})
-        request = {"op": "call", "outputs": [self.shared.id_of(o) for o in outputs],
-                   "inputs": [("t", self.shared.id_of(x)) if isinstance(x, torch.Tensor) else ("v", x) for x in inputs]}
+        request: dict = {"op": "call", "outputs": [self.shared.id_of(o) for o in outputs],
+                         "inputs": [("t", self.shared.id_of(x)) if isinstance(x, torch.Tensor) else ("v", x)
+                                    for x in inputs]}
+        if staged is not None:
+            request["stage"] = {"pairs": [[self.shared.id_of(b), self.shared.id_of(v)] for b, v in staged["pairs"]],
+                                "sleep": staged["sleep"], "fingerprints": self.shared.id_of(staged["fingerprints"])}
         self.process.signal(stream)
         code = self.process.ask(request)["code"]
         self.process.wait(stream, then)
         return code
+
+    def stage_next(self, buffers: list, fresh: list, sleep_cycles: int, outputs: int) -> "Any":
+        """The next call is staged as a program stages it, in the candidate's context: on its stream a sleep, then
+        the fresh values copied into the input buffers, the call, and the outputs' fingerprints read right after
+        (into a judge buffer, returned: calls.CudaCaller.consume reads it). The values come from staging buffers the
+        judge fills now; on the judge's stream, ordered before the call by the judge's event."""
+        import torch
+
+        staging = self._staging.get(len(buffers))
+        if staging is None or any(s.shape != f.shape or s.dtype != f.dtype for s, f in zip(staging, fresh)):
+            staging = [self.shared.empty_like(f) for f in fresh]
+            self._staging[len(buffers)] = staging
+        for s, f in zip(staging, fresh):
+            s.copy_(f)
+        if self._fingerprints is None or self._fingerprints.numel() != outputs:
+            self._fingerprints = self.shared.empty((outputs,), torch.int64)
+        self._staged = {"pairs": list(zip(buffers, staging)), "sleep": sleep_cycles, "fingerprints": self._fingerprints}
+        return self._fingerprints
 
     def synchronize(self) -> None:
         """The candidate's device work done too (the judge's own synchronize cannot see another process's)."""
@@ -349,6 +384,44 @@ class RemoteModelNew(RemoteKernel):
         super().release()
 
 
+def _remote_caller_class():
+    from cutegen.harness.calls import CudaCaller
+
+    class RemoteCaller(CudaCaller):
+        """The PyTorch program's call protocol (calls.py) where the kernel lives in another process: CUDA contexts
+        of two processes take turns on the GPU rather than run side by side, so a sleep and the input writes on
+        the judge's stream would be over before any of the candidate's streams ran, and a kernel that does not
+        wait for its inputs would never be seen. The staging and the read right after the call therefore happen
+        on the candidate's stream, in its context (RemoteKernel.stage_next); "synchronized" covers both."""
+
+        def __init__(self, lib: RemoteKernel):
+            super().__init__()
+            self.lib, self._outputs = lib, 0
+            self.peers.append(lib.synchronize)
+
+        def stage(self, buffers: list, fresh: list) -> None:
+            self._pending = self.lib.stage_next(buffers, fresh, int(self.sleep_ms * self._cycles_per_ms),
+                                                self._outputs)
+
+        def expect_outputs(self, n: int) -> None:
+            self._outputs = n
+
+        def consume(self, fn):
+            pending, self._pending = getattr(self, "_pending", None), None
+            return fn() if pending is None else pending.clone()  # the candidate's read, as this trial saw it
+
+        def value(self, pending):
+            if isinstance(pending, __import__("torch").Tensor) and pending.dim() == 1:
+                return [int(v) for v in pending.tolist()]
+            return super().value(pending)
+
+    return RemoteCaller
+
+
+def RemoteCaller(lib: RemoteKernel):  # noqa: N802 (a class made on first use: calls.py imports torch)
+    return _remote_caller_class()(lib)
+
+
 HANDOFF_CALLS = 30
 CALIBRATION_US = 10  # a kernel about as short as the shortest a judge times (5-10 us on an H100)
 
@@ -364,7 +437,8 @@ def _time_handoff(process: CandidateProcess) -> float:
 
     from cutegen.harness.calls import judge_stream, sleep_rate
 
-    stream, times = judge_stream(), {"local": [], "remote": []}
+    stream = judge_stream()
+    times: dict[str, list[float]] = {"local": [], "remote": []}
     rate = sleep_rate()
     slack, cycles = int(1.0 * rate), int(CALIBRATION_US / 1e3 * rate)  # 1 ms: the round trip is enqueued in time
     with torch.cuda.stream(stream):
