@@ -54,10 +54,12 @@ class Trials:
         args = self._args(fresh)
         late, final = self._call(args, fresh)
         self._check_unchanged(fresh)
-        del fresh
-        expected = self._expected(args)
+        # The truth is computed on the judge's own copy of the inputs, never on the buffers the kernel holds: a
+        # candidate in another process could rewrite those between the check above and the truth below.
+        expected = self._expected(fresh)
         self._check_kinds(expected)
-        failure = self._judge(self.outs, expected, args, first=self.count == 0)
+        failure = self._judge(self.outs, expected, fresh, first=self.count == 0)
+        del fresh
         if failure is None and not late:
             failure = self._constant_output(expected)
         if late or failure is not None:
@@ -160,7 +162,7 @@ class Trials:
             if not same_bits(b, f):
                 raise Failed(Verdict.INPUTS_MUTATED, "the kernel wrote into its inputs while it was timed (they must "
                                                      "stay unchanged)")
-        values = _final_values(self.lib, self.outs)
+        values = _final_values(self.lib, self.outs)  # the truth on the judge's copy, as in a trial (run)
         failure = self._judge(values, self.truth.evaluate(originals), originals, first=False, record=False)
         _release(self.lib)
         if failure is not None:
