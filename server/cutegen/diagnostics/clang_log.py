@@ -8,7 +8,9 @@ The mapping keeps clang's words and changes only what the condenser reads struct
 - a failed static_assert with a message reads as EDG's `static assertion failed with "MESSAGE"`, the condenser's
   root-cause form; without one, the asserting source line is kept so the condenser can quote the expression;
 - other notes (candidates, "expanded from macro", "to match this") are notes with their places;
-- a missing token ("expected ';' after struct") is placed where clang's fix-it inserts it.
+- a missing token ("expected ';' after struct") is placed where clang's fix-it inserts it;
+- a call that spans lines is placed where nvcc puts it, on its closing parenthesis's line (the last argument's),
+  not on the callee's name where clang does: the squiggle stays put when the save's nvcc check replaces it.
 """
 
 from __future__ import annotations
@@ -53,7 +55,8 @@ def _message(d: dict, lines) -> RawMessage:
     for note in d["children"]:
         frame = _INSTANTIATION.match(note["text"]) or _SUBSTITUTION.match(note["text"])
         if frame and note["file"] and note["line"]:
-            msg.frames.append(Frame(frame["what"], note["file"], note["line"]))
+            msg.frames.append(Frame(frame["what"], note["file"], call_end(lines(note["file"]), note["line"],
+                                                                          note.get("col"))))
         elif note["file"] and note["line"]:
             msg.notes.append(note["text"])
             msg.note_places.append(Frame(note["text"], note["file"], note["line"],
@@ -61,6 +64,45 @@ def _message(d: dict, lines) -> RawMessage:
         else:
             msg.notes.append(note["text"])
     return msg
+
+
+_CALLEE = re.compile(r"[\w:~]*\s*")
+
+
+def call_end(text: list[str], line: int, col: int | None) -> int:
+    """The line of the closing parenthesis of the call whose name starts at `line`:`col` (1-based), or `line`
+    when no call starts there (template arguments `f<A, B>(...)` are skipped; strings and comments are not
+    parsed: a parenthesis inside one may end the search early, never move it past the statement's end)."""
+    if not col or not 0 < line <= len(text):
+        return line
+    rest = "\n".join(text[line - 1:line + 40])
+    at = _CALLEE.match(rest, col - 1).end()
+    if rest[at:at + 1] == "<":
+        at = _balanced(rest, at, "<", ">")
+        if at is None:
+            return line
+        at += 1 + len(rest[at + 1:]) - len(rest[at + 1:].lstrip())
+    if rest[at:at + 1] != "(":
+        return line
+    end = _balanced(rest, at, "(", ")")
+    return line if end is None else line + rest.count("\n", 0, end)
+
+
+def _balanced(text: str, start: int, open_: str, close: str) -> int | None:
+    """Index of the `close` matching the `open_` at `start`; None at a `;` first (past one expression, or a
+    lambda's body: left where clang put it)."""
+    depth = 0
+    for i in range(start, len(text)):
+        ch = text[i]
+        if ch == open_:
+            depth += 1
+        elif ch == close:
+            depth -= 1
+            if depth == 0:
+                return i
+        elif ch == ";":
+            return None
+    return None
 
 
 def _line(lines, file: str | None, line: int | None) -> str:

@@ -36,6 +36,7 @@ QUIET_FOR_S = 3.0
 # 5 s on tiled_copy.cu), whose class members a use cannot spell: their warm parse took as long as the plain one,
 # and each edit then ran a first pass and a full parse (8 s of a core) after a 13 s build beside the edits.
 PAYS_BELOW = 0.6
+JUDGED_FROM_S = 1.0  # a warm parse faster than this is kept whatever the ratio: a second is not worth a rebuild
 
 
 def chained(pch: dict) -> list[str]:
@@ -107,7 +108,7 @@ class WarmSets:
         not clearly faster than the plain parse that asked for it."""
         with self._lock:
             warm = self._ready.get(file)
-            if warm is None or not warm.plain_s or warm_s < PAYS_BELOW * warm.plain_s:
+            if warm is None or warm_s < max(JUDGED_FROM_S, PAYS_BELOW * warm.plain_s):
                 return True
             self._unpaid.add(warm.path)
             del self._ready[file]
