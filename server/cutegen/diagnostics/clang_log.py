@@ -66,9 +66,6 @@ def _message(d: dict, lines) -> RawMessage:
     return msg
 
 
-_CALLEE = re.compile(r"[\w:~]*\s*")
-
-
 def call_end(text: list[str], line: int, col: int | None) -> int:
     """The line of the closing parenthesis of the call whose name starts at `line`:`col` (1-based), or `line`
     when no call starts there (template arguments `f<A, B>(...)` are skipped; strings and comments are not
@@ -76,12 +73,14 @@ def call_end(text: list[str], line: int, col: int | None) -> int:
     if not col or not 0 < line <= len(text):
         return line
     rest = "\n".join(text[line - 1:line + 40])
-    at = _CALLEE.match(rest, col - 1).end()
+    at = col - 1
+    while at < len(rest) and (rest[at].isalnum() or rest[at] in "_:~ \t"):  # the callee's name
+        at += 1
     if rest[at:at + 1] == "<":
-        at = _balanced(rest, at, "<", ">")
-        if at is None:
+        closed = _balanced(rest, at, "<", ">")
+        if closed is None:
             return line
-        at += 1 + len(rest[at + 1:]) - len(rest[at + 1:].lstrip())
+        at = closed + 1 + len(rest[closed + 1:]) - len(rest[closed + 1:].lstrip())
     if rest[at:at + 1] != "(":
         return line
     end = _balanced(rest, at, "(", ")")

@@ -1,11 +1,11 @@
 """The type tier in the editor: errors while typing (clang on the unsaved text, `typecheck/checker.py`), under the
 save tier's nvcc result, which stays the truth.
 
-- didChange (with `checkOnType`) → debounce (none for the first edit after a pause) → a parse of the text; a newer edit kills the older parse. Its
-  diagnostics are labelled `cutegen (typing)` and carry along what only nvcc can say (ptxas, resources, the
-  silent-bug checks, warnings) from the last saved check, on the lines whose text is unchanged. A file with a
-  warm header set gets a first pass published before its full parse (all but CUDA's deferred checks, ~0.1 s on a
-  GEMM), which the full parse's result then replaces.
+- didChange (with `checkOnType`, on by default) → debounce (none for the first edit after a pause) → a parse of
+  the text; a newer edit kills the older parse. Its diagnostics are labelled `cutegen (typing)` and carry along
+  what only nvcc can say (ptxas, resources, the silent-bug checks, warnings) from the last saved check, on the
+  lines whose text is unchanged. A file with a warm header set gets a first pass published before its full parse
+  (all but CUDA's deferred checks, ~0.1 s on a GEMM), which the full parse's result then replaces.
 - A save-tier result replaces them (same owner in the store); a typing result never replaces a save-tier result
   of the same or a newer version.
 - Where the two disagree on the same text (one reports errors, the other none), nvcc wins: the typing tier stays
@@ -162,8 +162,9 @@ class TypingTier:
                 waited = loop.time() - queued
                 result = await asyncio.to_thread(self._parse, job, text, first)
             if result is not None and not result.cancelled:  # the trace of one edit (bench/typing_probe.py)
+                pch = result.command[-1] if result.command else ""
                 self.server.log(f"{job.path.name}: typing parse of version {job.version}: {result.seconds:.2f} s "
-                                f"{result.command[-1] if result.command else ''}, {waited:.2f} s waiting for the slot")
+                                f"{pch}, {waited:.2f} s waiting for the slot")
             if result is not None and any(d.code == FAILED for d in result.diagnostics):
                 self.server.log(f"{job.path.name}: {result.diagnostics[0].message}")  # nvcc's result stays
             elif result is not None and not result.cancelled:
