@@ -116,6 +116,29 @@ def test_clean_kernel_has_no_type_tier_error(checker, path):
     assert result.ok and result.diagnostics == [], [d.format() for d in result.diagnostics]  # no error, no failure
 
 
+def _cutlass_tutorials() -> tuple[Path | None, list[Path]]:
+    """CUTLASS's own CuTe tutorials, as the nvidia-cutlass wheel ships them (read there, never copied here)."""
+    try:
+        import cutlass_library
+    except ImportError:
+        return None, []
+    source = Path(cutlass_library.__file__).parent / "source"
+    return source / "tools" / "util" / "include", sorted((source / "examples" / "cute" / "tutorial").rglob("*.cu"))
+
+
+UTIL_INCLUDE, TUTORIALS = _cutlass_tutorials()
+
+
+@pytest.mark.skipif(not TUTORIALS, reason="the nvidia-cutlass wheel ships no CuTe tutorials here")
+@pytest.mark.parametrize("path", TUTORIALS, ids=lambda p: p.name)
+def test_cutlass_tutorial_has_no_type_tier_error(toolchain, type_state, path):
+    """Real CUTLASS files the project never wrote (thrust in main(), sm70/sm80/sm90 GEMMs): no false error."""
+    checker = TypeChecker(toolchain, Settings(check_timeout=900, include_dirs=[str(UTIL_INCLUDE)]), type_state,
+                          warm_after_s=None)
+    result = checker.run(path)
+    assert result.ok and result.diagnostics == [], [d.format() for d in result.diagnostics]
+
+
 def test_broken_fixtures_are_reported_at_their_lines(checker):
     found = {path.name: [d.line for d in checker.run(path).errors] for path in sorted(BROKEN_FIXTURES)}
     assert found == {"32_HardTanh.cu": [12], "row_sum.cu": [12]}
@@ -263,3 +286,13 @@ def test_disagreement_watches_the_lines_concerned_and_carries_what_only_nvcc_say
     # Typing moved everything down one line and rewrote line 4: the spill warning's line is gone, C7510 moves.
     moved = carried(saved, "new;\n" + text.replace("c;", "d;"))
     assert [(d.code, d.line) for d in moved] == [("ptxas-C7510", 2)]
+
+
+def test_a_call_that_spans_lines_is_placed_on_its_last_line_as_nvcc_places_it():
+    from cutegen.diagnostics.clang_log import call_end
+
+    text = ["  TiledCopy tc = make_tiled_copy(Atom{},  // (", "      thr_layout,", "      val_layout);", "f();"]
+    assert call_end(text, 1, 18) == 3  # clang's place: the callee's name; nvcc's: the closing parenthesis
+    assert call_end(["auto x = f<A, B>(a,", "  b);"], 1, 10) == 2  # template arguments skipped
+    assert call_end(["g([] { return 1; },", "  2);"], 1, 1) == 1  # a lambda's body: left where clang put it
+    assert call_end(text, 2, 7) == 2 and call_end(text, 4, None) == 4  # no call there, no column
