@@ -109,3 +109,20 @@ def test_a_parse_faster_than_the_threshold_builds_no_warm_set(toolchain, tmp_pat
     path = tmp_path / "k.cu"
     assert checker.run(path, KERNEL).ok
     assert not checker.warm.threads and not list((tmp_path / ".cutegen").rglob("*.warm.pch"))
+
+
+def test_a_warm_set_that_does_not_pay_is_dropped_and_not_built_again(toolchain, tmp_path):
+    """CUTLASS's tutorials spend their parse in host code a use cannot name: a warm parse as slow as the plain one
+    would only add a first pass to every edit."""
+    checker = _checker(toolchain, tmp_path)
+    path = tmp_path / "k.cu"
+    assert _warmed(checker, path, KERNEL).ok
+    warm = checker.warm._ready[str(path)]
+    warm.plain_s = 2.0  # as if the plain parse had taken 2 s
+    assert checker.warm.judge(str(path), 1.0)  # twice as fast: kept
+    assert not checker.warm.judge(str(path), 1.9)  # no faster: dropped ...
+    assert str(path) not in checker.warm._ready
+    threads = len(checker.warm.threads)
+    pch = checker._pch(path, KERNEL, checker.arguments(path, KERNEL))
+    checker.warm.offer(str(path), pch, warm.uses, 2.0)
+    assert len(checker.warm.threads) == threads and str(path) not in checker.warm._ready  # ... for good

@@ -33,7 +33,6 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -41,7 +40,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
-from cutegen.typecheck import clang_parse
+from cutegen.typecheck.parsers import Parsers
 from cutegen.typecheck.warm import WARM_AFTER_S, WarmSets
 from cutegen.build.cache import BuildCache, cache_key
 from cutegen.build.includes import user_headers
@@ -97,6 +96,7 @@ class TypeChecker:
         # What clang said of a text, keyed like the build cache (the text, its user headers, the flags, the
         # toolchain and clang): an undo, a reopened file or a repeated test run parses nothing again.
         self._results = BuildCache(self.state.type_results)
+        self.parsers = Parsers()  # one parser process started ahead of the next edit
         self.warm_after_s = warm_after_s
         self.warm = WarmSets(self.state.type_cache, lambda request: self._child(request, _Job()),
                              lambda folder, keep: _prune(folder, keep, warm=True),
@@ -158,8 +158,10 @@ class TypeChecker:
             # A warm parse lists its uses again only when it is slow all the same: the file instantiates
             # something new (under load a warm GEMM parse alone can take a few seconds).
             answer = self._child({**request, "pch": warm, "collect_after": 4 * after}, handle)
+            if "seconds" in answer and not handle.cancelled:
+                self.warm.judge(str(path), answer["seconds"])  # a set that does not pay is not used again
             if answer.get("uses") and not handle.cancelled:
-                self.warm.offer(str(path), pch, answer["uses"])
+                self.warm.offer(str(path), pch, answer["uses"], answer["seconds"])
             if not _warm_involved(answer, warm["path"]):
                 return {**answer, "pch": "warm"} if answer.get("pch") == "used" else answer
             # An error that points at the warm instantiations is the plain header set's to confirm (warm.py).
@@ -169,7 +171,7 @@ class TypeChecker:
         if built and answer.get("pch") == "used":
             answer["pch"] = "built"  # by this run, in a process of its own
         if pch is not None and answer.get("uses") and not handle.cancelled:
-            self.warm.offer(str(path), pch, answer["uses"])
+            self.warm.offer(str(path), pch, answer["uses"], answer["seconds"])
         return answer
 
     def _result_key(self, path: Path, source: str, args: list[str]) -> str:
@@ -252,9 +254,7 @@ class TypeChecker:
         with job.lock:
             if job.cancelled:
                 return {}
-            # Run by path, not `-m`: the child needs no cutegen import, only libclang (fast to start).
-            job.proc = subprocess.Popen([sys.executable, clang_parse.__file__], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+            job.proc = self.parsers.take()
         try:
             out, err = job.proc.communicate(json.dumps(request).encode(), timeout=self.settings.check_timeout)
         except subprocess.TimeoutExpired:
@@ -262,6 +262,8 @@ class TypeChecker:
             job.proc.communicate()
             return {"failure": f"no answer within {self.settings.check_timeout:g} s (setting "
                                f"{self.settings.name_of('check_timeout')})"}
+        finally:
+            self.parsers.refill()
         if job.cancelled:
             return {}
         try:

@@ -31,6 +31,12 @@ IDLE_POLL_S = 0.2
 # moment of idleness (measured: a build started there, beside the next file's 1 GB plain parse, took the opening
 # of five files to 2.1 GB instead of 1.3). A user who types on within a build's 13 s still runs a parse beside it.
 QUIET_FOR_S = 3.0
+# A warm set must pay for itself: a file whose warm parse takes more than this share of its plain parse keeps only
+# the plain header set. CUTLASS's tutorials spend their parse in host code (thrust's vectors in main(): 4.5 of
+# 5 s on tiled_copy.cu), whose class members a use cannot spell: their warm parse took as long as the plain one,
+# and each edit then ran a first pass and a full parse (8 s of a core) after a 13 s build beside the edits.
+PAYS_BELOW = 0.6
+JUDGED_FROM_S = 1.0  # a warm parse faster than this is kept whatever the ratio: a second is not worth a rebuild
 
 
 def chained(pch: dict) -> list[str]:
@@ -46,6 +52,7 @@ class Warm:
     path: str
     uses: list[str]
     text: str  # the warm header's text (a stale PCH is rebuilt from it)
+    plain_s: float = 0.0  # the slow plain parse that asked for it
 
 
 class WarmSets:
@@ -60,6 +67,7 @@ class WarmSets:
         self.folder, self._build, self._prune, self._busy = folder, build, prune, busy
         self._ready: dict[str, Warm] = {}  # file → its warm set, built
         self._wanted: dict[str, Warm] = {}  # file → the set its last slow parse asked for
+        self._unpaid: set[str] = set()  # warm PCH paths whose parse was no faster: never built or used again
         self._lock = threading.Lock()
         self._building = threading.Lock()
         self.threads: list[threading.Thread] = []
@@ -72,13 +80,16 @@ class WarmSets:
             return None
         return {"path": warm.path, "header": warm.text, "args": chained(pch)}
 
-    def offer(self, file: str, pch: dict, uses: list[str]) -> None:
-        """A slow clean parse of `file` named these uses: build their warm set unless it is built or building."""
+    def offer(self, file: str, pch: dict, uses: list[str], plain_s: float = 0.0) -> None:
+        """A slow clean parse of `file` (`plain_s` seconds) named these uses: build their warm set unless it is
+        built or building, or did not pay before."""
         from cutegen.typecheck.clang_uses import warm_header
 
         key = cache_key(tier="type-warm", fingerprint="", command_flags=chained(pch), text="\n".join(uses), headers=[])
-        warm = Warm(pch["path"], str(self.folder / f"{key}.warm.pch"), uses, "")
+        warm = Warm(pch["path"], str(self.folder / f"{key}.warm.pch"), uses, "", plain_s)
         with self._lock:
+            if warm.path in self._unpaid:
+                return
             current = self._ready.get(file) or self._wanted.get(file)
             if current is not None and current.path == warm.path:
                 return
@@ -91,6 +102,17 @@ class WarmSets:
                                   name="cutegen-warm-pch")
         self.threads.append(thread)
         thread.start()
+
+    def judge(self, file: str, warm_s: float) -> bool:
+        """A parse of `file` against its warm set took `warm_s`: False (and the set dropped for good) when that is
+        not clearly faster than the plain parse that asked for it."""
+        with self._lock:
+            warm = self._ready.get(file)
+            if warm is None or warm_s < max(JUDGED_FROM_S, PAYS_BELOW * warm.plain_s):
+                return True
+            self._unpaid.add(warm.path)
+            del self._ready[file]
+        return False
 
     def drop(self, file: str) -> None:
         """Its warm parse erred where the plain parse did not: never use that set for this file again."""

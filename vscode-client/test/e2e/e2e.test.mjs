@@ -691,6 +691,31 @@ test("CuTeGen in a real VS Code: diagnostic, quick fix as a verified diff, Apply
     await screenshot(page, "explained");
   });
 
+  // Issue 54: errors while typing are on by default. A clean kernel the workspace has never seen (its header set
+  // not yet precompiled), an error typed and not saved: the type tier's diagnostic shows on the typed line.
+  await step("typing an error without saving shows it, labelled cutegen (typing)", {}, async () => {
+    await palette(page, "View: Close All Editor Groups");
+    const typed = path.join(workspace, "typed.cu");
+    const clean = "#include <cute/tensor.hpp>\nusing namespace cute;\n\n__global__ void twice(float* x, int n)\n{\n" +
+      "  Tensor t = make_tensor(make_gmem_ptr(x), make_shape(n));\n  if (int(threadIdx.x) < n) t(threadIdx.x) *= 2.f;\n}\n";
+    fs.writeFileSync(typed, clean);
+    await openFile(page, "typed.cu");
+    await goToLine(page, 7, 1);
+    await editorFocused(page);
+    await page.keyboard.press("End");
+    await page.keyboard.type("\n  t(0) = not_declared_anywhere;");
+    await page.locator(".monaco-editor .squiggly-error").first().waitFor({ timeout: 180_000 * SLOW });
+    await goToLine(page, 8, 12);
+    const hover = await untilHover(page, "not_declared_anywhere", 60_000 * SLOW, "the typing diagnostic's hover");
+    log(`typing hover: ${hover.replace(/\s+/g, " ").slice(0, 200)}`);
+    assert.match(hover, /cutegen \(typing\)/, `the error is not the type tier's: ${hover}`);
+    assert.equal(fs.readFileSync(typed, "utf8"), clean, "the file was saved: the error must come without a save");
+    assert.ok(await page.locator(".tab.active.dirty").count(), "the typed file's tab is not dirty");
+    await screenshot(page, "typing-error");
+    await page.keyboard.press("Escape");
+    await palette(page, "File: Revert File"); // leave the workspace as it was
+  });
+
   await step("the palette lists the CuTeGen commands", {}, async () => {
     const rows = page.locator(".quick-input-list .monaco-list-row");
     await quickInput(page, "F1", ">CuTeGen:", rows.first(), false);
