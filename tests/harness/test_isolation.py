@@ -93,3 +93,14 @@ def test_a_library_constructor_that_forges_replies_is_named(host_library, worker
     reply = worker.call({"problem": str(PROBLEM), "library": lib, "device": "cpu", "trials": 3, "seed": 2},
                         timeout=120)
     assert reply["verdict"] == "candidate-protocol", reply
+
+
+def test_a_reply_header_that_claims_gigabytes_is_named(worker, tmp_path):
+    """The candidate writes a length prefix of 2 GB on its reply channel and nothing else."""
+    bad = tmp_path / "huge_header.py"
+    bad.write_text("# cutegen: problem=softsign_small.py\nimport os, struct, sys\n"
+                   "os.write(int(sys.argv[sys.argv.index('--write-fd') + 1]), struct.pack('!i', 2**31 - 1))\n"
+                   "import time\ntime.sleep(60)\nclass ModelNew:\n    pass\n")
+    reply = worker.call({"problem": str(PROBLEM), "modelnew": str(bad), "device": "cpu", "trials": 1, "seed": 1},
+                        timeout=120)
+    assert reply["verdict"] == "candidate-protocol", reply

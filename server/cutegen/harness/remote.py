@@ -108,10 +108,14 @@ class CandidateProcess:
         return reply
 
     def _dead(self, cause: BaseException) -> Failed:
-        if isinstance(cause, OSError) and "too long" in str(cause).lower():
+        if isinstance(cause, OSError) and "message length" in str(cause):  # over MAX_REPLY, or a forged header
             self.stop()
-            return Failed(Verdict.CANDIDATE_PROTOCOL, f"the candidate process sent a reply over {MAX_REPLY >> 20} MB")
-        code = self._popen.wait(10) if self._popen.poll() is None else self._popen.returncode
+            return Failed(Verdict.CANDIDATE_PROTOCOL, f"the candidate process sent a reply the judge does not take "
+                                                      f"(a length over {MAX_REPLY >> 20} MB or a forged header)")
+        try:
+            code = self._popen.wait(10)
+        except subprocess.TimeoutExpired:  # alive, with its end of the pipe closed
+            code = None
         self.stop()
         how = f"killed by {signal.Signals(-code).name}" if code is not None and code < 0 and -code in \
             signal.valid_signals() else f"exit code {code}"
