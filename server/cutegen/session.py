@@ -51,6 +51,7 @@ class Session:
         self._builders: dict[StateDir, Builder] = {}
         self._type_checkers: dict[StateDir, object] = {}  # the type tier's, per state dir (typecheck/checker.py)
         self._worker = None  # the harness's GPU worker process, kept warm between tests
+        self._jailed = None  # agent/candidates.JailedWorkers: the judges of model-written candidates, one per jail
         self._lock = threading.Lock()
         # One GPU action at a time (test, bench, profile), whoever asks: a kernel timed or profiled while another
         # runs would be measured on a shared card, and the worker speaks one request at a time.
@@ -118,7 +119,17 @@ class Session:
         from cutegen.agent.agent import Agent
 
         return Agent(self.settings, self.builder(path), self.worker(), state_dir=self.state_dir(path),
-                     problem=problem, trials=trials, on_stage=on_stage)
+                     problem=problem, trials=trials, on_stage=on_stage, candidate_runner=self.jailed_workers())
+
+    def jailed_workers(self):
+        """The jailed judges of model-written candidates, one per jail, warm across agent requests (closed with
+        the session)."""
+        with self._lock:
+            if self._jailed is None:
+                from cutegen.agent.candidates import JailedWorkers
+
+                self._jailed = JailedWorkers()
+            return self._jailed
 
     def worker(self, factory=None):
         """The GPU worker process (started on first use)."""
@@ -138,6 +149,10 @@ class Session:
 
     def close(self) -> None:
         self.stop_worker()
+        with self._lock:
+            jailed, self._jailed = self._jailed, None
+        if jailed is not None:
+            jailed.stop()
 
     def first_report(self, error: str) -> bool:
         """True the first time an error text is seen under the current settings: errors that every

@@ -44,8 +44,6 @@ from cutegen.toolchain import ABI_INCLUDE, includes_torch, torch_include_dirs
 NOISE_FLOOR = 0.02  # a speedup must beat the measured spread, and never less than 2 %
 _ids = itertools.count()
 UNSANDBOXED = "ran unsandboxed: cutegen.sandbox is off"
-_jailed_workers: dict = {}  # one warm jailed worker per jail configuration, shared by every agent request
-_jailed_lock = threading.Lock()
 
 
 class CandidateVerdict(str, Enum):
@@ -89,14 +87,28 @@ class CandidateRunner(Protocol):
     def __call__(self, jail): ...
 
 
-def _process_wide_jailed_worker(jail):
-    """The default runner: one jailed Worker per jail for the whole process, started on first use."""
-    with _jailed_lock:
-        if jail not in _jailed_workers:
-            from cutegen.harness.worker import Worker
+class JailedWorkers:
+    """A CandidateRunner: one jailed Worker (a judge, whose candidate processes run in the same jail) per jail
+    configuration, started on first use and kept warm until `stop`. The engine Session owns one for every agent
+    request it serves; a Verifier made without a runner owns its own."""
 
-            _jailed_workers[jail] = Worker(jail=jail)
-        return _jailed_workers[jail]
+    def __init__(self):
+        self._workers: dict = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, jail):
+        with self._lock:
+            if jail not in self._workers:
+                from cutegen.harness.worker import Worker
+
+                self._workers[jail] = Worker(jail=jail)
+            return self._workers[jail]
+
+    def stop(self) -> None:
+        with self._lock:
+            workers, self._workers = list(self._workers.values()), {}
+        for worker in workers:
+            worker.stop()
 
 
 class Verifier:
@@ -104,7 +116,7 @@ class Verifier:
                  trials: int = 5, cancel: threading.Event | None = None, gpu: bool | None = None, on_stage=None,
                  candidate_runner: CandidateRunner | None = None):
         self.builder, self.worker, self.state_dir = builder, worker, Path(state_dir)
-        self.candidate_runner = candidate_runner or _process_wide_jailed_worker
+        self.candidate_runner = candidate_runner or JailedWorkers()
         self.problem, self.trials = problem, trials
         self.cancel_event = cancel or threading.Event()
         self.on_stage = on_stage or (lambda s: None)
