@@ -79,8 +79,13 @@ class Session:
                 self._toolchain = discover(self.settings)
             state = self.state_dir(path)
             if state not in self._builders:
-                self._builders[state] = Builder(self._toolchain, self.settings, state)
+                self._builders[state] = Builder(self._toolchain, self.settings, state, roots=self.roots or None)
             return self._builders[state]
+
+    def file_flags(self, path: Path):
+        """`path`'s compile flags and where they came from (build/configuration.py's FileFlags): the type tier
+        compiles with `.common()` (standard, include folders in order, macros) and CUTLASS `.cutlass_include`."""
+        return self.builder(path).file_flags(path)
 
     def type_checker(self, path: Path):
         """The type tier (clang on unsaved text) for `path`'s state dir; same toolchain as the builder."""
