@@ -89,6 +89,7 @@ class Builder:
         # Workspace folders: their build*/ folders hold compile_commands.json (build/compile_commands.py).
         self.roots = list(roots) if roots else [StateDir(state_dir).path.parent]
         self._includer: dict[Path, Path] = {}  # header → the last .cu seen including it (a header's translation unit)
+        self._configured_as: dict[Path, Path] = {}  # a shadow copy → the user's file whose flags it is built with
         self._jobs: dict[str, _Job] = {}
         self._lock = threading.Lock()
         self._demangler = toolchain.tool("cu++filt") or toolchain.tool("c++filt")
@@ -153,10 +154,15 @@ class Builder:
         hit = self.cache.get(self._key(tier, resolved(path), text, text, pre_include))
         return Outcome(**hit) if hit is not None else None
 
+    def configure_as(self, path: str | Path, original: str | Path) -> None:
+        """Build `path` (a candidate's shadow copy) with the flags of `original` (the user's file)."""
+        self._configured_as[resolved(path)] = resolved(original)
+
     def file_flags(self, path: str | Path) -> FileFlags:
         """`path`'s flags and where they came from (settings, its compile_commands.json, defaults): what every tier
         compiles it with, the type tier included (`FileFlags.common()`), and what `cutegen check -v` names."""
         path = resolved(path)
+        path = self._configured_as.get(path, path)
         flags = configure(path, self.toolchain, self.settings, [*self.roots, workspace_root(path)],
                           includer=self._includer.get(path))
         self._library = tuple(dict.fromkeys((*self._library, *(os.path.realpath(d) + os.sep
@@ -307,8 +313,10 @@ class Builder:
             diagnostics.insert(0, file_level(path, self._timeout_message(tier, o), "timeout"))
         elif o.returncode != 0 and not o.cancelled and not any(d.severity is Severity.ERROR for d in diagnostics):
             tail = "\n".join(o.log.strip().splitlines()[-3:]) or f"exit code {o.returncode}"
-            configured = flags.database and f" (flags from {flags.source})"
-            diagnostics.insert(0, file_level(path, f"nvcc failed: {tail}{configured or ''}", "nvcc-failed"))
+            diagnostics.insert(0, file_level(path, f"nvcc failed: {tail}", "nvcc-failed"))
+        for d in diagnostics if flags.database else ():  # a flag nvcc refused: say which file it came from
+            if d.severity is Severity.ERROR and (d.code == "nvcc-failed" or d.message.startswith("nvcc fatal")):
+                d.message += f" (flags from {flags.source})"
         diagnostics += [Diagnostic(file=str(path), line=1, col=1, end_col=2, severity=Severity.WARNING, message=p,
                                    code="build-configuration") for p in flags.problems]
         if not source.strip():  # it compiles, and says nothing: "ok" alone would read as a checked kernel
@@ -349,7 +357,7 @@ class Builder:
         return CheckResult(file=str(header), tier=tier.value, ok=ok, diagnostics=mine, resources=result.resources,
                            raw_log=result.raw_log, command=result.command, seconds=result.seconds,
                            cached=result.cached, artifact=result.artifact, cancelled=result.cancelled,
-                           configuration=result.configuration)
+                           configuration=self.file_flags(header).describe())
 
     def _timeout_message(self, tier: Tier, o: "Outcome") -> str:
         setting = self.settings.name_of(tier.value + "_timeout")

@@ -68,8 +68,9 @@ def configure(file: Path, toolchain: Toolchain, settings: Settings, roots: list[
             if entry is None and file.suffix in cc.HEADER_SUFFIXES:
                 entry = cc.includers(database, file) or (cc.entry_for(database, includer) if includer else None)
                 unit = entry.file if entry else includer
-    except cc.CompileCommandsError as e:
+    except cc.CompileCommandsError as e:  # said on the file; the defaults still check it
         problems.append(str(e))
+        database, entry, unit = None, None, None
     if unit is None and entry is None and includer is not None and file.suffix in cc.HEADER_SUFFIXES:
         unit = includer
     translated = cc.translate(entry) if entry else cc.Translated((), (), None, ())
@@ -88,7 +89,8 @@ def configure(file: Path, toolchain: Toolchain, settings: Settings, roots: list[
         includes.append(("-I", str(util)))
     return FileFlags(includes=_unique(includes), macros=translated.macros, std=translated.std or DEFAULT_STD,
                      switches=translated.switches, cutlass_include=cutlass, cutlass_origin=origin,
-                     source=_source(file, database, entry, unit), notes=tuple(notes), problems=tuple(problems),
+                     source="defaults" if problems else _source(file, database, entry, unit), notes=tuple(notes),
+                     problems=tuple(problems),
                      database=str(database) if database else None, translation_unit=str(unit) if unit else None)
 
 
