@@ -9,6 +9,8 @@ passed as unsaved text through the engine as the editor does) located at its lin
     python bench/real_repos.py CLONE [--files GLOB] [--reps 3] [--out results.json]
     python bench/real_repos.py --tutorials DEST  # CUTLASS's CuTe tutorials from the nvidia-cutlass wheel, laid out
                                                  # as the repository is, with a compile_commands.json as CMake writes it
+    python bench/real_repos.py CLONE --make tma:main.o --make evt:evt_gemm_cute  # a Makefile project without one:
+        # compile_commands.json written from `make -n` in each folder for each target (what compiledb does)
 
 Nothing is vendored: CLONE is an existing clone (with its compile_commands.json, from CMake or `bear`).
 """
@@ -60,6 +62,25 @@ def tutorials(dest: Path) -> Path:
             entries.append({"directory": str(build), "command": " ".join(argv), "file": str(cu), "output": obj})
     (build / "compile_commands.json").write_text(json.dumps(entries, indent=1))
     return dest
+
+
+def from_make(repo: Path, targets: list[str]) -> Path:
+    """A compile_commands.json at the clone's root from `make -n -B TARGET` in each FOLDER:TARGET (the nvcc
+    commands that compile a .cu), nothing else guessed."""
+    import shlex
+
+    entries = []
+    for spec in targets:
+        folder, _, target = spec.partition(":")
+        where = (repo / folder).resolve()
+        dry = subprocess.run(["make", "-n", "-B", target], cwd=where, capture_output=True, text=True, check=True)
+        for line in dry.stdout.splitlines():
+            argv = shlex.split(line)
+            sources = [a for a in argv[1:] if a.endswith(".cu")]
+            if argv and Path(argv[0]).name == "nvcc" and sources:
+                entries.append({"directory": str(where), "arguments": argv, "file": str(where / sources[0])})
+    (repo / "compile_commands.json").write_text(json.dumps(entries, indent=1))
+    return repo
 
 
 def project_command(entry: dict, out: Path) -> tuple[list[str], str]:
@@ -157,10 +178,14 @@ def main() -> int:
     ap.add_argument("repo", type=Path, nargs="?", help="an existing clone with a compile_commands.json")
     ap.add_argument("--tutorials", type=Path, help="lay out CUTLASS's CuTe tutorials from the wheel here, then measure")
     ap.add_argument("--files", default="**/*.cu", help="which .cu files, a glob under the clone")
+    ap.add_argument("--make", action="append", default=[], metavar="FOLDER:TARGET",
+                    help="write compile_commands.json from `make -n -B TARGET` in FOLDER first")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     repo = tutorials(args.tutorials.resolve()) if args.tutorials else args.repo.resolve()
+    if args.make:
+        from_make(repo, args.make)
     pattern = "examples/cute/tutorial/**/*.cu" if args.tutorials else args.files
     rows = measure(repo, pattern, args.reps)
     report = {"repo": str(repo), "commit": commit_of(repo), "date": time.strftime("%Y-%m-%d"),
