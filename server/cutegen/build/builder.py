@@ -201,7 +201,7 @@ class Builder:
         own = [Path(d) for kind, d in self.file_flags(path).includes
                if kind == "-I" and not self._is_library(d) and Path(d) != ABI_INCLUDE]
         headers = user_headers(source, path.parent, own)
-        if path.suffix == ".cu":
+        if path.suffix == ".cu" and ".cutegen" not in path.parts:  # not a candidate's shadow copy
             for header in headers:
                 self._includer[header] = path
         return cache_key(tier=tier.value, fingerprint=self.toolchain.fingerprint,

@@ -110,12 +110,16 @@ def _parse(database: Path) -> tuple[Entry, ...]:
     return tuple(out)
 
 
+_by_file: dict[Path, tuple[tuple[Entry, ...], dict[str, Entry]]] = {}
+
+
 def entry_for(database: Path, file: Path) -> Entry | None:
-    file = Path(os.path.realpath(file))
-    for entry in entries(database):
-        if Path(os.path.realpath(entry.file)) == file:
-            return entry
-    return None
+    """The entry compiling `file` (CUTLASS's own database has thousands: indexed once per version of it)."""
+    listed = entries(database)
+    indexed = _by_file.get(database)
+    if indexed is None or indexed[0] is not listed:  # the first entry for a file wins, as in clangd
+        indexed = _by_file[database] = (listed, {os.path.realpath(e.file): e for e in reversed(listed)})
+    return indexed[1].get(os.path.realpath(file))
 
 
 def translate(entry: Entry) -> Translated:
