@@ -118,9 +118,39 @@ def injected(text: str) -> tuple[str, int] | None:
     return None
 
 
+def bug_located(file: Path, entry, state: Path) -> dict | None:
+    """One injected bug, checked as a user meets it: in the .cu as unsaved text (the editor's path), or, where the
+    .cu has no kernel of its own, in the first of its headers that has one, saved (a header is checked through
+    the .cu that includes it) and restored after."""
+    from cutegen.build import compile_commands as cc
+    from cutegen.build.includes import user_headers
+    from cutegen.session import Session
+
+    session = Session(state_dir=state)
+    bug = injected(file.read_text())
+    if bug is not None:
+        result = session.check(file, bug[0], record=False).result
+        target = file
+    else:
+        dirs = [Path(d) for _, d in cc.translate(entry).includes if not (Path(d) / "cute" / "tensor.hpp").is_file()]
+        headers = [h for h in user_headers(file.read_text(), file.parent, dirs, angled=True)
+                   if h.suffix in cc.HEADER_SUFFIXES and injected(h.read_text()) is not None]
+        if not headers:
+            return None
+        target, original = headers[0], headers[0].read_text()
+        bug = injected(original)
+        try:
+            target.write_text(bug[0])
+            result = session.check(target, record=False).result
+        finally:
+            target.write_text(original)
+    at = [d.line for d in result.errors if Path(d.file).resolve() == target.resolve()]
+    return {"file": target.name, "line": bug[1], "located": bug[1] in at, "reported_at": at[:3],
+            "message": result.errors[0].message[:160] if result.errors else None}
+
+
 def measure(repo: Path, pattern: str, reps: int) -> list[dict]:
     from cutegen.build import compile_commands as cc
-    from cutegen.session import Session
 
     rows = []
     files = sorted(p for p in repo.glob(pattern) if p.suffix == ".cu")
@@ -154,14 +184,7 @@ def measure(repo: Path, pattern: str, reps: int) -> list[dict]:
                "errors": [f"{Path(d['file']).name}:{d['line']}: {d['message'][:160]}" for d in errors],
                "ours_s": ours, "theirs_s": theirs, "ratio_median": statistics.median(ratios),
                "ratio_min": ratios[0], "ratio_max": ratios[-1], "configuration": checked.get("configuration", "")}
-        bug = injected(file.read_text())
-        if bug is not None:
-            text, line = bug
-            session = Session(state_dir=scratch / f"bug-{file.stem}")
-            result = session.check(file, text, record=False).result
-            at = [d.line for d in result.errors if Path(d.file).resolve() == file.resolve()]
-            row["bug"] = {"line": line, "located": line in at, "reported_at": at[:3],
-                          "message": result.errors[0].message[:160] if result.errors else None}
+        row["bug"] = bug_located(file, entry, scratch / f"bug-{file.stem}")
         rows.append(row)
         print(json.dumps({k: row[k] for k in row if k not in ("errors", "configuration")}), flush=True)
     shutil.rmtree(scratch, ignore_errors=True)
