@@ -73,7 +73,8 @@ def from_make(repo: Path, targets: list[str]) -> Path:
     for spec in targets:
         folder, _, target = spec.partition(":")
         where = (repo / folder).resolve()
-        dry = subprocess.run(["make", "-n", "-B", target], cwd=where, capture_output=True, text=True, check=True)
+        dry = subprocess.run(["make", "-n", "-B", target], cwd=where, capture_output=True, text=True, check=True,
+                             env={**os.environ, "PWD": str(where)})  # Makefiles read $(PWD): as a shell in `where`
         for line in dry.stdout.splitlines():
             argv = shlex.split(line)
             sources = [a for a in argv[1:] if a.endswith(".cu")]
