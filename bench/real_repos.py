@@ -101,10 +101,11 @@ def timed(argv: list[str], cwd: str, env: dict | None = None) -> tuple[float, su
 
 
 def injected(text: str) -> tuple[str, int] | None:
-    """The text with one bug: inside the first __global__ function, a use of a `Tensor` declared there, misspelled,
-    on the first later line that uses it; and that line (1-based)."""
+    """The text with one bug: inside the first __global__ function the code names elsewhere (launched), a use of a
+    `Tensor` declared there, misspelled, on the first later line that uses it; and that line (1-based)."""
     lines = text.splitlines()
-    start = next((i for i, line in enumerate(lines) if "__global__" in line), None)
+    kernels = _kernels(lines)  # a header's kernels are launched from elsewhere: then the first one
+    start = next((i for i in kernels if _used(lines, i)), kernels[0] if kernels else None)
     if start is None:
         return None
     for i in range(start, len(lines)):
@@ -148,6 +149,22 @@ def bug_located(file: Path, entry, state: Path) -> dict | None:
     at = [d.line for d in result.errors if Path(d.file).resolve() == target.resolve()]
     return {"file": target.name, "line": bug[1], "located": bug[1] in at, "reported_at": at[:3],
             "message": result.errors[0].message[:160] if result.errors else None}
+
+
+def _kernels(lines: list[str]) -> list[int]:
+    """Lines that open a __global__ function (its name on the same or the next line)."""
+    return [i for i, line in enumerate(lines) if "__global__" in line and not line.lstrip().startswith("//")]
+
+
+def _used(lines: list[str], start: int) -> bool:
+    """Whether the kernel declared at `start` is named in code elsewhere (a launch, a pointer taken): a bug in a
+    template nothing instantiates is one nvcc accepts too."""
+    head = " ".join(lines[start:start + 6]).split("__global__", 1)[1]
+    m = re.search(r"\b(?!__launch_bounds__)([A-Za-z_]\w*)\s*\(", head)
+    if not m:
+        return False
+    name = re.compile(rf"\b{m.group(1)}\b")
+    return any(name.search(line.split("//")[0]) for i, line in enumerate(lines) if not start <= i < start + 6)
 
 
 def measure(repo: Path, pattern: str, reps: int) -> list[dict]:
