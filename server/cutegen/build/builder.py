@@ -35,6 +35,7 @@ from cutegen.files import resolved, write_atomic
 from cutegen.model import CheckResult, Diagnostic, KernelResources, Severity
 from cutegen.pairing import find_problem
 from cutegen.settings import Settings
+from cutegen.state import NAME as STATE_NAME
 from cutegen.state import StateDir, workspace_root
 from cutegen.toolchain import ABI_INCLUDE, TORCH_NVCC_FLAGS, Toolchain, includes_torch, torch_include_dirs
 
@@ -201,7 +202,7 @@ class Builder:
         own = [Path(d) for kind, d in self.file_flags(path).includes
                if kind == "-I" and not self._is_library(d) and Path(d) != ABI_INCLUDE]
         headers = user_headers(source, path.parent, own)
-        if path.suffix == ".cu" and ".cutegen" not in path.parts:  # not a candidate's shadow copy
+        if path.suffix == ".cu" and STATE_NAME not in path.parts:  # not a candidate's shadow copy
             for header in headers:
                 self._includer[header] = path
         return cache_key(tier=tier.value, fingerprint=self.toolchain.fingerprint,
