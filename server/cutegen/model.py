@@ -6,7 +6,7 @@ Everything here is plain data that round-trips through JSON (run records, diagno
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from enum import Enum
 from pathlib import Path
 
@@ -104,6 +104,7 @@ class CheckResult:
     cached: bool = False
     artifact: str | None = None  # path of the .ptx / .so this tier produced
     cancelled: bool = False
+    configuration: str = ""  # which CUTLASS, and where the flags came from (build/configuration.py)
 
     @property
     def errors(self) -> list[Diagnostic]:
@@ -116,7 +117,8 @@ class CheckResult:
 
     @classmethod
     def from_json(cls, d: dict) -> "CheckResult":
-        d = dict(d)
+        known = {f.name for f in fields(cls)}  # a newer writer's fields are left out, not an error
+        d = {k: v for k, v in d.items() if k in known}
         d["diagnostics"] = [Diagnostic.from_json(x) for x in d["diagnostics"]]
         d["resources"] = [KernelResources(**r) for r in d["resources"]]
         return cls(**d)

@@ -80,8 +80,13 @@ class Session:
                 self._toolchain = discover(self.settings)
             state = self.state_dir(path)
             if state not in self._builders:
-                self._builders[state] = Builder(self._toolchain, self.settings, state)
+                self._builders[state] = Builder(self._toolchain, self.settings, state, roots=self.roots or None)
             return self._builders[state]
+
+    def file_flags(self, path: Path):
+        """`path`'s compile flags and where they came from (build/configuration.py's FileFlags): the type tier
+        compiles with `.common()` (standard, include folders in order, macros) and CUTLASS `.cutlass_include`."""
+        return self.builder(path).file_flags(path)
 
     def type_checker(self, path: Path):
         """The type tier (clang on unsaved text) for `path`'s state dir; same toolchain as the builder."""
@@ -198,6 +203,31 @@ class Session:
         with self.gpu_turn():
             return sanitize_kernel(path, self.builder(path), problem=self.settings.problem,
                                    state_dir=self.state_dir(path), tools=tools or TOOLS, on_stage=on_stage)
+
+    def profile_program(self, argv: list[str], cwd: Path, *, kernel: str | None = None, launches: int = 1,
+                        binary: str | None = None, sanitize: str | None = None):
+        """The user's own command under Nsight Compute (or compute-sanitizer's `sanitize` tool): hot lines and
+        findings at their source lines (profiler/program.py's ProgramRun)."""
+        from cutegen.profiler import program
+        from cutegen.profiler.profile import find_ncu
+        from cutegen.profiler.sanitizer import MISSING, find_sanitizer
+
+        toolchain = self.builder(cwd / "program").toolchain
+        timeout = self.settings.profile_timeout
+        with self.gpu_turn():
+            if sanitize:
+                tool = find_sanitizer(toolchain.cuda_root)
+                if tool is None:
+                    return program.ProgramRun(argv, problem=MISSING)
+                return program.sanitize_program(argv, cwd=cwd, sanitizer=tool, toolchain=toolchain, tool=sanitize,
+                                                binary=binary, timeout=timeout)
+            ncu = find_ncu(self.settings.ncu, toolchain.cuda_root)
+            if ncu is None:
+                return program.ProgramRun(argv, problem="Nsight Compute (ncu) was not found: install it with the "
+                                                        f"CUDA toolkit or set {self.settings.name_of('ncu')}")
+            report = self.state_dir(cwd / "program").program_report(argv[0])
+            return program.profile_program(argv, cwd=cwd, report=report, toolchain=toolchain, ncu=ncu, kernel=kernel,
+                                           launches=launches, binary=binary, timeout=timeout)
 
     @contextmanager
     def gpu_turn(self, cancel: Cancel | None = None):

@@ -104,6 +104,10 @@ class StateDir:
         """A new folder for one Nsight Compute run (the report, its CSV and text exports)."""
         return self.path / "profiles" / f"{Path(kernel).stem}-{time.strftime('%Y%m%dT%H%M%S')}"
 
+    def program_report(self, program: str) -> Path:
+        """The Nsight Compute report of one run of a user's own program (`cutegen profile -- CMD`)."""
+        return self.profile_folder(Path(program)) / "program.ncu-rep"
+
     def agent(self, kernel: Path) -> Path:
         """Transcripts and the measured history of one kernel: `agent/<stem>-<hash>/`."""
         return self.path / "agent" / file_key(kernel)

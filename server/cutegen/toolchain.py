@@ -33,6 +33,8 @@ class Toolchain:
     arch: str  # e.g. "sm_90a"
     arch_source: str  # "setting", "local GPU" or "default"
     cuda_root: str = ""  # the toolkit's real directory (nvcc may be a wrapper script elsewhere)
+    # "setting", "CUTLASS_PATH" or "wheel"; a project's own CUTLASS is chosen per file (build/configuration.py)
+    cutlass_origin: str = "wheel"
 
     @property
     def gencode(self) -> list[str]:
@@ -74,7 +76,9 @@ def _discover(settings: Settings) -> Toolchain:
     nvcc = find_nvcc(settings.nvcc)
     include = find_cutlass_include(settings.cutlass_path)
     arch, source = find_arch(settings.arch)
-    return Toolchain(nvcc, nvcc_version(nvcc), str(include), cutlass_version(include), arch, source, cuda_root(nvcc))
+    origin = "setting" if settings.cutlass_path else "CUTLASS_PATH" if os.environ.get("CUTLASS_PATH") else "wheel"
+    return Toolchain(nvcc, nvcc_version(nvcc), str(include), cutlass_version(include), arch, source, cuda_root(nvcc),
+                     origin)
 
 
 def find_nvcc(setting: str | None) -> str:
@@ -141,6 +145,13 @@ def _as_include_dir(path: Path) -> Path | None:
         if (p / "cute" / "tensor.hpp").is_file():
             return p.resolve()
     return None
+
+
+def util_include(include: Path) -> Path | None:
+    """CUTLASS's `tools/util/include` beside its `include/` (a checkout's, or the wheel's under
+    cutlass_library/source): CUTLASS's own examples include `cutlass/util/print_error.hpp` and others from it."""
+    util = Path(include).parent / "tools" / "util" / "include"
+    return util if (util / "cutlass" / "util").is_dir() else None
 
 
 def _wheel_include() -> Path | None:

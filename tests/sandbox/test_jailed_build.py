@@ -71,3 +71,26 @@ def test_a_candidate_compile_sees_only_the_kernel_and_the_headers_its_version_in
     shadow, shadow_builder = verifier.shadow(kernel, f'#include ".env"\n{original}')
     built = shadow_builder.run(Tier.BUILD, shadow)
     assert not built.ok and secret not in built.raw_log and "No such file" in built.raw_log, built.raw_log[-600:]
+
+
+def test_a_candidate_is_built_with_its_kernels_compile_commands_flags(jail, builder, tmp_path):
+    """The shadow copy of a candidate gets the kernel's own entry (a -D, an -isystem folder, mounted read-only in
+    the jail), not the defaults its path under .cutegen/shadow/ would find."""
+    import json
+
+    vendor = tmp_path / "vendor"
+    vendor.mkdir()
+    (vendor / "tiles.h").write_text("#pragma once\nconstexpr int kTile = TILE;\n")
+    kernel = tmp_path / "src" / "k.cu"
+    kernel.parent.mkdir()
+    text = "#include <tiles.h>\n__global__ void k(int* p) { p[0] = kTile; }\n"
+    kernel.write_text(text)
+    entry = {"directory": str(tmp_path), "file": str(kernel),
+             "arguments": ["nvcc", "-isystem", "vendor", "-DTILE=64", "-c", str(kernel), "-o", "k.o"]}
+    (tmp_path / "compile_commands.json").write_text(json.dumps([entry]))
+    verifier = Verifier(builder, None, state_dir=tmp_path / ".cutegen", gpu=False)
+    shadow, shadow_builder = verifier.shadow(kernel, text)
+    assert shadow_builder.jail is not None
+    result = shadow_builder.run(Tier.CHECK, shadow)
+    assert result.ok, result.raw_log[-600:]
+    assert "the entry for k.cu" in result.configuration

@@ -320,7 +320,8 @@ class Verifier:
             return path, self.builder  # a stand-in builder (tests) serves the shadow too
         s = self.builder.settings
         settings = replace(s, include_dirs=[*s.include_dirs, str(kernel.parent)])
-        builder = Builder(self.builder.toolchain, settings, self.builder.cache.root.parent)
+        builder = Builder(self.builder.toolchain, settings, self.builder.cache.root.parent, roots=self.builder.roots)
+        builder.configure_as(path, kernel)  # the kernel's compile_commands.json entry, not the shadow's defaults
         builder.jail = self.build_jail(kernel, original)
         return path, builder
 
@@ -368,7 +369,8 @@ class Verifier:
             return self.builder
         key = (str(kernel), self.visible_headers(kernel, original))
         if key not in self._checkers:
-            checker = Builder(self.builder.toolchain, self.builder.settings, self.builder.cache.root.parent)
+            checker = Builder(self.builder.toolchain, self.builder.settings, self.builder.cache.root.parent,
+                              roots=self.builder.roots)
             checker.jail = self.build_jail(kernel, original)
             self._checkers[key] = checker
         return self._checkers[key]

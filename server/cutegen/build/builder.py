@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Callable
 
 from cutegen.build.cache import BuildCache, cache_key, diagnosis_code
+from cutegen.build.compile_commands import HEADER_SUFFIXES
+from cutegen.build.configuration import FileFlags, configure
 from cutegen.build.includes import user_headers
 from cutegen.build.inline_sources import (
     as_cuda_file, checked_lines, cuda_sources, include_path_warnings, syntax_error,
@@ -33,7 +35,8 @@ from cutegen.files import resolved, write_atomic
 from cutegen.model import CheckResult, Diagnostic, KernelResources, Severity
 from cutegen.pairing import find_problem
 from cutegen.settings import Settings
-from cutegen.state import StateDir
+from cutegen.state import NAME as STATE_NAME
+from cutegen.state import StateDir, workspace_root
 from cutegen.toolchain import ABI_INCLUDE, TORCH_NVCC_FLAGS, Toolchain, includes_torch, torch_include_dirs
 
 
@@ -80,10 +83,14 @@ class _Step:
 
 
 class Builder:
-    def __init__(self, toolchain: Toolchain, settings: Settings, state_dir: Path):
+    def __init__(self, toolchain: Toolchain, settings: Settings, state_dir: Path, roots: list[Path] | None = None):
         self.toolchain = toolchain
         self.settings = settings
         self.cache = BuildCache(StateDir(state_dir).build_cache)
+        # Workspace folders: their build*/ folders hold compile_commands.json (build/compile_commands.py).
+        self.roots = list(roots) if roots else [StateDir(state_dir).path.parent]
+        self._includer: dict[Path, Path] = {}  # header → the last .cu seen including it (a header's translation unit)
+        self._configured_as: dict[Path, Path] = {}  # a shadow copy → the user's file whose flags it is built with
         self._jobs: dict[str, _Job] = {}
         self._lock = threading.Lock()
         self._demangler = toolchain.tool("cu++filt") or toolchain.tool("c++filt")
@@ -95,6 +102,7 @@ class Builder:
         # Headers whose warnings are never the user's business (CuTe's are: a dropped host functor warns there).
         self._quiet = tuple(os.path.realpath(s) + os.sep for s in (
             *torch_include_dirs(), *_isystem_dirs(settings.extra_flags), "/usr/include"))
+        self._library: tuple[str, ...] = ()  # a project's own CUTLASS and -isystem folders, as files name them
 
     # -- public API ---------------------------------------------------------------------------
 
@@ -111,6 +119,9 @@ class Builder:
         reason = unfit(path, text)  # the same files refused in the editor and the CLI
         if reason:
             return not_checked(path, reason, tier.value)
+        unit = self.file_flags(path).translation_unit
+        if path.suffix in HEADER_SUFFIXES and unit:
+            return self._through_unit(tier, path, Path(unit), text, job, on_stage)
         data = text.encode() if text is not None else path.read_bytes()
         source = data.decode("utf-8", errors="replace")
         compiled = source
@@ -144,6 +155,21 @@ class Builder:
         hit = self.cache.get(self._key(tier, resolved(path), text, text, pre_include))
         return Outcome(**hit) if hit is not None else None
 
+    def configure_as(self, path: str | Path, original: str | Path) -> None:
+        """Build `path` (a candidate's shadow copy) with the flags of `original` (the user's file)."""
+        self._configured_as[resolved(path)] = resolved(original)
+
+    def file_flags(self, path: str | Path) -> FileFlags:
+        """`path`'s flags and where they came from (settings, its compile_commands.json, defaults): what every tier
+        compiles it with, the type tier included (`FileFlags.common()`), and what `cutegen check -v` names."""
+        path = resolved(path)
+        path = self._configured_as.get(path, path)
+        flags = configure(path, self.toolchain, self.settings, [*self.roots, workspace_root(path)],
+                          includer=self._includer.get(path))
+        self._library = tuple(dict.fromkeys((*self._library, *(os.path.realpath(d) + os.sep
+                                                                for d in flags.library_dirs()))))
+        return flags
+
     @staticmethod
     def job_key(tier: Tier, path: str | Path) -> str:
         """The default `job` of run(): cancel(job_key(tier, path)) stops a run started without one."""
@@ -173,7 +199,12 @@ class Builder:
         # The path is part of the key: the cached log names the file, and two files with equal text must
         # not share diagnostics.
         flags = self._flags(tier, path, includes_torch(compiled))
-        headers = user_headers(source, path.parent, [Path(d) for d in self.settings.include_dirs])
+        own = [Path(d) for kind, d in self.file_flags(path).includes
+               if kind == "-I" and not self._is_library(d) and Path(d) != ABI_INCLUDE]
+        headers = user_headers(source, path.parent, own)
+        if path.suffix == ".cu" and STATE_NAME not in path.parts:  # not a candidate's shadow copy
+            for header in headers:
+                self._includer[header] = path
         return cache_key(tier=tier.value, fingerprint=self.toolchain.fingerprint,
                          command_flags=[str(path), *flags, pre_include], text=source, headers=headers)
 
@@ -219,9 +250,9 @@ class Builder:
     def _flags(self, tier: Tier, path: Path, torch: bool = False) -> list[str]:
         tc, s = self.toolchain, self.settings
         lineinfo = ["-lineinfo"] if tier is not Tier.PROBE else []  # the probe writes no code to map
-        flags = ["-std=c++17", *tc.gencode, *lineinfo, f"-I{tc.cutlass_include}", f"-I{ABI_INCLUDE}",
-                 f"-I{path.parent}"]
-        flags += [f"-I{d}" for d in s.include_dirs]
+        flags = [*tc.gencode, *lineinfo, *self.file_flags(path).nvcc()]
+        if path.suffix in HEADER_SUFFIXES:  # a header no .cu includes yet: compiled as a translation unit itself
+            flags += ["-x", "cu"]
         if torch:  # as torch.utils.cpp_extension compiles it; -isystem: torch's own warnings are not the user's
             flags += [f for d in torch_include_dirs() for f in ("-isystem", d)] + list(TORCH_NVCC_FLAGS)
         if tier is Tier.BUILD:
@@ -277,12 +308,18 @@ class Builder:
                 key: str | None) -> CheckResult:
         """The result of a compile's outcome; `key`: the cache entry its diagnosis is read from and stored in."""
         ptx = Path(o.artifact) if tier is Tier.CHECK and o.artifact else None
+        flags = self.file_flags(path)
         diagnostics, resources = self._diagnosis(key, o.log, path, source, ptx)
         if o.timed_out:
             diagnostics.insert(0, file_level(path, self._timeout_message(tier, o), "timeout"))
         elif o.returncode != 0 and not o.cancelled and not any(d.severity is Severity.ERROR for d in diagnostics):
             tail = "\n".join(o.log.strip().splitlines()[-3:]) or f"exit code {o.returncode}"
             diagnostics.insert(0, file_level(path, f"nvcc failed: {tail}", "nvcc-failed"))
+        for d in diagnostics if flags.database else ():  # a flag nvcc refused: say which file it came from
+            if d.severity is Severity.ERROR and (d.code == "nvcc-failed" or d.message.startswith("nvcc fatal")):
+                d.message += f" (flags from {flags.source})"
+        diagnostics += [Diagnostic(file=str(path), line=1, col=1, end_col=2, severity=Severity.WARNING, message=p,
+                                   code="build-configuration") for p in flags.problems]
         if not source.strip():  # it compiles, and says nothing: "ok" alone would read as a checked kernel
             diagnostics.append(Diagnostic(file=str(path), line=1, col=1, end_col=2, severity=Severity.WARNING,
                                           message=f"{path.name} is empty: there is no kernel to check", code="empty-file"))
@@ -296,7 +333,32 @@ class Builder:
             d.severity is Severity.ERROR for d in diagnostics)
         return CheckResult(file=str(path), tier=tier.value, ok=ok, diagnostics=diagnostics, resources=resources,
                            raw_log=o.log, command=o.command, seconds=0.0 if cached else o.seconds, cached=cached,
-                           artifact=o.artifact if ok else None, cancelled=o.cancelled)
+                           artifact=o.artifact if ok else None, cancelled=o.cancelled,
+                           configuration=flags.describe())
+
+    def _through_unit(self, tier: Tier, header: Path, unit: Path, text: str | None, job: str | None,
+                      on_stage) -> CheckResult:
+        """A header checked through a .cu that includes it (its compile_commands.json entry, or the last .cu seen
+        including it): the unit's diagnostics that land in the header, and one line when the unit fails elsewhere.
+        The header is read from disk: its unsaved text is checked on save."""
+        result = self.run(tier, unit, job=job or self.job_key(tier, header), on_stage=on_stage)
+        mine = [d for d in result.diagnostics if resolved(d.file) == header]
+        elsewhere = [d for d in result.errors if resolved(d.file) != header]
+        if elsewhere:
+            first = elsewhere[0]
+            mine.insert(0, file_level(header, f"checked through {unit.name}, which has {len(elsewhere)} error(s) "
+                                              f"outside this header (first: {Path(first.file).name}:{first.line}: "
+                                              f"{first.message.splitlines()[0]})", "unit-failed"))
+            mine[0].severity = Severity.WARNING
+        if text is not None and header.is_file() and text != header.read_text(errors="replace"):
+            mine.append(Diagnostic(file=str(header), line=1, col=1, end_col=2, severity=Severity.INFO,
+                                   message=f"checked as saved, through {unit.name}: save to check these edits",
+                                   code="header-unsaved"))
+        ok = result.ok and not any(d.severity is Severity.ERROR for d in mine)
+        return CheckResult(file=str(header), tier=tier.value, ok=ok, diagnostics=mine, resources=result.resources,
+                           raw_log=result.raw_log, command=result.command, seconds=result.seconds,
+                           cached=result.cached, artifact=result.artifact, cancelled=result.cancelled,
+                           configuration=self.file_flags(header).describe())
 
     def _timeout_message(self, tier: Tier, o: "Outcome") -> str:
         setting = self.settings.name_of(tier.value + "_timeout")
@@ -339,11 +401,14 @@ class Builder:
         return diagnose(log, path, source, lines, ptx, arch=self.toolchain.arch, demangler=self._demangler,
                         is_user=self._is_user, is_quiet=self._is_quiet)
 
+    def _is_library(self, folder: str) -> bool:
+        return (os.path.realpath(folder) + os.sep).startswith((*self._system, *self._library))
+
     def _is_quiet(self, file: str) -> bool:
         return os.path.realpath(file).startswith(self._quiet)
 
     def _is_user(self, file: str) -> bool:
-        return not os.path.realpath(file).startswith(self._system)
+        return not os.path.realpath(file).startswith((*self._system, *self._library))
 
     # -- processes ------------------------------------------------------------------------------
 

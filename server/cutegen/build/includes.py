@@ -12,14 +12,18 @@ from pathlib import Path
 from cutegen.files import resolved
 
 _QUOTED = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
+_ANY = re.compile(r'^\s*#\s*include\s*["<]([^">]+)[">]', re.M)
 
 
-def user_headers(text: str, directory: Path, include_dirs: list[Path], limit: int = 200) -> list[Path]:
+def user_headers(text: str, directory: Path, include_dirs: list[Path], limit: int = 200,
+                 angled: bool = False) -> list[Path]:
+    """`angled`: follow `#include <...>` too (a project's headers on its -I path; compile_commands.py)."""
     found: list[Path] = []
     pending = [(text, directory)]
+    pattern = _ANY if angled else _QUOTED
     while pending and len(found) < limit:
         body, here = pending.pop()
-        for name in _QUOTED.findall(body):
+        for name in pattern.findall(body):
             path = _resolve(name, [here, *include_dirs])
             if path is None or path in found:
                 continue

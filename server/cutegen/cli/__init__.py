@@ -30,7 +30,12 @@ def main(argv: list[str] | None = None) -> int:
     suite.add_parser(sub)
     layout.add_parser(sub)
     run.add_lsp_parser(sub)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    program: list[str] = []
+    if argv[:1] in (["profile"], ["sanitize"]) and "--" in argv:  # `cutegen profile --lines -- ./bench --size 4096`
+        program, argv = argv[argv.index("--") + 1:], argv[:argv.index("--")]
     args = parser.parse_args(argv)
+    args.program = program
     try:
         return args.run(args)
     except WriteError as e:  # a full disk wherever it struck: one line, no traceback; nothing was half-written

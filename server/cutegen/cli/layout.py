@@ -87,7 +87,8 @@ def run(args) -> int:
         return 1
     if args.svg:
         try:
-            svg = picture(facts[0], toolchain.nvcc, toolchain.cutlass_include, StateDir(state).layout_pictures,
+            svg = picture(facts[0], toolchain.nvcc, builder.file_flags(path.resolve()).cutlass_include,
+                          StateDir(state).layout_pictures,
                           declared=path.read_text(errors="replace").splitlines()[facts[0].line - 1])
         except NotDrawable as e:
             print(f"error: no picture of {facts[0].name}: {e}", file=sys.stderr)

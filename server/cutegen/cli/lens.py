@@ -15,8 +15,10 @@ DEFAULTS = Settings()
 
 
 def add_parsers(sub) -> None:
-    prof = command(sub, "profile", "profile a kernel with Nsight Compute: metrics, bottleneck, signals, hot lines")
-    prof.add_argument("file", type=Path, help="the kernel")
+    prof = command(sub, "profile", "profile a kernel with Nsight Compute: metrics, bottleneck, signals, hot lines; "
+                                   "or any program: cutegen profile --lines -- ./bench --size 4096")
+    prof.add_argument("file", type=Path, nargs="?", help="the kernel (or give a program after --)")
+    program_options(prof)
     prof.add_argument("--problem", help="the reference problem (default: the directive comment, then a sibling .py)")
     prof.add_argument("--reference", action="store_true", help="profile the PyTorch reference instead (a baseline)")
     prof.add_argument("--lines", action="store_true",
@@ -30,7 +32,8 @@ def add_parsers(sub) -> None:
 
     san = command(sub, "sanitize", "run compute-sanitizer (memcheck, racecheck, initcheck, synccheck) on one call "
                                    "of a kernel and print its errors at their lines")
-    san.add_argument("file", type=Path, help="the kernel")
+    san.add_argument("file", type=Path, nargs="?", help="the kernel (or give a program after --)")
+    program_options(san)
     san.add_argument("--problem", help="the reference problem whose inputs the call gets")
     san.add_argument("--tool", action="append", choices=["memcheck", "racecheck", "initcheck", "synccheck"],
                      help="run only this tool (repeatable; default: all four)")
@@ -41,9 +44,18 @@ def add_parsers(sub) -> None:
     san.set_defaults(run=_sanitize)
 
 
+def program_options(p) -> None:
+    p.add_argument("--kernel", help="with a program: profile only kernels whose name matches (a name or regex:...)")
+    p.add_argument("--launches", type=int, default=1, help="with a program: how many matching launches to profile")
+    p.add_argument("--binary", help="with a program: the executable or extension .so holding the kernels (default: "
+                                    "the command itself when it is an executable)")
+
+
 def _profile(args) -> int:
     from cutegen.cli.run import run_action
 
+    if getattr(args, "program", None) or args.file is None:
+        return _program(args, sanitize=None)
     err = console()
     s = session(args, err, settings(args, problem=args.problem, ncu=args.ncu, profile_timeout=args.timeout), args.file)
     if s is None:
@@ -83,9 +95,47 @@ def coverage(lines: LineProfile) -> str:
     return (f"{lines.user_share * 100:.1f} % of {lines.total_samples:,} samples on user lines ({how})")
 
 
+def _program(args, sanitize: str | None) -> int:
+    """`cutegen profile|sanitize [options] -- CMD...`: the user's own program, its hot lines or findings."""
+    from cutegen.session import Session
+    from cutegen.toolchain import ToolchainError
+
+    err = console()
+    if not args.program:
+        err.print("[red]error:[/] give a kernel file, or a program after -- (cutegen profile --lines -- ./bench)")
+        return 2
+    s = Session(settings(args, profile_timeout=args.timeout, ncu=getattr(args, "ncu", None)), state_dir=args.state_dir)
+    try:
+        with err.status(f"{'sanitizing' if sanitize else 'profiling'} {' '.join(args.program)}"):
+            run = s.profile_program(args.program, Path.cwd(), kernel=args.kernel, launches=args.launches,
+                                    binary=args.binary, sanitize=sanitize)
+    except ToolchainError as e:
+        err.print(f"[red]error:[/] {e}")
+        return 2
+    finally:
+        s.close()
+    if run.problem:
+        err.print(f"[red]{run.problem}[/]")
+        return 1
+    if sanitize:
+        for f in run.findings:
+            print(f"{present.shown_path(f['file'])}:{f['line']}:1: error: {sanitize}: {f['message']}")
+        err.print(f"{len(run.findings)} finding(s) at user lines")
+        return 1 if run.findings else 0
+    lines = LineProfile.from_json(run.lines)
+    print(f"hot lines of {', '.join(lines.kernels) or 'the kernels'} (report {run.report}):")
+    for h in lines.hottest(args.top):
+        print(f"  {present.shown_path(h.file)}:{h.line:<5} {h.share * 100:5.1f} %  {h.samples:>10,} samples")
+        print(f"      {h.text}")
+    print(coverage(lines))
+    return 0
+
+
 def _sanitize(args) -> int:
     from cutegen.cli.run import run_action
 
+    if getattr(args, "program", None) or args.file is None:
+        return _program(args, sanitize=(args.tool or ["memcheck"])[0])
     err = console()
     s = session(args, err, settings(args, problem=args.problem, profile_timeout=args.timeout), args.file)
     if s is None:

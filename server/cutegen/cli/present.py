@@ -32,6 +32,8 @@ def check(result: CheckResult, record: Path | OSError, verbose: bool, err) -> No
             print("    " + d.explanation.replace("\n\n", "\n    "))
     for k in result.resources:
         err.print(f"[dim]resources: {k.summary()}[/]")
+    if verbose and result.configuration:
+        err.print(f"[dim]configuration: {_plain(result.configuration)}[/]")
     state = "cached" if result.cached else f"{result.seconds:.1f} s"
     verdict = "[green]ok[/]" if result.ok else f"[red]{len(result.errors)} error(s)[/]"
     if isinstance(record, OSError):  # one line: the diagnostics above are complete

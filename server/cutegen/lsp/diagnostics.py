@@ -36,6 +36,7 @@ class Checker:
         # background fixes and auto-test hang here.
         self.listeners: list[Callable[[Job, CheckResult], None]] = []
         self.typing = TypingTier(server, self)
+        self._configured: dict[str, str] = {}  # file → the build configuration last logged for it
 
     def schedule(self, uri: str, *, delay: float = 0.0, record: bool = True,
                  on_stage: Callable[[str], None] | None = None) -> asyncio.Task | None:
@@ -112,7 +113,10 @@ class Checker:
         groups = convert.by_uri(result, job.uri)
         for uri in self.server.published.replace(job.uri, groups):
             self.send(uri, job.version if uri == job.uri else None)
-        if result.command:
+        if result.configuration and self._configured.get(result.file) != result.configuration:
+            self._configured[result.file] = result.configuration  # said once, and again when it changes
+            self.server.log(f"{job.path.name}: {result.configuration}")
+        if result.command and job.path.suffix not in (".cuh", ".hpp"):  # the type tier parses .cu files only
             self.typing.saved_result(job, job.text, result)
         self.server.refresh_code_lens()
         for listener in self.listeners:
@@ -129,7 +133,10 @@ class Checker:
             self.send(affected, None)
 
     def send(self, uri: str, version: int | None) -> None:
-        diagnostics = [lsp for lsp, _ in self.server.published.at(uri)]
+        # A header's own check and the checks of the files that include it find the same errors there: each once.
+        unique = {(lsp.range.start.line, lsp.range.start.character, lsp.message): lsp
+                  for lsp, _ in self.server.published.at(uri)}
+        diagnostics = list(unique.values())
         self.server.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version))
 

@@ -260,7 +260,8 @@ async def picture_for(ls: CuteGenServer, args: dict) -> dict:
     def draw() -> str:
         tc = ls.session.builder(path).toolchain
         declared = (doc.source.splitlines() or [""])[min(fact.line, len(doc.source.splitlines()) or 1) - 1]
-        return picture(fact, tc.nvcc, tc.cutlass_include, ls.session.state_dir(path).layout_pictures,
+        cutlass = ls.session.file_flags(path).cutlass_include  # the project's own CUTLASS where it has one
+        return picture(fact, tc.nvcc, cutlass, ls.session.state_dir(path).layout_pictures,
                        declared=declared)
 
     try:

@@ -130,6 +130,8 @@ class Jail:
         for i, arg in enumerate(argv[1:], 1):
             if arg.startswith("-I") and len(arg) > 2 and os.path.realpath(arg[2:]) not in self.hidden:
                 readonly.append(os.path.realpath(arg[2:]))
+            elif arg == "-isystem" and i + 1 < len(argv) and os.path.realpath(argv[i + 1]) not in self.hidden:
+                readonly.append(os.path.realpath(argv[i + 1]))  # a project's system folders (compile_commands.json)
             elif arg == "-o" and i + 1 < len(argv):
                 writable.append(os.path.dirname(os.path.abspath(argv[i + 1])))
             elif not arg.startswith("-") and os.path.isfile(arg):
