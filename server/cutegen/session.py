@@ -97,7 +97,7 @@ class Session:
             state = self.state_dir(path)
             if state not in self._type_checkers:  # its warm builds wait for the save tier's compiles
                 self._type_checkers[state] = TypeChecker(builder.toolchain, self.settings, state,
-                                                         others_busy=builder.busy)
+                                                         others_busy=builder.busy, file_flags=builder.file_flags)
             return self._type_checkers[state]
 
     def check(self, path: Path, text: str | None = None, *, tier: str = Tier.CHECK.value, job: str | None = None,

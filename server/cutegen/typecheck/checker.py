@@ -50,6 +50,7 @@ from cutegen.diagnostics.clang_log import raw_log, to_raw_messages
 from cutegen.model import CheckResult, Diagnostic, Severity
 from cutegen.settings import Settings
 from cutegen.state import StateDir
+from cutegen.build.configuration import FileFlags
 from cutegen.toolchain import ABI_INCLUDE, TORCH_NVCC_FLAGS, Toolchain, includes_torch, torch_include_dirs
 
 TIER = "type"
@@ -83,9 +84,13 @@ class _Job:
 
 class TypeChecker:
     def __init__(self, toolchain: Toolchain, settings: Settings, state_dir: Path, *,
-                 warm_after_s: float | None = WARM_AFTER_S, others_busy: Callable[[], bool] = lambda: False):
+                 warm_after_s: float | None = WARM_AFTER_S, others_busy: Callable[[], bool] = lambda: False,
+                 file_flags: Callable[[Path], FileFlags] | None = None):
         """`warm_after_s`: a clean parse slower than this gets a warm header set (warm.py); None: never.
-        `others_busy`: whether another tier compiles (the save tier's nvcc): warm builds wait for it too."""
+        `others_busy`: whether another tier compiles (the save tier's nvcc): warm builds wait for it too.
+        `file_flags`: each file's build configuration (Builder.file_flags: settings, its compile_commands.json,
+        defaults), so that clang sees the include folders, macros and CUTLASS nvcc does; None: the settings'."""
+        self.file_flags = file_flags
         self.toolchain = toolchain
         self.settings = settings
         self.state = StateDir(state_dir)
@@ -192,9 +197,16 @@ class TypeChecker:
         tc, s = self.toolchain, self.settings
         major, minor = (tc.nvcc_version.split(".") + ["0", "0"])[:2]
         args = ["-x", "cuda", "--cuda-device-only", f"--cuda-gpu-arch={tc.arch}", f"--cuda-path={tc.cuda_root}",
-                "-nocudalib", "-std=c++17", "-w", f"-D__CUDACC_VER_MAJOR__={major}", f"-D__CUDACC_VER_MINOR__={minor}",
-                "-D_CG_CLUSTER_INTRINSICS_AVAILABLE", f"-I{tc.cutlass_include}", f"-I{ABI_INCLUDE}", f"-I{path.parent}"]
-        args += [f"-I{d}" for d in s.include_dirs]
+                "-nocudalib", "-w", f"-D__CUDACC_VER_MAJOR__={major}", f"-D__CUDACC_VER_MINOR__={minor}",
+                "-D_CG_CLUSTER_INTRINSICS_AVAILABLE"]
+        if self.file_flags is not None:  # the same standard, include folders (the project's CUTLASS) and macros
+            configured = self.file_flags(path)
+            args += configured.common()
+            self._system = tuple(dict.fromkeys((*self._system, *(os.path.realpath(d) + os.sep
+                                                                 for d in configured.library_dirs()))))
+        else:
+            args += ["-std=c++17", f"-I{tc.cutlass_include}", f"-I{ABI_INCLUDE}", f"-I{path.parent}",
+                     *(f"-I{d}" for d in s.include_dirs)]
         flags = list(s.extra_flags)
         if includes_torch(source):  # as torch.utils.cpp_extension compiles it (the check tier does the same)
             args += [f for d in torch_include_dirs() for f in ("-isystem", d)]
