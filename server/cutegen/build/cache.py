@@ -75,8 +75,11 @@ def outcome_problem(outcome: object) -> str | None:
 
 
 class BuildCache:
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, problem=None):
+        """`problem(stored) -> why it cannot be used, or None`: the shape check of what `put` stores (default: a
+        compiler outcome's, `outcome_problem`; the type tier stores clang's answers, with a check of its own)."""
         self.root = root
+        self._problem = problem or outcome_problem
 
     def entry(self, key: str) -> Path:
         return self.root / key[:2] / key
@@ -91,14 +94,14 @@ class BuildCache:
             outcome = json.loads(file.read_text())
         except (OSError, ValueError):
             return None
-        problem = outcome_problem(outcome)
+        problem = self._problem(outcome)
         if problem:
             if str(file) not in _reported:
                 _reported.add(str(file))
                 logging.getLogger(__name__).warning("ignored %s (compiled again): %s", file, problem)
             return None
         try:
-            if outcome["artifact"] and not Path(outcome["artifact"]).exists():
+            if outcome.get("artifact") and not Path(outcome["artifact"]).exists():
                 return None
         except (OSError, ValueError):  # a path with a NUL byte, one too long
             return None

@@ -100,7 +100,7 @@ class TypeChecker:
         self._failed_pch: set[str] = set()  # header sets with errors of their own: parsed with the file instead
         # What clang said of a text, keyed like the build cache (the text, its user headers, the flags, the
         # toolchain and clang): an undo, a reopened file or a repeated test run parses nothing again.
-        self._results = BuildCache(self.state.type_results)
+        self._results = BuildCache(self.state.type_results, problem=_answer_problem)
         self.parsers = Parsers()  # one parser process started ahead of the next edit
         self.warm_after_s = warm_after_s
         self.warm = WarmSets(self.state.type_cache, lambda request: self._child(request, _Job()),
@@ -354,6 +354,18 @@ def _clang_root() -> str:
 
     spec = importlib.util.find_spec("clang")
     return str(Path(spec.origin).parent) if spec and spec.origin else "/nonexistent-clang"
+
+
+def _answer_problem(answer: object) -> str | None:
+    """Why a stored clang answer cannot be used (another version's, a damaged file), or None: a miss, not an error."""
+    if not isinstance(answer, dict):
+        return f"a JSON {type(answer).__name__}, not an object"
+    if "failure" in answer:
+        return None if isinstance(answer["failure"], str) else "'failure' is not a string"
+    diagnostics = answer.get("diagnostics")
+    if not isinstance(diagnostics, list) or not all(isinstance(d, dict) for d in diagnostics):
+        return "no list of diagnostics"
+    return None if isinstance(answer.get("seconds", 0.0), (int, float)) else "'seconds' is not a number"
 
 
 def _prune_results(folder: Path, keep: int) -> None:
