@@ -16,6 +16,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cutegen.files import resolved
 from cutegen.workspace_trust import safe_flags
 
 NAME = "compile_commands.json"
@@ -56,14 +57,14 @@ def find(file: Path, roots: list[Path], setting: str | None = None) -> Path | No
         chosen = chosen if chosen.name == NAME else chosen / NAME
         if not chosen.is_file():
             raise CompileCommandsError(f"{chosen}: no such file (setting cutegen.compileCommandsDir)")
-        return chosen.resolve()
-    for folder in Path(file).resolve().parents:
+        return resolved(chosen)
+    for folder in resolved(file).parents:
         for candidate in (folder / NAME, folder / "build" / NAME):
             if candidate.is_file():
                 return candidate
     for root in roots:
         for build in sorted(Path(root).glob("build*/" + NAME)):
-            return build.resolve()
+            return resolved(build)
     return None
 
 

@@ -34,6 +34,7 @@ class Worker:
         conn = self._conn  # stop() from another thread (a cancel) clears self._conn while this waits
         if self.jail is not None:
             request = {**request, "cpu_budget": timeout}
+        killed_before = self._oom_kills()
         try:
             conn.send(request)
         except (OSError, ValueError):  # the worker died between requests (a broken pipe): as if it died in this one
@@ -46,9 +47,15 @@ class Worker:
             reply = conn.recv()
         except (EOFError, OSError):
             return self._dead()
+        if reply.get("verdict") == Verdict.CRASHED.value and self._oom_kills() > killed_before:
+            # the jail's memory cgroup killed the candidate process; the judge beside it lived to say "crashed"
+            reply = {"verdict": Verdict.OUT_OF_MEMORY.value, "message": self._proc.memory_cap_text()}
         if reply.pop("poisoned", False):
             self.stop()  # a CUDA error leaves the context unusable: the next run gets a fresh process
         return reply
+
+    def _oom_kills(self) -> int:
+        return getattr(self._proc, "oom_kills", lambda: 0)()
 
     def _dead(self) -> dict:
         if self._proc is not None:

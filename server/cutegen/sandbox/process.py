@@ -88,12 +88,18 @@ class JailedProcess:
             self.oom_killed = self.oom_killed or self.cgroup.oom_kills() > 0
             self.cgroup.remove()
 
-    def ended_by_memory_cap(self) -> str | None:
-        """After join: the verdict's message when the kernel killed the jail for exceeding its memory cap."""
-        if not self.oom_killed:
-            return None
+    def oom_kills(self) -> int:
+        """Processes of this jail the kernel has killed so far for exceeding its memory cap (a candidate process
+        may be killed while the judge in the same jail lives on and reports it)."""
+        return self.cgroup.oom_kills() if self.cgroup is not None else 0
+
+    def memory_cap_text(self) -> str:
         return (f"the candidate exceeded the sandbox's memory cap of {self.memory_cap / 2**30:.1f} GiB of host "
                 "memory (its /tmp counts) and was killed")
+
+    def ended_by_memory_cap(self) -> str | None:
+        """After join: the verdict's message when the kernel killed the jail for exceeding its memory cap."""
+        return self.memory_cap_text() if self.oom_killed else None
 
     @property
     def exitcode(self) -> int | None:

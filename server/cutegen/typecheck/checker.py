@@ -40,6 +40,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
+from cutegen.files import resolved
 from cutegen.typecheck.parsers import Parsers
 from cutegen.typecheck.warm import WARM_AFTER_S, WarmSets
 from cutegen.build.cache import BuildCache, cache_key
@@ -115,7 +116,7 @@ class TypeChecker:
         """Parse `path` (or its unsaved `text`); a newer run with the same `job` kills this one's parser.
         `on_first`: called, before the full parse, with a first pass's result where one is quick (a file with a warm
         header set: its errors but those of CUDA's deferred checks, in a tenth of the time: clang_parse.py)."""
-        path = Path(path).resolve()
+        path = resolved(path)
         source = text if text is not None else path.read_text(errors="replace")
         args = self.arguments(path, source)
         started = time.perf_counter()
@@ -325,7 +326,7 @@ def leading_includes(source: str, directory: Path, include_dirs: list[Path]) -> 
 
 def _guarded(name: str, dirs: list[Path]) -> Path | None:
     for d in dirs:
-        p = (d / name).resolve()
+        p = resolved(d / name)
         if p.is_file():
             try:
                 head = p.read_text(errors="replace")[:4000]
