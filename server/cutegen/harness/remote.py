@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from cutegen.harness.verdicts import Failed, Mismatch, Verdict
+from cutegen.sandbox.process import die_with_parent, stderr_fd
 
 MAX_REPLY = 16 << 20
 MAX_MESSAGE = 4000
@@ -56,8 +57,8 @@ class CandidateProcess:
         up_r, up_w = os.pipe()
         self._popen = subprocess.Popen(
             [sys.executable, "-m", "cutegen.harness.candidate", "--read-fd", str(down_r), "--write-fd", str(up_w),
-             "--device", device], pass_fds=(down_r, up_w), stdin=subprocess.DEVNULL, stdout=_stderr_fd(),
-            stderr=_stderr_fd(), preexec_fn=_die_with_parent, env=_environment())
+             "--device", device], pass_fds=(down_r, up_w), stdin=subprocess.DEVNULL, stdout=stderr_fd(),
+            stderr=stderr_fd(), preexec_fn=die_with_parent, env=_environment())
         os.close(down_r)
         os.close(up_w)
         self._down = Connection(down_w, readable=False)
@@ -552,20 +553,6 @@ def _numel(shape) -> int:
 def _environment() -> dict:
     """The candidate's environment: the judge's, which is already the jail's allow-list inside a jail."""
     return dict(os.environ)
-
-
-def _stderr_fd() -> int:
-    try:
-        return sys.stderr.fileno()
-    except (AttributeError, OSError, ValueError):
-        return 2
-
-
-def _die_with_parent() -> None:
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
 
 
 def seal_judge() -> None:

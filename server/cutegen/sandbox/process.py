@@ -61,10 +61,10 @@ class JailedProcess:
         self.oom_killed = False
         program = [sys.executable, "-m", "cutegen.harness.worker", "--read-fd", str(to_child_r), "--write-fd",
                    str(from_child_w), *jail.limits.args(rlimit_memory=self.cgroup is None)]
-        log = _stderr_fd()
+        log = stderr_fd()
         self._popen = subprocess.Popen(jail.command(program, limited=False, group=self.cgroup),
                                        pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL, stdout=log,
-                                       stderr=log, start_new_session=True, preexec_fn=_die_with_parent)
+                                       stderr=log, start_new_session=True, preexec_fn=die_with_parent)
         os.close(to_child_r)
         os.close(from_child_w)
         self.conn = JsonConnection(Connection(from_child_r, writable=False), Connection(to_child_w, readable=False))
@@ -106,15 +106,15 @@ class JailedProcess:
         return self._popen.returncode
 
 
-def _stderr_fd() -> int:
+def stderr_fd() -> int:
     try:
         return sys.stderr.fileno()
     except (AttributeError, OSError, ValueError):  # a replaced sys.stderr: the process's own fd 2
         return 2
 
 
-def _die_with_parent() -> None:
-    """bwrap itself dies with the server (its child already dies with bwrap)."""
+def die_with_parent() -> None:
+    """A child's preexec_fn: it dies with its parent (bwrap with the server; a candidate process with its judge)."""
     try:
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
