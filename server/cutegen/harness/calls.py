@@ -93,6 +93,33 @@ class CudaCaller(HostCaller):
             self.sleep_ms = min(MAX_SLEEP_MS, max(MIN_SLEEP_MS, 3e3 * host_seconds + 0.1))
 
 
+class ElsewhereCaller(CudaCaller):
+    """The same protocol where the kernel lives in another process (remote.RemoteKernel, `lib`): two processes'
+    CUDA contexts take turns on the GPU rather than run side by side, so a sleep and the input writes on this
+    process's stream would be over before any of the candidate's streams ran, and a kernel that does not wait for
+    its inputs would never be seen. The staging and the read right after the call therefore happen on the
+    candidate's stream, in its context (`lib.stage_next`)."""
+
+    def __init__(self, lib):
+        super().__init__()
+        self.lib, self._outputs, self._pending = lib, 0, None
+
+    def expect_outputs(self, n: int) -> None:
+        self._outputs = n
+
+    def stage(self, buffers: list, fresh: list) -> None:
+        self._pending = self.lib.stage_next(buffers, fresh, int(self.sleep_ms * self._cycles_per_ms), self._outputs)
+
+    def consume(self, fn):
+        pending, self._pending = self._pending, None
+        return fn() if pending is None else pending.clone()  # the candidate's read, as this call saw it
+
+    def value(self, pending):
+        if isinstance(pending, torch.Tensor) and pending.dim() == 1:  # the candidate's fingerprints, one per output
+            return [int(v) for v in pending.tolist()]
+        return super().value(pending)
+
+
 _STREAMS: dict[int, torch.cuda.Stream] = {}
 
 

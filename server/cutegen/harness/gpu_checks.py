@@ -37,8 +37,6 @@ def judge(problem: Problem, lib, *, trials: int, seed: int, timing: bool, baseli
     init_seed = seed if init_seed is None else init_seed
     device = device or _device()
     caller = caller or (lib.caller() if hasattr(lib, "caller") else caller_for(device))
-    if hasattr(lib, "synchronize") and lib.synchronize not in caller.peers:
-        caller.peers.append(lib.synchronize)  # "the device is synchronized" covers the candidate's process too
     run = None
     try:
         with caller.current(), torch.no_grad():

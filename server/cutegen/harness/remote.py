@@ -243,10 +243,6 @@ class Shared:
             raise ValueError("a view into a shared buffer cannot be handed over")
         return ("file", path, nbytes, str(t.dtype).removeprefix("torch."), tuple(t.shape), t.stride())
 
-    def forget(self) -> None:
-        """The candidate closed them: ids start over (the buffers themselves live while the judge holds them)."""
-        self._ids.clear()
-
     def close(self) -> None:
         self._ours.clear()
         self._ids.clear()
@@ -272,15 +268,19 @@ class RemoteKernel:
         self._fingerprints: Any = None
 
     def caller(self):
-        """How the trials call it: on a GPU, staged and read in the candidate's own context (RemoteCaller)."""
-        from cutegen.harness.calls import HostCaller
+        """How the trials call it: on a GPU, staged and read in the candidate's own context (calls.ElsewhereCaller);
+        either way "synchronized" also waits for the candidate's process."""
+        from cutegen.harness.calls import ElsewhereCaller, HostCaller
 
-        return RemoteCaller(self) if self.device == "cuda" else HostCaller()
+        caller = ElsewhereCaller(self) if self.device == "cuda" else HostCaller()
+        caller.peers.append(self.synchronize)
+        return caller
 
     @property
     def handoff_ms(self) -> float | None:
-        """The hand-off's own time (judge stream -> candidate stream -> judge stream, nothing run), measured when
-        the process started, before any candidate code was loaded in it (timing.py takes it off each call)."""
+        """What a call through the boundary adds to the judge's interval (judge stream -> candidate stream -> judge
+        stream), calibrated when the process started, before any candidate code was loaded in it (_time_handoff;
+        timing.py takes it off each call)."""
         return self.process.handoff_ms
 
     # -- what the trials and the timing call ------------------------------------------------------------
@@ -387,44 +387,6 @@ class RemoteModelNew(RemoteKernel):
     def release(self) -> None:
         self._final, self._outs = None, []
         super().release()
-
-
-def _remote_caller_class():
-    from cutegen.harness.calls import CudaCaller
-
-    class RemoteCaller(CudaCaller):
-        """The PyTorch program's call protocol (calls.py) where the kernel lives in another process: CUDA contexts
-        of two processes take turns on the GPU rather than run side by side, so a sleep and the input writes on
-        the judge's stream would be over before any of the candidate's streams ran, and a kernel that does not
-        wait for its inputs would never be seen. The staging and the read right after the call therefore happen
-        on the candidate's stream, in its context (RemoteKernel.stage_next); "synchronized" covers both."""
-
-        def __init__(self, lib: RemoteKernel):
-            super().__init__()
-            self.lib, self._outputs = lib, 0
-            self.peers.append(lib.synchronize)
-
-        def stage(self, buffers: list, fresh: list) -> None:
-            self._pending = self.lib.stage_next(buffers, fresh, int(self.sleep_ms * self._cycles_per_ms),
-                                                self._outputs)
-
-        def expect_outputs(self, n: int) -> None:
-            self._outputs = n
-
-        def consume(self, fn):
-            pending, self._pending = getattr(self, "_pending", None), None
-            return fn() if pending is None else pending.clone()  # the candidate's read, as this trial saw it
-
-        def value(self, pending):
-            if isinstance(pending, __import__("torch").Tensor) and pending.dim() == 1:
-                return [int(v) for v in pending.tolist()]
-            return super().value(pending)
-
-    return RemoteCaller
-
-
-def RemoteCaller(lib: RemoteKernel):  # noqa: N802 (a class made on first use: calls.py imports torch)
-    return _remote_caller_class()(lib)
 
 
 HANDOFF_CALLS = 30
