@@ -13,6 +13,13 @@ matmul, ~0.04 ms; its reference a dense 4096^3 fp32 matmul) and L1 #1 (a 4096^3 
 
     python bench/judge_overhead.py [--rounds 12] [--state DIR] --out judge_overhead.json
     python bench/judge_overhead.py --probe [--out probe.json]   # where the time goes (the first kernel only)
+    python bench/judge_overhead.py --new-candidates [--rounds 6]  # a new candidate every verify (below)
+
+--new-candidates: every verify judges a library it has not loaded before (a copy of the built kernel under a new
+name, as every candidate of Optimize and every changed save is), with a pause between verifies for the next build
+(BUILD_GAP_S; a CuTe build takes 20-40 s). Three judges, interleaved in rotating order: isolated with the spare
+candidate process (remote.Candidates' default), isolated without it (a process, torch and a CUDA context started
+inside the verify), and in-process (the library opened in this process). Each verify's seconds include the load.
 
 --probe answers why a verify's time is bimodal: per verify, the caching allocator's counters (device allocations
 and frees, retries after a failed allocation: each frees every cached block and synchronizes), then the same
@@ -114,6 +121,57 @@ def timing_rows(problem, lib: dict, rounds: int) -> dict:
             "speedup_in_process": speed["in-process"], "timing_rounds": rounds}
 
 
+BUILD_GAP_S = 3.0
+
+
+def new_candidates(kernel: Path, builder: Builder, rounds: int, folder: Path) -> dict:
+    """Verify seconds of a never-seen library each time, three ways (see the module's docstring)."""
+    import shutil
+
+    build = builder.run(Tier.BUILD, kernel)
+    assert build.ok, [d.format() for d in build.errors]
+    problem = load_problem(find_problem(kernel))
+    folder.mkdir(parents=True, exist_ok=True)
+    ways = {"spare": Candidates(), "no-spare": Candidates(spare=False), "in-process": None}
+    copies = iter(range(1 << 20))
+
+    def verify(way: str) -> float:
+        path = folder / f"candidate_{next(copies)}.so"
+        shutil.copyfile(build.artifact, path)
+        candidates = ways[way]
+        if candidates is None:
+            return seconds(lambda: judge(problem, KernelLibrary(str(path)), trials=5, seed=0, timing=False,
+                                         baselines=[]))
+        return seconds(lambda: _judge_loaded(candidates, problem, path))
+
+    times: dict[str, list[float]] = {way: [] for way in ways}
+    for way in ways:  # warm: this process's CUDA context, cuBLAS, the allocator, a first spare
+        verify(way)
+        time.sleep(BUILD_GAP_S)
+    order = list(ways)
+    for r in range(rounds):
+        for way in order[r % 3:] + order[:r % 3]:
+            times[way].append(verify(way))
+            time.sleep(BUILD_GAP_S)
+    for candidates in ways.values():
+        if candidates is not None:
+            candidates.stop()
+    row = {"kernel": kernel.name, "rounds": rounds, "build_gap_s": BUILD_GAP_S,
+           **{f"{way}_s": statistics.median(t) for way, t in times.items()}}
+    for way in ("spare", "no-spare"):
+        median, low, high = intervals.ratio(times[way], times["in-process"])
+        row[way] = {"ratio": median, "low": low, "high": high}
+        print(f"{kernel.name:<44} new candidate, isolated ({way}) / in-process {median:.3f}x [{low:.3f}-{high:.3f}] "
+              f"({statistics.median(times[way]):.3f} s vs {statistics.median(times['in-process']):.3f} s)", flush=True)
+    return row
+
+
+def _judge_loaded(candidates: Candidates, problem, path: Path) -> dict:
+    """One verify of a library this judge has not loaded: its process taken (or started), the library loaded, judged."""
+    with candidates.loaded(kind="library", path=str(path), device="cuda", init=[], seed=0) as lib:
+        return judge(problem, lib, trials=5, seed=0, timing=False, baselines=[])
+
+
 ALLOCATOR_COUNTERS = ("num_device_alloc", "num_device_free", "num_alloc_retries", "num_sync_all_streams")
 
 
@@ -175,9 +233,16 @@ def main() -> None:
     ap.add_argument("--probe", action="store_true", help="where the first kernel's verify time goes (see above)")
     ap.add_argument("--kernels", nargs="*", help="file names to keep (softsign's 6.4 GB tensors need both judges' "
                                                  "buffers at once: over 80 GB, so an H200)")
+    ap.add_argument("--new-candidates", action="store_true", help="a never-seen library every verify (see above)")
     args = ap.parse_args()
     settings = Settings(build_timeout=600)
     builder = Builder(discover(settings), settings, args.state)
+    if args.new_candidates:
+        kernels = [k for k in KERNELS[1:] if not args.kernels or k.name in args.kernels]
+        rows = [new_candidates(k, builder, args.rounds, args.state / "new-candidates") for k in kernels]
+        if args.out:
+            args.out.write_text(json.dumps({"gpu": torch.cuda.get_device_name(), "new_candidates": rows}, indent=1))
+        return
     if args.probe:
         result = probe(KERNELS[0], builder, args.rounds)
         if args.out:

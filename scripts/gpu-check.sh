@@ -165,6 +165,10 @@ print(availability(), '| memory cgroup:', cgroup.memory_binds(), '| seccomp name
              tests/kernels/test_kernelbench_l1.py::test_kernel_computes_with_non_default_init_values \
              -p no:cacheprovider --durations=10
            judge_benches ;;
+    # A never-seen candidate every verify (as Optimize's candidates and changed saves are): isolated with the spare
+    # candidate process, without it, and in-process, on KernelBench #12 and #1 (issue 52). Not in `all`; ~4 minutes.
+    judge-new) run judge-new.log python3 bench/judge_overhead.py --new-candidates --rounds 6 \
+                 --state /tmp/cutegen-judge-state --out "$OUT/judge_new_candidates.json" ;;
     # The judge's overhead and a ~40 us kernel's repeatability alone (no corpus). Not in `all`; about 2 minutes.
     judge-bench) export CUTEGEN_JUDGE_STATE=/tmp/cutegen-judge-state
                  judge_benches ;;
@@ -219,7 +223,7 @@ print(availability(), '| memory cgroup:', cgroup.memory_binds(), '| seccomp name
                    --compile-workers "$(nproc)"
                  run kernelbench-table.log python3 bench/kernelbench_table.py .cutegen/kb-h200 --out "$OUT/kernelbench.md"
                  tar czf "$OUT/kb-h200.tgz" --exclude=.cutegen -C .cutegen kb-h200 ;;
-    *) echo "unknown part '$part' (${ALL[*]} kernelbench flagship gemm-methods gemm-shapes gemm-clocks gemm-traffic gemm-sass placement abi judge-signed judge-bench judge-probe typed-records fixtures all)" >&2
+    *) echo "unknown part '$part' (${ALL[*]} kernelbench flagship gemm-methods gemm-shapes gemm-clocks gemm-traffic gemm-sass placement abi judge-signed judge-bench judge-new judge-probe typed-records fixtures all)" >&2
        exit 2 ;;
   esac
 done

@@ -78,3 +78,35 @@ def test_the_cpu_corpus_is_named_on_the_gpu_too(engine, name, verdicts):
 def test_the_record_keeps_the_fresh_seeds(engine, control):
     other = bench(engine, "gpu_honest")
     assert control.details["seeds"] != other.details["seeds"]
+
+
+@pytest.mark.gpu
+def test_a_new_candidate_is_loaded_in_the_spare_process(tmp_path):
+    """A candidate never seen before does not wait for a process, torch and a CUDA context: the spare started after
+    the previous request serves it, and the process that served that one is gone."""
+    from cutegen.harness.gpu_checks import judge
+    from cutegen.harness.problem import load_problem
+    from cutegen.harness.remote import Candidates
+    from cutegen.pairing import find_problem
+
+    honest = CHEATS / "gpu_honest.py"
+    problem = load_problem(find_problem(honest))
+    text = honest.read_text().replace('Path(__file__).resolve().parent.parent / "adversarial"',
+                                      repr(str(CHEATS.parent / "adversarial")))
+    copies = [tmp_path / f"candidate_{i}.py" for i in range(2)]
+    for i, copy in enumerate(copies):
+        copy.write_text(text + f"\n# copy {i}\n")  # two contents: two candidates
+    candidates = Candidates()
+    served = []
+    try:
+        for copy in copies:
+            with candidates.loaded(kind="modelnew", path=str(copy), device="cuda", init=problem.init_values(0),
+                                   seed=0) as lib:
+                served.append(lib.process)
+                assert judge(problem, lib, trials=2, seed=1, timing=False, baselines=[])["verdict"] == "pass"
+            assert candidates._spare is not None and candidates._spare.alive()
+        assert served[1] is not served[0] and not served[0].alive()
+        assert served[1].handoff_ms is not None and served[1].handoff_ms < 2.0
+    finally:
+        candidates.stop()
+    assert not served[1].alive()

@@ -65,10 +65,16 @@ class CandidateProcess:
         self._up = Connection(up_r, writable=False)
         self._events: dict = {}
         self.handoff_ms: float | None = None
-        self.pool = None  # the judge's shared pool: only buffers a candidate may see live in its segments
-        if device == "cuda":
-            self.pool = shared_pool()
+        self.pool = shared_pool() if device == "cuda" else None  # only buffers a candidate may see live there
+        self._connected = device != "cuda"
+
+    def ready(self) -> "CandidateProcess":
+        """The process connected: on a GPU its interprocess events opened and the hand-off calibrated. Asked for
+        when it is first used, so a spare process boots (Python, torch, its CUDA context) while the judge works."""
+        if not self._connected:
             self._open_events()
+            self._connected = True
+        return self
 
     def _open_events(self) -> None:
         """The interprocess events of every call: the judge's (`signal`: the inputs are written) and the
@@ -440,33 +446,61 @@ def _open_events(handles) -> tuple:
 
 class Candidates:
     """The judge's candidate processes: one warm process for the code it last loaded (same kind, path and content
-    digest); anything else gets a new one, and the old one is stopped."""
+    digest; for a ModelNew also its init values and weight seed, which its module's import builds); anything else
+    gets a new one, and the old one is stopped. On a GPU a spare process, which runs only our code, is started
+    after a request that needed a new one, so the next new candidate does not wait for a process, torch and a CUDA
+    context (about 2 s); it is connected (its hand-off calibrated) before the next request, whatever it is, so no
+    process boots while a judge times."""
 
-    def __init__(self):
+    def __init__(self, *, spare: bool = True):
         self._key: tuple | None = None
         self._process: CandidateProcess | None = None
+        self._spare: CandidateProcess | None = None
+        self._keep_spare = spare
 
     @contextmanager
     def loaded(self, *, kind: str, path: str, device: str, init: list, seed: int):
-        key = (kind, path, _digest(path), device, repr(init), seed)
-        if self._key != key or self._process is None or not self._process.alive():
-            self.stop()
-            self._process, self._key = CandidateProcess(device), key
+        key = (kind, path, _digest(path), device) + ((repr(init), seed) if kind == "modelnew" else ())
+        fresh = self._key != key or self._process is None or not self._process.alive()
+        if fresh:
+            self.stop(spare=False)
+            self._process, self._key = self._take_spare(device), key
+        self._settle_spare()
         cls = RemoteModelNew if kind == "modelnew" else RemoteKernel
         lib = None
         try:
-            lib = cls(self._process, kind=kind, path=path, init=init, seed=seed)
+            lib = cls(self._process.ready(), kind=kind, path=path, init=init, seed=seed)
             yield lib
         except Failed as failed:
             if not self._drained() and device == "cuda":
                 # Its process died (or would not finish) with work queued that the judge's stream may wait for:
                 # that wait might never end, so the judge itself is restarted after this reply (Worker).
                 failed.details["poisoned"] = True
-            self.stop()  # a candidate that failed is not reused: the next request starts clean
+            self.stop(spare=False)  # a candidate that failed is not reused: the next request starts clean
             raise
         finally:
             if lib is not None:
                 lib.close()
+            if fresh and device == "cuda" and self._keep_spare and self._spare is None:
+                self._spare = CandidateProcess(device)
+
+    def _take_spare(self, device: str) -> CandidateProcess:
+        spare, self._spare = self._spare, None
+        if spare is not None and spare.device == device and spare.alive():
+            return spare
+        if spare is not None:
+            spare.stop()
+        return CandidateProcess(device)
+
+    def _settle_spare(self) -> None:
+        """A spare still booting is waited for now, before the request's trials and timing."""
+        if self._spare is None:
+            return
+        try:
+            self._spare.ready()
+        except Failed:  # it died while it booted: the next new candidate starts a process of its own
+            self._spare.stop()
+            self._spare = None
 
     def _drained(self) -> bool:
         """Whether the candidate process is alive and has finished every piece of device work it queued."""
@@ -478,10 +512,14 @@ class Candidates:
             return False
         return True
 
-    def stop(self) -> None:
+    def stop(self, *, spare: bool = True) -> None:
+        """The candidate's process stopped (and the spare, unless `spare` is False)."""
         if self._process is not None:
             self._process.stop()
         self._process, self._key = None, None
+        if spare and self._spare is not None:
+            self._spare.stop()
+            self._spare = None
 
 
 _POOL: list = []
