@@ -461,15 +461,17 @@ class Candidates:
     @contextmanager
     def loaded(self, *, kind: str, path: str, device: str, init: list, seed: int):
         key = (kind, path, _digest(path), device) + ((repr(init), seed) if kind == "modelnew" else ())
-        fresh = self._key != key or self._process is None or not self._process.alive()
-        if fresh:
+        process = self._process
+        fresh = self._key != key or process is None or not process.alive()
+        if fresh or process is None:
             self.stop(spare=False)
-            self._process, self._key = self._take_spare(device), key
+            process = self._take_spare(device)
+            self._process, self._key = process, key
         self._settle_spare()
         cls = RemoteModelNew if kind == "modelnew" else RemoteKernel
         lib = None
         try:
-            lib = cls(self._process.ready(), kind=kind, path=path, init=init, seed=seed)
+            lib = cls(process.ready(), kind=kind, path=path, init=init, seed=seed)
             yield lib
         except Failed as failed:
             if not self._drained() and device == "cuda":
