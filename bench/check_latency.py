@@ -24,7 +24,7 @@ from cutegen.build import Builder, Tier  # noqa: E402
 from cutegen.model import Severity  # noqa: E402
 from cutegen.settings import Settings  # noqa: E402
 from cutegen.toolchain import discover  # noqa: E402
-from tests.conftest import corpus  # noqa: E402
+from tests.support.corpus import corpus  # noqa: E402
 
 
 def bare_nvcc_seconds(builder: Builder, path: Path, out_dir: Path) -> float:

@@ -38,7 +38,8 @@ sys.path.insert(0, str(ROOT / "server"))
 from cutegen.build import inline_sources  # noqa: E402
 from cutegen.diagnostics import condense, parse_log  # noqa: E402
 from cutegen.model import Severity  # noqa: E402
-from tests.conftest import CORPUS, CorpusCase  # noqa: E402
+from tests.support.paths import CORPUS  # noqa: E402
+from tests.support.corpus import CorpusCase  # noqa: E402
 
 # Recorded logs name library directories by placeholder (no machine paths in the repository).
 PLACEHOLDERS = ("$CUTLASS_INCLUDE", "$TORCH_INCLUDE", "$PYTHON_INCLUDE", "$CUDA_INCLUDE")

@@ -38,13 +38,13 @@ def shared_builder(builder):
 
     sys.path.insert(0, str(ROOT))
     try:
-        from tests.conftest import _engine_hash
+        from tests.support.build_cache import engine_hash
     except ImportError:
         return builder
     from cutegen.build import Builder
 
     where = Path(os.environ.get("CUTEGEN_TEST_CACHE", str(Path.home() / ".cache" / "cutegen" / "test-builds")))
-    state = where.expanduser() / _engine_hash()
+    state = where.expanduser() / engine_hash()
     state.mkdir(parents=True, exist_ok=True)
     return Builder(builder.toolchain, builder.settings, state)
 

@@ -117,7 +117,7 @@ for part in "${parts[@]}"; do
                run handoff-jail.log python3 bench/judge_handoff.py --jail --out "$OUT/handoff_jail.json"
                run gpu-isolation.log python3 -m pytest -q -m gpu tests/gpu/test_isolation_gpu.py -p no:cacheprovider \
                  --durations=5 ;;
-    adapters) run gpu-adapters.log python3 -m pytest -q -m gpu tests/agent tests/lsp tests/engine tests/suite \
+    adapters) run gpu-adapters.log python3 -m pytest -q -m gpu tests/agent tests/lsp tests/compile tests/cli tests/diagnostics tests/session tests/suite \
                 --ignore=tests/agent/test_gpu_providers.py --ignore=tests/lsp/test_background_gpu.py -k "not hot_lines" \
                 -p no:cacheprovider --durations=10 ;;
     # Optimize on the GPU through an endpoint that behaves as a streaming reasoning model (issue 26), ~1.5 minutes.
@@ -149,7 +149,7 @@ print(availability(), '| memory cgroup:', cgroup.memory_binds(), '| seccomp name
               run modelnew-check.log python3 -m cutegen check examples/softsign_modelnew/softsign_modelnew.py
               run torch-check.log python3 bench/torch_check_latency.py --reps 3 ;;
     # Issue 30: a ModelNew whose load_inline build fails is reported with `cutegen check`'s diagnostics.
-    diagmodel) run diagmodel.log python3 -m pytest -q -s -m gpu tests/engine/test_model_errors.py -p no:cacheprovider \
+    diagmodel) run diagmodel.log python3 -m pytest -q -s -m gpu tests/compile/test_model_errors.py -p no:cacheprovider \
                  --durations=5 ;;
     suite) run suite.log python3 bench/suite_overhead.py --profile --agent --out "$OUT/suite_overhead.json"
            tar czf "$OUT/suite-h200.tgz" --exclude=.cutegen -C .cutegen suite-h200 ;;
@@ -189,8 +189,8 @@ print(availability(), '| memory cgroup:', cgroup.memory_binds(), '| seccomp name
             -p no:cacheprovider --durations=10 ;;
     # Issue 27 on a GPU: a full disk under `cutegen test` and `fix --apply` (a real filled tmpfs: root), profile
     # without ncu on a GPU, CUTLASS names in resource lines (cpp_demangle, carried in .whl/agent), ~2 minutes.
-    edges) run edges.log python3 -m pytest -q tests/engine/test_full_disk.py tests/engine/test_cli_edges.py \
-             tests/engine/test_resource_names.py -p no:cacheprovider --durations=10 ;;
+    edges) run edges.log python3 -m pytest -q tests/cli/test_full_disk.py tests/cli/test_cli_edges.py \
+             tests/diagnostics/test_resource_names.py -p no:cacheprovider --durations=10 ;;
     # Issue 32: three saves in a row through the real language server (pytest-lsp), the real worker and ncu: the
     # second save kills the first's profile, the third's figures are the CodeLens's; the time from each save to each
     # figure as a table (log) and $OUT/background_loop.json.

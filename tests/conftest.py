@@ -11,22 +11,19 @@ diagnostics are derived from the cached compiler log again on every hit, so cond
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import os
-import re
 import shutil
 import sys
-import tempfile
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT / "tests" / "corpus"
-ENGINE = ROOT / "server" / "cutegen"
+from tests.support.build_cache import engine_hash, kept_folder, slug
+from tests.support.corpus import CorpusCase, corpus  # noqa: F401  (fixtures below use them)
+from tests.support.paths import CORPUS, ENGINE, ROOT  # noqa: F401
+from tests.support.server_env import LLM_KEY, LLM_KEY_ENV, SERVER_ENV  # noqa: F401
 
 
 def _has_gpu() -> bool:
@@ -79,22 +76,13 @@ def toolchain():
         pytest.skip(f"no CUDA toolchain: {e}")
 
 
-def _engine_hash() -> str:
-    """The code that decides what a cached compile means: how nvcc and ptxas are called (the toolchain's
-    own identity, nvcc and CUTLASS versions and the arch, is in every key already)."""
-    h = hashlib.sha256()
-    for path in sorted((ENGINE / "build").glob("*.py")):
-        h.update(path.name.encode() + b"\0" + path.read_bytes())
-    return h.hexdigest()[:16]
-
-
 @pytest.fixture(scope="session")
 def build_state(tmp_path_factory) -> Path:
     """A Builder state folder shared by the session's builders and kept between runs (see the module doc)."""
     where = os.environ.get("CUTEGEN_TEST_CACHE", str(Path.home() / ".cache" / "cutegen" / "test-builds"))
     if where == "off":
         return tmp_path_factory.mktemp("state")
-    state = Path(where).expanduser() / _engine_hash()
+    state = Path(where).expanduser() / engine_hash()
     state.mkdir(parents=True, exist_ok=True)
     os.utime(state)  # marks it used; caches of older engine code go after a week unused (~6 MB each)
     for old in state.parent.iterdir():
@@ -103,66 +91,11 @@ def build_state(tmp_path_factory) -> Path:
     return state
 
 
-# -- folders that keep their build cache between runs ---------------------------------------------
-#
-# The build cache's key covers the file's path, so a kernel written into a fresh tmp_path compiles again in every
-# run. A test that compiles in a folder of its own gets `kept_path` instead: a folder named by the checkout and the
-# test, under the shared test build cache, emptied before the test of everything but its `.cutegen/cache` folders.
-# Its texts compile at the same paths every run, so a warm run hits the cache where a cold one compiled, and the
-# test starts as in a fresh folder otherwise (no records, transcripts or learned endpoints of the last run).
-
-KEPT_AGE_S = 7 * 86400  # a kept folder unused this long (a renamed test's) goes
-
-
-def _slug(nodeid: str) -> str:
-    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", nodeid.rsplit("::", 1)[-1])[:32]
-    return f"{name}-{hashlib.sha1(nodeid.encode()).hexdigest()[:8]}"
-
-
-def _empty_but_caches(folder: Path) -> None:
-    """Delete everything under `folder` but `.cutegen/cache` folders (and the folders holding them)."""
-    for child in folder.iterdir():
-        if child.is_symlink() or not child.is_dir():
-            child.unlink()
-        elif child.name == "cache" and folder.name == ".cutegen":
-            continue
-        elif (child.name == ".cutegen" and (child / "cache").is_dir()) or any(child.rglob(".cutegen/cache")):
-            _empty_but_caches(child)
-        else:
-            shutil.rmtree(child)
-
-
-@contextmanager
-def _kept(build_state: Path, name: str):
-    """The kept folder `name` of this checkout, emptied but for its build caches and locked while in use; None when
-    the cache is off or another run holds it."""
-    import fcntl
-
-    if os.environ.get("CUTEGEN_TEST_CACHE") == "off":
-        yield None
-        return
-    kept = build_state / "kept" / hashlib.sha1(str(ROOT).encode()).hexdigest()[:8]
-    folder = kept / name
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(kept / f"{name}.lock", "w") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            yield None
-            return
-        _empty_but_caches(folder)
-        os.utime(folder)
-        for old in kept.iterdir():
-            if time.time() - old.stat().st_mtime > KEPT_AGE_S:
-                shutil.rmtree(old, ignore_errors=True) if old.is_dir() else old.unlink(missing_ok=True)
-        yield folder
-
-
 @pytest.fixture
 def kept_path(request, build_state, tmp_path):
     """A tmp_path whose `.cutegen/cache` folders outlive the run (see above). Another run of the same test in the
     same checkout at the same time (it holds the folder's lock) gets the plain tmp_path instead."""
-    with _kept(build_state, _slug(request.node.nodeid)) as folder:
+    with kept_folder(build_state, slug(request.node.nodeid)) as folder:
         yield folder or tmp_path
 
 
@@ -220,7 +153,7 @@ def engine(request, build_state, tmp_path_factory):
     from cutegen.settings import Settings
 
     settings = Settings(**getattr(request.module, "ENGINE_SETTINGS", {}))
-    with _kept(build_state, "engine-" + request.module.__name__.rsplit(".", 1)[-1]) as folder:
+    with kept_folder(build_state, "engine-" + request.module.__name__.rsplit(".", 1)[-1]) as folder:
         state = (folder or tmp_path_factory.mktemp("engine")) / ".cutegen"
         session = Session(settings, state_dir=state)
         try:
@@ -316,31 +249,6 @@ def pytest_configure(config):
         config.pluginmanager.register(FolderProgress(reporter), "cutegen-folder-progress")
 
 
-class CorpusCase:
-    """A corpus kernel with its annotations: `// expect-root:`, `// BUG`, `// BUG-ALT`, `// cutegen-arch:`."""
-
-    def __init__(self, path: Path):
-        self.path = path
-        self.text = path.read_text()
-        lines = self.text.splitlines()
-        self.bug_lines = {i for i, l in enumerate(lines, 1) if re.search(r"//\s*BUG\s*$", l)}
-        self.alt_lines = {i for i, l in enumerate(lines, 1) if re.search(r"//\s*BUG-ALT\s*$", l)}
-        self.expect_root = self._header("expect-root")
-        self.expect_warning = self._header("expect-warning")
-        self.arch = self._header("cutegen-arch")
-
-    def _header(self, key: str) -> str | None:
-        m = re.search(rf"^//\s*{key}:\s*(.+?)\s*$", self.text, re.M)
-        return m.group(1) if m else None
-
-    def __repr__(self):
-        return self.path.stem
-
-
-def corpus(kind: str) -> list[CorpusCase]:
-    return [CorpusCase(p) for p in sorted((CORPUS / kind).glob("*.cu"))]
-
-
 def has_nvcc() -> bool:
     return shutil.which("nvcc") is not None
 
@@ -352,13 +260,6 @@ def has_nvcc() -> bool:
 # applies workspace edits as an editor does. Markers: cutegen_settings(dict) the `cutegen` settings;
 # client_name(str) the clientInfo name; replies(list) scripted LLM replies (a ScriptedOpenAI endpoint is started
 # and configured, `client.scripted`); endpoint(**modes) that endpoint's modes (reasoning_model, sse_only, ...).
-
-LLM_KEY_ENV = "CUTEGEN_TEST_LLM_KEY"  # the scripted endpoint's key (tests/agent/conftest.py: KEY_ENV, KEY)
-LLM_KEY = "sk-test-NEVER-WRITE-ME-4242"
-SERVER_ENV = {**os.environ, LLM_KEY_ENV: LLM_KEY, "PYTHONPATH": os.pathsep.join(
-    [str(ENGINE.parent), *filter(None, [os.environ.get("PYTHONPATH")])]),
-              # the user's config folder (the LLM endpoints agent commands used, agent/consent.py): not the tester's
-              "XDG_CONFIG_HOME": tempfile.mkdtemp(prefix="cutegen-test-config-")}
 
 try:
     import pytest_lsp

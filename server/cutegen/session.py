@@ -22,7 +22,7 @@ from cutegen.settings import Settings
 from cutegen.state import StateDir
 from cutegen.toolchain import Toolchain, discover
 
-# The adapters import no build/ or harness/ module (tests/engine/test_import_rules.py): what they need of them
+# The adapters import no build/ or harness/ module (tests/test_import_rules.py): what they need of them
 # comes through here (these names, and `Tier` above).
 from cutegen.build.fitness import unfit as unfit
 from cutegen.build.inline_sources import is_modelnew as is_modelnew

@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT / "server") not in sys.path:
     sys.path.insert(0, str(ROOT / "server"))
 
-from tests.conftest import LLM_KEY as KEY, LLM_KEY_ENV as KEY_ENV  # noqa: E402  (the language server's env has it)
+from tests.support.server_env import LLM_KEY as KEY, LLM_KEY_ENV as KEY_ENV  # noqa: E402  (the language server's env has it)
 from tests.support.scripted_openai import ScriptedOpenAI  # noqa: E402
 
 
@@ -52,9 +52,9 @@ def provider_workspace(build_state, tmp_path_factory) -> Path:
     paths, so each compiles once, and not again in the next run. What a run leaves besides the build cache
     (transcripts, records, learned endpoints, shadow copies) is cleared first."""
     from tests.agent import provider_cases
-    from tests.conftest import _kept
+    from tests.support.build_cache import kept_folder
 
-    with _kept(build_state, "provider-workspace") as folder:
+    with kept_folder(build_state, "provider-workspace") as folder:
         yield provider_cases.write(folder or tmp_path_factory.mktemp("provider-workspace"))
 
 

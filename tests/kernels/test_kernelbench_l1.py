@@ -14,7 +14,7 @@ import pytest
 from cutegen.build import Tier
 from cutegen.model import Severity
 from cutegen.suite.problems import discover, is_problem, match_kernels
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 
 LEVEL1 = ROOT / "examples" / "kernelbench" / "level1"
 PROBLEMS = sorted((p for p in LEVEL1.glob("*.py") if re.match(r"\d+_", p.name)),

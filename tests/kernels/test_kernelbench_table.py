@@ -9,7 +9,7 @@ import json
 
 from cutegen.records import RunRecord, Timing
 from cutegen.suite import rows
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 
 spec = importlib.util.spec_from_file_location("kernelbench_table", ROOT / "bench" / "kernelbench_table.py")
 table_module = importlib.util.module_from_spec(spec)

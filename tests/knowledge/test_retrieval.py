@@ -11,7 +11,7 @@ import pytest
 from cutegen.build import Builder, Tier
 from cutegen.model import Diagnostic, Severity
 from cutegen.settings import Settings
-from tests.conftest import corpus
+from tests.support.corpus import corpus
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -12,7 +12,7 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from tests.conftest import SERVER_ENV  # noqa: F401  (the server's environment: this checkout's engine first)
+from tests.support.server_env import SERVER_ENV  # noqa: F401  (the server's environment: this checkout's engine first)
 
 SERVER_DIR = Path(__file__).resolve().parents[2] / "server"
 

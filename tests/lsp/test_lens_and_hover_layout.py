@@ -10,7 +10,7 @@ from lsprotocol import types
 from cutegen.diagnostics import condense, parse_log
 from cutegen.lsp import hover, kernels
 from lsp_helpers import open_file
-from tests.conftest import CORPUS
+from tests.support.paths import CORPUS
 
 SPLIT = """#include <cuda_runtime.h>
 

@@ -7,7 +7,7 @@ import pytest
 
 from lsp_helpers import errors, needs_nvcc, open_file, publications, replace_text, save, until
 from lsp_kernels import BROKEN_LINE, ROOT as ROOT_CAUSE, broken, fixed
-from tests.conftest import CORPUS
+from tests.support.paths import CORPUS
 
 pytestmark = [pytest.mark.asyncio, needs_nvcc]
 pytest.importorskip("clang.cindex", reason="the type tier needs the libclang-ng wheel")

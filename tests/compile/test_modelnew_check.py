@@ -8,7 +8,7 @@ import pytest
 
 from cutegen.build import Tier
 from cutegen.build.inline_sources import as_cuda_file, cuda_sources
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 
 SOFTSIGN = ROOT / "examples" / "softsign_modelnew" / "softsign_modelnew.py"
 

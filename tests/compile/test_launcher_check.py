@@ -6,7 +6,7 @@ from pathlib import Path
 
 from cutegen.build import Tier
 from cutegen.build.launcher import defines_launcher, missing_launcher
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 
 REF = ROOT / "examples" / "softsign_modelnew" / "softsign_modelnew_ref.py"
 KERNEL = """\

@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 from cutegen.toolchain import ABI_INCLUDE
-from tests.conftest import ROOT
+from tests.support.paths import ROOT
 
 HEADER = ROOT / "examples" / "idioms" / "gemm_sm90_common.cuh"
 # HEADER and the headers it includes beside it (the grouped and dynamic tile orders, the lockstep mainloop)

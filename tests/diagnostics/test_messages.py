@@ -8,7 +8,8 @@ from cutegen.diagnostics import condense, parse_log
 from cutegen.diagnostics.resources import kernel_instantiation, short_kernel_name
 from cutegen.diagnostics.text import fit
 from cutegen.model import KernelResources
-from tests.conftest import CORPUS, corpus
+from tests.support.paths import CORPUS
+from tests.support.corpus import corpus
 
 LIBRARY = "$CUTLASS_INCLUDE"
 RECORDED = [c for c in corpus("errors") if (CORPUS / "logs" / f"{c.path.stem}.log").exists()]

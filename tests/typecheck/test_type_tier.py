@@ -18,7 +18,8 @@ from cutegen.typecheck import TypeChecker, leading_includes
 from cutegen.diagnostics import condense, parse_log
 from cutegen.model import Severity
 from cutegen.settings import Settings
-from tests.conftest import CORPUS, ROOT, corpus
+from tests.support.paths import CORPUS, ROOT
+from tests.support.corpus import corpus
 
 pytest.importorskip("clang.cindex", reason="the type tier needs the libclang-ng wheel")
 

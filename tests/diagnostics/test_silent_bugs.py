@@ -8,7 +8,7 @@ from cutegen.build import Builder, Tier
 from cutegen.model import Severity
 from cutegen.settings import Settings
 from cutegen.toolchain import discover
-from tests.conftest import corpus
+from tests.support.corpus import corpus
 
 
 @pytest.mark.parametrize("case", corpus("silent"), ids=repr)

@@ -12,7 +12,7 @@ import ast
 from functools import cache
 from pathlib import Path
 
-ENGINE = Path(__file__).resolve().parents[2] / "server" / "cutegen"
+ENGINE = Path(__file__).resolve().parents[1] / "server" / "cutegen"
 
 # ARCHITECTURE.md's "Layers", top to bottom: a module may import its own layer and the layers below it.
 # Module names are relative to `cutegen`; a name covers the module or the package and everything in it.

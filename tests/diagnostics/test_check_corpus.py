@@ -6,7 +6,7 @@ import pytest
 
 from cutegen.build import Tier
 from cutegen.model import Severity
-from tests.conftest import corpus
+from tests.support.corpus import corpus
 
 ERRORS = corpus("errors")
 CLEAN = corpus("clean")

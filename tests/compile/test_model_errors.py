@@ -16,7 +16,10 @@ from cutegen.diagnostics import condense, parse_log
 from cutegen.diagnostics.arguments import argument_position
 from cutegen.diagnostics.macros import macro_position
 from cutegen.diagnostics.structure import find_defects
-from tests.conftest import CORPUS, CorpusCase
+from tests.support.paths import CORPUS
+
+# .cu kernels and KernelBench ModelNew .py files (their annotations are comments in the CUDA string).
+from tests.support.corpus import CorpusCase
 
 # .cu kernels and KernelBench ModelNew .py files (their annotations are comments in the CUDA string).
 ALL = [CorpusCase(p) for p in sorted((CORPUS / "model_errors").glob("*")) if p.suffix in (".cu", ".py")]

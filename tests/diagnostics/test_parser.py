@@ -9,7 +9,10 @@ from cutegen.diagnostics import condense, parse_log
 from cutegen.diagnostics.cute_types import cute_notation
 from cutegen.diagnostics.ptx import arch_traps, cp_async_local_diagnostics
 from cutegen.diagnostics.resources import parse_ptxas_verbose
-from tests.conftest import CORPUS, corpus
+from tests.support.paths import CORPUS
+
+# Recorded logs name the CUTLASS include dir as $CUTLASS_INCLUDE (no machine paths in the repo).
+from tests.support.corpus import corpus
 
 # Recorded logs name the CUTLASS include dir as $CUTLASS_INCLUDE (no machine paths in the repo).
 LIBRARY = "$CUTLASS_INCLUDE"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import shutil
 
 from cutegen.diagnostics.resources import demangle, kernel_instantiation, parse_ptxas_verbose, short_kernel_name
-from tests.conftest import CORPUS
+from tests.support.paths import CORPUS
 
 LOG = (CORPUS / "logs" / "cutlass_gemm_pingpong.ptxas.log").read_text()
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from cutegen.diagnostics import condense, parse_log
-from tests.conftest import CORPUS
+from tests.support.paths import CORPUS
 
 ROOT = Path(__file__).resolve().parents[2]
 SOFTSIGN = ROOT / "examples" / "softsign" / "softsign.cu"
