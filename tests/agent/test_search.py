@@ -204,3 +204,51 @@ def test_greedy_stays_one_optimize_step(kept_path, scripted):
     out = _search_agent(kept_path, server).optimize(path, GOOD)
     assert out.ok and len(server.requests) == 1 and "DIRECTION:" not in server.requests[0]["messages"][-1]["content"]
     assert not (VersionTree(kept_path / ".cutegen", path).path).exists()
+
+
+# -- the command line ---------------------------------------------------------------------------
+
+
+def _cli(ws, *args, url=None):
+    import os
+    import subprocess
+    import sys
+
+    from tests.agent.conftest import KEY, KEY_ENV, ROOT
+
+    env = {**os.environ, KEY_ENV: KEY, "PYTHONPATH": str(ROOT / "server"), "CUTEGEN_LLM_BASE_URL": "",
+           "CUTEGEN_LLM_MODEL": ""}
+    llm = ["--llm-base-url", url, "--llm-model", "scripted", "--llm-api-key-env", KEY_ENV, "--llm-retries", "1"] \
+        if url else []
+    return subprocess.run([sys.executable, "-m", "cutegen", *args, *llm, "--state-dir", str(ws / ".cutegen")],
+                          cwd=ws, env=env, capture_output=True, text=True, timeout=600)
+
+
+def test_optimize_search_then_versions_lists_shows_and_restores(kept_path, scripted):
+    server = scripted(_landscape())
+    path = _kernel(kept_path, GOOD)
+    (kept_path / "k.py").write_text(PROBLEM)
+    bad = _cli(kept_path, "optimize", "k.cu", "--search", "beam:4", url=server.url)
+    assert bad.returncode == 2 and "a search is `greedy` or `beam:WxK`" in bad.stderr
+    done = _cli(kept_path, "optimize", "k.cu", "--search", "beam:1x2", "--steps", "1", url=server.url)
+    assert done.returncode == 0, done.stderr
+    assert "+  y[i] = __fmul_rn(1.0f, 0.5f);" in done.stdout and "3 versions in the tree" in done.stderr
+    assert path.read_text() == GOOD  # offered, not applied
+    listed = _cli(kept_path, "versions", "k.cu")
+    assert listed.returncode == 0, listed.stderr
+    lines = listed.stdout.splitlines()
+    assert lines[0].startswith("3 versions of k.cu (1 candidates that did not join as better versions)")
+    assert lines[1].startswith("*     ") and lines[1].endswith("(start)")  # the file's text, the root
+    (good,) = [ln for ln in lines if "More bytes" in ln]
+    (failed,) = [ln for ln in lines if "128-bit" in ln]
+    assert "not timed" in good and "verified" in good and "check-failed" in failed
+    vid = next(w for w in good.split() if len(w) == 10)
+    shown = _cli(kept_path, "versions", "k.cu", "--show", vid)
+    assert shown.returncode == 0 and "+  y[i] = __fmul_rn(1.0f, 0.5f);" in shown.stdout
+    assert _cli(kept_path, "versions", "k.cu", "--show", "zzzz").returncode == 2
+    path.write_text(GOOD.replace("0.5f", "0.25f"))  # the person edits the file meanwhile
+    restored = _cli(kept_path, "versions", "k.cu", "--restore", vid, "--apply")
+    assert restored.returncode == 0, restored.stderr
+    assert "restores version" in restored.stderr and "applied to" in restored.stderr
+    assert "__fmul_rn(1.0f, 0.5f)" in path.read_text()
+    assert "-  y[i] = 0.25f;" in restored.stdout  # the patch is from the text the file held, shown before it is written
