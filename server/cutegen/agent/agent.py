@@ -364,13 +364,15 @@ class Agent:
         problem = self.verifier.problem_for(kernel)
         workload = classify_workload(problem.read_text(errors="replace") if problem else "", text)
         self.on_stage("profiling the current version")
-        prof, why = (None, f"the current version was not timed ({base.label})") if "time" not in base.tiers else profile(
-            *self.verifier.shadow(kernel, text), self.verifier.worker, problem=problem, state_dir=self.state_dir)
+        prof, why = (None, f"the current version was not timed ({base.label})")
+        if "time" in base.tiers:
+            prof, why = profile(*self.verifier.shadow(kernel, text), self.verifier.worker, problem=problem,
+                                state_dir=self.state_dir)
         items = self.knowledge.menu(workload)
         menu = {str(getattr(i, "title", i)): menu_text(i) for i in items}
         run = Search(self, kernel, text, shape, limits, transcript=t, usage=out.usage, parallel=parallel)
-        result = run.run(base, workload=workload, directions=list(menu),  menu=menu,
-                         profile_txt=prompts.failure_text(kernel.name, text, profile=prof) if prof else f"No profile: {why}.")
+        profile_txt = prompts.failure_text(kernel.name, text, profile=prof) if prof else f"No profile: {why}."
+        result = run.run(base, workload=workload, directions=list(menu), menu=menu, profile_txt=profile_txt)
         out.message, figures = proposal_label(result, kernel.name)
         out.rounds = [{"round": f.step, "change": f.change, "verdict": f.verdict, "message": f.why}
                       for f in result.tree.failures if f.step and f.node in result.tree.nodes]

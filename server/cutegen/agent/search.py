@@ -84,7 +84,8 @@ def dead_directions(tree: VersionTree) -> set[str]:
     return {d for d, c in counts.items() if c >= DEAD_AFTER and d and d not in good}
 
 
-def plan(tree: VersionTree, directions: list[str], shape: Shape, root: str | None = None) -> list[tuple[Node, list[str]]]:
+def plan(tree: VersionTree, directions: list[str], shape: Shape,
+         root: str | None = None) -> list[tuple[Node, list[str]]]:
     """The step's expansions: the `shape.width` most promising versions (of `root`'s subtree) that still have a
     direction left, each with its directions (k, plus its streak of yielding expansions), none asked of it before,
     none already on its path, none dead. A version with nothing left is marked exhausted."""
@@ -256,7 +257,8 @@ class Search:
                 out.append(((node, direction), self._judge(step, self._make(step, node, direction, *ask))))
             return out
         with ThreadPoolExecutor(max_workers=self.parallel, thread_name_prefix="cutegen-search") as pool:
-            futures = [pool.submit(self._make, step, node, direction, *ask) for (node, direction), ask in zip(slots, asks)]
+            futures = [pool.submit(self._make, step, node, direction, *ask)
+                       for (node, direction), ask in zip(slots, asks)]
             try:
                 for slot, future in zip(slots, futures):
                     out.append((slot, self._judge(step, future.result())))
@@ -275,7 +277,8 @@ class Search:
         messages = prompts.search_step(self.kernel.name, text, workload=self.workload, baseline=before,
                                        profile=self.profile_txt, direction=direction,
                                        details=self.menu.get(direction, ""),
-                                       memory=memory_text(self.tree, node), edit_format=self.agent.settings.llm_edit_format,
+                                       memory=memory_text(self.tree, node),
+                                       edit_format=self.agent.settings.llm_edit_format,
                                        budget=self.agent.budget)
         fit, self.agent.budget.last = self.agent.budget.last, {}
         return messages, fit
@@ -340,13 +343,15 @@ class Search:
             return v
         assert made.new_text is not None  # a result comes only with a text
         node = self.tree.add(made.node, made.new_text, made.direction, ok=v.ok, verdict=str(v.verdict), label=v.label,
-                             figures=v.figures, ratio=ratio_of(v), record=v.record.path if v.record else None, step=step)
+                             figures=v.figures, ratio=ratio_of(v), record=v.record.path if v.record else None,
+                             step=step)
         self.stats.verified += int(v.ok)
         self._note(step, "verify", direction=made.direction, node=made.node.id, version=node.id, diff=made.diff,
                     verification=v.to_json(), build_s=round(made.build_s, 3))
         if "time" in v.tiers and isinstance(made.node.figures.get("median_ms"), (int, float)):
             self.history.record({"action": "search", "change": made.direction, "verdict": str(v.verdict),
-                                 "speedup": v.figures.get("speedup"), "from": made.node.id, "to": text_id(made.new_text)},
+                                 "speedup": v.figures.get("speedup"), "from": made.node.id,
+                                 "to": text_id(made.new_text)},
                                 [(made.new_text, {"median_ms": v.figures.get("median_ms"),
                                                   "spread": v.figures.get("spread"), "label": made.direction})])
         return v

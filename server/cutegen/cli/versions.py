@@ -61,7 +61,8 @@ def listing(tree: VersionTree, current: str) -> list[str]:
 
     def walk(parent: str | None, depth: int) -> None:
         for n in sorted(children.get(parent, []), key=lambda n: (n.step, n.time)):
-            mark = ("*" if n.id == here else " ") + ("best" if best is not None and n.id == best.id and n.parent else "    ")
+            is_best = best is not None and n.id == best.id and n.parent
+            mark = ("*" if n.id == here else " ") + ("best" if is_best else "    ")
             out.append(f"{mark} {'  ' * depth}{n.id[:10]}  {_ratio(n):>14}  {n.verdict:<13} {n.change or '(start)'}")
             walk(n.id, depth + 1)
 
