@@ -130,6 +130,8 @@ for part in "${parts[@]}"; do
              tar czf "$OUT/profiles.tgz" --exclude='*.ncu-rep' -C /tmp profiles ;;
     variants) run variants.log python3 bench/activation_variants.py --out "$OUT/variants.json" ;;
     agent) run agent.log python3 bench/agent_optimize_step.py --out "$OUT/agent_optimize_step.json" ;;
+    # Optimize as a search (issue 55): a walk against beam:2x2 on a scripted SiLU landscape, pipelined vs serial builds.
+    search) run search.log python3 bench/search_landscape.py --out "$OUT/search_landscape.json" ;;
     # The jail on the GPU (issue 25): the escape suite as root, the GPU tests (verify, ncu, one Optimize step, a
     # card-filling and a hanging candidate, CUDA under a 4 GiB host cap), jailed ÷ unjailed verify time. The
     # CPU-only sandbox tests (gate, library, agent) run in CI. sandbox-nobody: the escape suite as nobody.

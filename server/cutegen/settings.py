@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, fields
 from typing import ClassVar
 
@@ -72,6 +73,13 @@ class Settings:
     # an endpoint that does not take tool calls falls back to the pipeline.
     llm_mode: str = "pipeline"
     llm_tool_calls: int = 12  # tool calls per session
+    # Optimize's shape (agent/search.py): "greedy", one verified change per run; "beam:WxK", a search that expands the
+    # W most promising versions a step with K candidates each (other menu directions), within these budgets, and
+    # keeps every version in the kernel's tree (`cutegen versions`).
+    optimize_search: str = "greedy"
+    optimize_steps: int = 3
+    optimize_minutes: float = 30.0
+    optimize_tokens: int = 200000
     llm_tool_seconds: float = 900.0  # wall time per session
     sandbox: str = "required"  # "required": model-written candidates run only jailed; "off": unjailed, with a warning
 
@@ -132,6 +140,7 @@ CHOICES = {"llm_edit_format": ("auto", "diff", "search-replace", "json", "whole"
            "sandbox": ("required", "off"),
            "reference_mode": ("fp64", "kernelbench"),  # kept in step with harness.truth.ReferenceMode
            "layout_inlay_hints": ("off", "short", "all")}
+SEARCH_SPEC = re.compile(r"^(?:greedy|beam:(\d+)x(\d+))$")  # agent/search.py's Shape reads it
 _ZERO_ALLOWED = {"temperature", "llm_retries"}  # 0 is meaningful: greedy sampling, no retries
 
 
@@ -156,6 +165,8 @@ def _coerce(value, default, name: str):
         return value
     if not isinstance(value, str):
         raise SettingsError(f"{editor_key(name)} must be a string, not {value!r}")
+    if name == "optimize_search" and not SEARCH_SPEC.match(value):
+        raise SettingsError(f"{editor_key(name)} must be greedy or beam:WxK (e.g. beam:4x3), not {value!r}")
     if name in CHOICES and value not in CHOICES[name]:
         raise SettingsError(f"{editor_key(name)} must be one of {', '.join(CHOICES[name])}, not {value!r}")
     return value or None if default is None else value

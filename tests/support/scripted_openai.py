@@ -11,6 +11,8 @@ prints `http://127.0.0.1:PORT/v1` as its first stdout line, then serves POST /v1
      "finish_reason": "stop" (or "length" for a reply cut off at max_tokens),
      "tool_calls": [{"name": "check", "arguments": {...}}] (answer with tool calls, finish_reason
                    "tool_calls"; the request must have offered tools),
+     "match_also": ["more substrings", ...] (optional: each must be in the last user message too),
+     "repeat": true (optional: never consumed, the same question always gets this answer, as a landscape does),
      "match_tool": "substring of the last tool result" (optional),
      "think": "reasoning" (the content starts with a <think>reasoning</think> block: DeepSeek-R1 or
               Qwen behind a plain chat template),
@@ -107,8 +109,10 @@ class ScriptedOpenAI:
     def take(self, last_user: str, last_tool: str = "") -> dict | None:
         with self._lock:
             for i, entry in enumerate(self.entries):
-                if not self.used[i] and entry.get("match", "") in last_user and entry.get("match_tool", "") in last_tool:
-                    self.used[i] = True
+                if (not self.used[i] and entry.get("match", "") in last_user
+                        and all(m in last_user for m in entry.get("match_also", ()))
+                        and entry.get("match_tool", "") in last_tool):
+                    self.used[i] = not entry.get("repeat", False)
                     return entry
         return None
 

@@ -24,6 +24,8 @@ from cutegen import records
 from cutegen.agent import prompts
 from cutegen.agent.budget import Budget
 from cutegen.agent.history import History, text_id
+from cutegen.agent.search import Limits, Search, Shape, diff_to, proposal_label
+from cutegen.agent.tree import VersionTree
 from cutegen.agent.knowledge import Knowledge, classify_workload, hit_text, menu_text, profile
 from cutegen.agent.llm import LLMClient, LLMError, Usage, configured, cut_off
 from cutegen.agent.diff_text import whole_file
@@ -260,6 +262,9 @@ class Agent:
         kernel = Path(kernel).resolve()
         if self.llm is None:
             return Outcome(False, f"Optimize needs an LLM: {self.llm_problem}.")
+        shape = Shape.parse(self.settings.optimize_search)
+        if not shape.greedy:
+            return self.search(kernel, text, shape)
         t = Transcript(self.state_dir, kernel, "optimize", self._secrets())
         out = Outcome(False, "")
         self.on_stage("measuring the current version")
@@ -338,6 +343,69 @@ class Agent:
             summary = "; ".join(f"round {x['round']}: {x.get('change') or ''} {x['message']}".strip() for x in out.rounds)
             out.message = f"No verified faster change in {len(out.rounds)} round(s): {summary}"
         return self._end(t, out)
+
+    def search(self, kernel: Path, text: str, shape: Shape, *, limits: Limits | None = None,
+               parallel: int | None = None) -> Outcome:
+        """An optimization search (agent/search.py) from `text`: its best verified version offered as one patch,
+        the whole tree kept under .cutegen/ (`cutegen versions`)."""
+        kernel = Path(kernel).resolve()
+        if self.llm is None:
+            return Outcome(False, f"Optimize needs an LLM: {self.llm_problem}.")
+        s = self.settings
+        limits = limits or Limits(s.optimize_steps, s.optimize_minutes, s.optimize_tokens)
+        t = Transcript(self.state_dir, kernel, "search", self._secrets())
+        out = Outcome(False, "")
+        self.on_stage("measuring the current version")
+        base = self.verifier.candidate(kernel, text, timing=True)
+        t.step(0, "baseline", verification=base.to_json())
+        if not base.ok:
+            out.message = f"Optimize needs a passing kernel; the current version: {base.label}"
+            return self._end(t, out)
+        problem = self.verifier.problem_for(kernel)
+        workload = classify_workload(problem.read_text(errors="replace") if problem else "", text)
+        self.on_stage("profiling the current version")
+        prof, why = (None, f"the current version was not timed ({base.label})")
+        if "time" in base.tiers:
+            prof, why = profile(*self.verifier.shadow(kernel, text), self.verifier.worker, problem=problem,
+                                state_dir=self.state_dir)
+        items = self.knowledge.menu(workload)
+        menu = {str(getattr(i, "title", i)): menu_text(i) for i in items}
+        run = Search(self, kernel, text, shape, limits, transcript=t, usage=out.usage, parallel=parallel)
+        profile_txt = prompts.failure_text(kernel.name, text, profile=prof) if prof else f"No profile: {why}."
+        result = run.run(base, workload=workload, directions=list(menu), menu=menu, profile_txt=profile_txt)
+        out.message, figures = proposal_label(result, kernel.name)
+        out.rounds = [{"round": f.step, "change": f.change, "verdict": f.verdict, "message": f.why}
+                      for f in result.tree.failures if f.step and f.node in result.tree.nodes]
+        found = diff_to(result, text, kernel.name)
+        if found is not None and result.best is not None:
+            new_text, diff = found
+            out.ok = True
+            short = result.confirmed.short if result.confirmed else "best of the search"
+            out.proposal = Proposal(str(kernel), text, new_text, diff, out.message, short,
+                                    {**figures, "workload": workload, "shape": str(shape)}, "optimize")
+        elif result.stats.stop == "cancelled":
+            out.message = f"cancelled; {out.message}"
+        return self._end(t, out)
+
+    def restore_version(self, kernel: Path, text: str, vid: str) -> Outcome:
+        """A patch from the current text to a version of the kernel's tree (`cutegen versions`), re-checked first."""
+        kernel = Path(kernel).resolve()
+        tree = VersionTree(self.state_dir, kernel)
+        node = tree.find(vid)
+        if node is None:
+            return Outcome(False, f"{kernel.name} has no version {vid!r} (or more than one starts so): "
+                                  "`cutegen versions` lists them")
+        new = tree.text(node.id)
+        if new is None:
+            return Outcome(False, f"the text of version {node.id} is missing from {tree.folder / 'versions'}")
+        if new == text:
+            return Outcome(False, f"The current text is version {node.id} already.")
+        v = self.verifier.candidate(kernel, new)
+        if not v.ok:
+            return Outcome(False, f"Version {node.id} no longer verifies: {v.label}")
+        label = f"restores version {node.id} ({node.change or 'the start'}: {node.label}) · re-verified: {v.label}"
+        return Outcome(True, label, Proposal(str(kernel), text, new, unified(text, new, kernel.name), label, v.short,
+                                             {**v.figures, "version": node.id}, "restore"))
 
     def restore_best(self, kernel: Path, text: str) -> Outcome:
         """A patch from the current text back to the fastest measured version (re-checked first)."""

@@ -192,13 +192,22 @@ class Verifier:
         """Verify `text` as the new content of `kernel`. With `baseline` (figures of the current
         version: median_ms, spread) the candidate must also be faster beyond noise. `original` is the
         text it was derived from (default: the file on disk; none for a new file): the gate refuses
-        only what the candidate adds."""
+        only what the candidate adds. The same as `judge(prepare(...))`."""
+        built = self.prepare(kernel, text, baseline=baseline, timing=timing, original=original)
+        return built if isinstance(built, Verification) else self.judge(built)
+
+    def prepare(self, kernel: Path, text: str, *, baseline: dict | None = None, timing: bool = False,
+                original: str | None = None) -> "Verification | Built":
+        """The CPU tiers of `candidate`: gate, check, build, library inspection. A Verification when it ended
+        there (failed, or nothing more can run here), else the Built candidate awaiting `judge`. Safe to call
+        from several threads at once (a search builds candidates in parallel while the judge runs one)."""
         kernel = Path(kernel).resolve()
         figures: dict = {"gpu": self.gpu}
         if original is None:
             original = kernel.read_text(errors="replace") if kernel.is_file() else ""
         own = text == original  # the user's own version: never gated
-        try:
+
+        def cpu_tiers():
             view = None if own else self._host_view(kernel, text, figures, original)
             if view is not None:
                 refusal = gate.review(view.source, self._original_view(kernel, original), python=kernel.suffix == ".py",
@@ -206,19 +215,32 @@ class Verifier:
                                       allowed_headers=self.visible_headers(kernel, original))
                 if refusal is not None:
                     return _refused(refusal, figures)
-            v = self._candidate(kernel, text, figures, baseline, timing or baseline is not None, original, view)
+            return self._cpu_tiers(kernel, text, figures, baseline, timing or baseline is not None, original, view)
+
+        return self._guarded(figures, cpu_tiers)
+
+    def judge(self, built: "Built") -> Verification:
+        """The GPU tiers of `candidate` for a Built one: test, then time (and compare with its baseline). One at a
+        time: the judge is one process on one GPU."""
+        return self._guarded(built.figures, lambda: self._gpu_tiers(built))
+
+    def _guarded(self, figures: dict, run) -> "Verification | Built":
+        """`run()`, with no end of it escaping: cancelled or a failure of ours become named verdicts; a Verification
+        run unjailed says so."""
+        try:
+            v = run()
         except Cancelled:
             return Verification(False, CandidateVerdict.CANCELLED, "cancelled", "cancelled", figures=figures)
         except Exception as e:  # noqa: BLE001 (no end of a verification escapes: the editor gets a named verdict)
             why = f"the verification itself failed ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})"
             return Verification(False, CandidateVerdict.JUDGE_ERROR, why, "verification failed", feedback=why,
                                 figures=figures)
-        if figures.get("sandbox") == "off":  # never silently: the label, the title and the transcript say it
+        if isinstance(v, Verification) and figures.get("sandbox") == "off":  # never silently: label, title, transcript
             v.label += f" · {UNSANDBOXED}"
             v.short += " (unsandboxed)"
         return v
 
-    def _candidate(self, kernel, text, figures, baseline, timing, original, view) -> Verification:
+    def _cpu_tiers(self, kernel, text, figures, baseline, timing, original, view) -> "Verification | Built":
         check = self._build(Tier.CHECK, self.check_builder(kernel, original), kernel, text, figures, "check_s")
         if not check.ok:
             return _failed(CandidateVerdict.CHECK_FAILED, "does not compile", check, kernel, kernel, figures, [])
@@ -246,6 +268,10 @@ class Verifier:
         if not self.gpu:
             return Verification(True, CandidateVerdict.VERIFIED, "compiled and built · not run: no GPU on this machine",
                                 "compiled, not run", figures=figures, tiers=tiers)
+        return Built(kernel, text, shadow, builder, problem, figures, tiers, baseline, timing)
+
+    def _gpu_tiers(self, b: "Built") -> Verification:
+        shadow, builder, problem, figures, tiers = b.shadow, b.builder, b.problem, b.figures, b.tiers
         runner, note = self.candidate_worker(problem)
         figures["sandbox"] = "off" if note == UNSANDBOXED else "jailed" if runner is not None else "unavailable"
         if runner is None:
@@ -257,7 +283,7 @@ class Verifier:
                                 feedback=_test_feedback(record), figures=figures, tiers=tiers, record=record)
         tiers.append("test")
         correct = f"correct on {self.trials} trials"
-        if not timing:
+        if not b.timing:
             return Verification(True, CandidateVerdict.VERIFIED,
                                 f"compiles · {correct}", correct, figures=figures, tiers=tiers,
                                 record=record)
@@ -270,11 +296,11 @@ class Verifier:
         figures.update(median_ms=t.median_ms, spread=t.spread, timing_trials=t.trials)
         if timed.throughput is not None:
             figures["gb_per_s"] = timed.throughput.gb_per_s
-        if baseline is None:
+        if b.baseline is None:
             return Verification(True, CandidateVerdict.VERIFIED,
                                 f"compiles · {correct} · {t.median_ms:.3f} ms", correct,
                                 figures=figures, tiers=tiers, record=timed)
-        return _compare(baseline, figures, correct, tiers, timed)
+        return _compare(b.baseline, figures, correct, tiers, timed)
 
     def _build(self, tier: Tier, builder: Builder, path: Path, text: str | None, figures: dict, key: str) -> CheckResult:
         if self.cancel_event.is_set():
@@ -436,6 +462,21 @@ class Verifier:
         folders = sorted(StateDir(self.state_dir).shadow.glob("*"), key=lambda p: p.stat().st_mtime, reverse=True)
         for old in folders[keep:]:
             shutil.rmtree(old, ignore_errors=True)
+
+
+@dataclass
+class Built:
+    """A candidate that passed the CPU tiers (gate, check, build, inspection) and waits for the judge."""
+
+    kernel: Path
+    text: str
+    shadow: Path
+    builder: Builder
+    problem: Path
+    figures: dict
+    tiers: list[str]
+    baseline: dict | None
+    timing: bool
 
 
 @dataclass

@@ -207,6 +207,22 @@ def optimize(name: str, text: str, *, workload: str, baseline: str, profile: str
     return _messages(parts, budget)
 
 
+def search_step(name: str, text: str, *, workload: str, baseline: str, profile: str, direction: str,
+                details: str, memory: str, edit_format: str = "auto", budget: Budget | None = None) -> list[dict]:
+    """One candidate of an optimization search (agent/search.py): the direction is chosen for it (each candidate
+    of a step gets another one), and the search's memory says what was tried already and how it went."""
+    parts = [Part(f"TASK: optimize `{name}` by ONE change in the direction given"),
+             Part(f"Workload: {workload}. This version: {baseline}."),
+             _failure(profile or "No profile is available: reason from the code."),
+             Part(f"Make this ONE change from the optimization menu:\nDIRECTION: {direction}\n{details}"),
+             Part(memory, 20, "what the search learned"),
+             Part(_kernel(name, text, asked_format(edit_format) == "json"), 0, "kernel"),
+             Part("First line of your reply: `CHANGE: <the direction>` and one sentence why. Then:\n"
+                  + edit_rules(name, edit_format)
+                  + "\nThe change must keep the kernel correct for every input size and alignment.")]
+    return _messages(parts, budget)
+
+
 def tools(name: str, text: str, task: str, context: str, *, edit_format: str = "auto", calls: int = 12,
           budget: Budget | None = None) -> list[dict]:
     """The opening of a tool-calling session (agent/tools.py): the task, what is known, the kernel,

@@ -16,7 +16,7 @@ from cutegen.files import WriteError
 
 
 def main(argv: list[str] | None = None) -> int:
-    from cutegen.cli import agent, layout, lens, patch, run, suite
+    from cutegen.cli import agent, layout, lens, patch, run, suite, versions
     from cutegen.cli.options import HELP
 
     parser = argparse.ArgumentParser(prog="cutegen", description="Compile, check, test and profile CuTe kernels.",
@@ -29,6 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     patch.add_parser(sub)
     suite.add_parser(sub)
     layout.add_parser(sub)
+    versions.add_parser(sub)
     run.add_lsp_parser(sub)
     argv = list(sys.argv[1:] if argv is None else argv)
     program: list[str] = []

@@ -37,6 +37,8 @@ def add_parsers(sub) -> None:
         _common(p, llm=name not in ("tune", "restore-best"))
         if name != "diagnose":
             p.add_argument("--apply", action="store_true", help="write the verified patch into the file")
+        if name == "optimize":
+            search_options(p)
         p.set_defaults(run=lambda args, run=run, name=name: _main(args, run, name))
     g = command(sub, "generate", "write a first kernel for a KernelBench problem, then fix it until it verifies")
     g.add_argument("problem", type=Path, help="the KernelBench problem (.py with Model, get_inputs)")
@@ -75,13 +77,37 @@ def _common(p: argparse.ArgumentParser, *, llm: bool) -> None:
                    help="agent rounds (diagnose → patch → verify) before giving up")
 
 
+def search_options(p: argparse.ArgumentParser) -> None:
+    """How Optimize searches (agent/search.py); the suite's --agent takes the same."""
+    p.add_argument("--search", type=search_shape, default=DEFAULTS.optimize_search,
+                   help="greedy (one verified change) or beam:WxK (each step expands the W most promising versions "
+                        "with K candidates each); every version is kept: `cutegen versions FILE`")
+    p.add_argument("--steps", dest="optimize_steps", type=token_count, default=DEFAULTS.optimize_steps,
+                   help="steps of a search")
+    p.add_argument("--minutes", dest="optimize_minutes", type=float, default=DEFAULTS.optimize_minutes,
+                   help="wall minutes a search may take")
+    p.add_argument("--tokens", dest="optimize_tokens", type=token_count, default=DEFAULTS.optimize_tokens,
+                   help="LLM tokens a search may spend")
+
+
+def search_shape(value: str) -> str:
+    from cutegen.agent.search import Shape
+
+    try:
+        return str(Shape.parse(value))
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def _settings(args):
     problem = None if isinstance(getattr(args, "problem", None), Path) else getattr(args, "problem", None)
     s = settings(args, problem=problem)
     for name in ("llm_api_key_env", "temperature", "max_tokens", "llm_timeout", "llm_retries", "max_rounds",
-                 *REQUEST_SETTINGS):
+                 "optimize_steps", "optimize_minutes", "optimize_tokens", *REQUEST_SETTINGS):
         if hasattr(args, name):
             setattr(s, name, getattr(args, name))
+    if getattr(args, "search", None):
+        s.optimize_search = args.search
     for name, env in LLM_ENV.items():
         setattr(s, name, getattr(args, name, None) or os.environ.get(env) or None)
     return s

@@ -1,0 +1,202 @@
+"""The tree of versions of one kernel that optimization searches grow, under `.cutegen/agent/<kernel>/tree.json`
+beside the texts (`versions/<id>.cu`, shared with history.py: a version's id is its text's digest).
+
+A node is a version the judge saw: its parent, the change that made it (the menu item it was asked for), the
+verdict, the one-line label, the figures (median, spread, speedup against its parent) and where its run record is.
+`gain` is its ratio against the root of the search that made it (the product of the ratios along its path); only
+`ok` nodes (verified better than their parent, or the root) are expanded. The tree also keeps the search's memory:
+every candidate that did not join as a better version (the edit rejected, a build error, a wrong result, slower,
+within noise), by the node it was made from, so a later step or a later search does not ask for it again.
+
+The tree is the user's: it is written after every candidate (a cancelled search keeps what it found), listed
+by `cutegen versions`, and any version can be shown as a diff and restored.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from cutegen.agent.history import text_id
+from cutegen.agent.transcript import kernel_folder
+from cutegen.files import write_atomic
+
+SCHEMA_VERSION = 1
+KEPT_FIGURES = ("median_ms", "spread", "speedup", "noise", "baseline_ms", "gb_per_s", "gpu")
+
+
+@dataclass
+class Node:
+    id: str
+    parent: str | None
+    change: str  # the direction it was asked for ("" for a root)
+    ok: bool  # the root, or verified better than its parent
+    verdict: str
+    label: str
+    figures: dict = field(default_factory=dict)
+    gain: float | None = None  # against its search's root; None where not measured
+    record: str | None = None  # the run record's path
+    step: int = 0
+    time: float = 0.0
+    expansions: int = 0  # how often candidates were asked of it
+    streak: int = 0  # expansions in a row that gave at least one ok child (progressive widening)
+    exhausted: bool = False  # an expansion of it gave nothing ok, or no direction is left: never expanded again
+
+    @property
+    def measured(self) -> bool:
+        return self.gain is not None
+
+
+@dataclass
+class Failure:
+    """A candidate that did not join as a better version: what was asked of which node, and why not."""
+
+    node: str  # the version it was made from
+    change: str
+    verdict: str
+    why: str  # one line: the label, or the edit's rejection
+    step: int = 0
+    version: str | None = None  # its text's id, when it had one
+
+
+class VersionTree:
+    def __init__(self, state_dir: Path, kernel: Path):
+        self.folder = kernel_folder(state_dir, kernel)
+        self.path = self.folder / "tree.json"
+        self.kernel = str(Path(kernel).resolve())
+        self.nodes: dict[str, Node] = {}
+        self.failures: list[Failure] = []
+        self.searches: list[dict] = []
+        self._load()
+
+    # -- storage ------------------------------------------------------------------------------
+
+    def _load(self) -> None:
+        try:
+            data = json.loads(self.path.read_text())
+        except (OSError, ValueError):
+            return
+        if not isinstance(data, dict) or data.get("schema") != SCHEMA_VERSION:
+            return  # an unknown or damaged tree starts over (its texts stay under versions/)
+        known = set(Node.__dataclass_fields__)
+        self.nodes = {n["id"]: Node(**{k: v for k, v in n.items() if k in known}) for n in data.get("nodes", [])}
+        self.failures = [Failure(**f) for f in data.get("failures", [])]
+        self.searches = list(data.get("searches", []))
+
+    def save(self) -> None:
+        data = {"schema": SCHEMA_VERSION, "kernel": self.kernel, "nodes": [asdict(n) for n in self.nodes.values()],
+                "failures": [asdict(f) for f in self.failures], "searches": self.searches}
+        write_atomic(self.path, json.dumps(data, indent=1))
+
+    def text(self, vid: str) -> str | None:
+        try:
+            return (self.folder / "versions" / f"{vid}.cu").read_text()
+        except OSError:
+            return None
+
+    def _keep_text(self, text: str) -> str:
+        vid = text_id(text)
+        target = self.folder / "versions" / f"{vid}.cu"
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(target, text)
+        return vid
+
+    # -- growing ------------------------------------------------------------------------------
+
+    def root(self, text: str, figures: dict, label: str, verdict: str, record: str | None) -> Node:
+        """The version a search starts from: the node of this text (an earlier search's, applied since), or a new
+        root. Its gain is 1: a search's ratios are against it."""
+        vid = self._keep_text(text)
+        measured = isinstance(figures.get("median_ms"), (int, float))
+        node = self.nodes.get(vid)
+        if node is None:
+            node = Node(vid, None, "", True, verdict, label, _kept(figures), None, record, 0, time.time())
+            self.nodes[vid] = node
+        node.ok, node.exhausted = True, False  # a search may expand its own start again
+        node.gain = 1.0 if measured else None
+        if measured:
+            node.figures = _kept(figures)
+        self._regain(vid)
+        self.save()
+        return node
+
+    def add(self, parent: Node, text: str, change: str, *, ok: bool, verdict: str, label: str, figures: dict,
+            ratio: float | None, record: str | None, step: int) -> Node:
+        """A candidate made from `parent` that the judge saw; `ratio`: its improvement over the parent."""
+        vid = self._keep_text(text)
+        gain = parent.gain * ratio if parent.gain is not None and ratio is not None else None
+        node = self.nodes.get(vid)
+        if node is None or (ok and not node.ok):
+            node = Node(vid, parent.id, change, ok, verdict, label, _kept(figures), gain, record, step, time.time())
+            self.nodes[vid] = node
+        if not ok:
+            self.failures.append(Failure(parent.id, change, verdict, label, step, vid))
+        self.save()
+        return node
+
+    def fail(self, parent: Node, change: str, verdict: str, why: str, step: int) -> None:
+        """A candidate that never became a version (the edit was rejected, the LLM failed)."""
+        self.failures.append(Failure(parent.id, change, verdict, why.splitlines()[0][:300] if why else "", step))
+        self.save()
+
+    def _regain(self, root_id: str) -> None:
+        """Gains along every path from a new root (an earlier search's tree, measured against another start)."""
+        children: dict[str | None, list[Node]] = {}
+        for n in self.nodes.values():
+            children.setdefault(n.parent, []).append(n)
+        stack = [self.nodes[root_id]]
+        while stack:
+            n = stack.pop()
+            for c in children.get(n.id, []):
+                if c.id == root_id:
+                    continue
+                ratio = c.figures.get("speedup")
+                c.gain = n.gain * ratio if n.gain is not None and isinstance(ratio, (int, float)) else None
+                stack.append(c)
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def children(self, vid: str) -> list[Node]:
+        return [n for n in self.nodes.values() if n.parent == vid]
+
+    def tried(self, vid: str) -> set[str]:
+        """The directions already asked of a node (whatever came of them)."""
+        return {n.change for n in self.children(vid)} | {f.change for f in self.failures if f.node == vid}
+
+    def depth(self, vid: str) -> int:
+        d, n = 0, self.nodes.get(vid)
+        while n is not None and n.parent is not None and d < len(self.nodes):
+            d, n = d + 1, self.nodes.get(n.parent)
+        return d
+
+    def chain(self, vid: str) -> list[Node]:
+        """The path from the root to a node, root first."""
+        out, n = [], self.nodes.get(vid)
+        while n is not None and len(out) <= len(self.nodes):
+            out.append(n)
+            n = self.nodes.get(n.parent) if n.parent else None
+        return out[::-1]
+
+    def best(self) -> Node | None:
+        """The verified version with the largest gain (measured ones first), or None."""
+        ranked = ranked_nodes(self.nodes.values())
+        return ranked[0] if ranked else None
+
+    def find(self, prefix: str) -> Node | None:
+        matches = [n for vid, n in self.nodes.items() if vid.startswith(prefix)]
+        return matches[0] if len(matches) == 1 else None
+
+
+def ranked_nodes(nodes) -> list[Node]:
+    """Verified versions, most promising first: measured before unmeasured; measured ones by gain (the earlier of
+    two equal ones first); unmeasured ones (no GPU) newest first, so a search without timings walks on."""
+    ok = [n for n in nodes if n.ok]
+    return sorted(ok, key=lambda n: (False, -(n.gain or 0.0), n.step, n.time) if n.measured
+                  else (True, 0.0, -n.step, -n.time))
+
+
+def _kept(figures: dict) -> dict:
+    return {k: figures[k] for k in KEPT_FIGURES if k in figures}
