@@ -130,7 +130,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp())
     sources = {(a, v): _write_variant(work, a, v) for a in args.only for v in args.variants}
     with ThreadPoolExecutor(16) as pool:
-        from cutegen.build import Tier
+        from cutegen.compile import Tier
         builds = dict(zip(sources, pool.map(lambda p: builder.run(Tier.BUILD, p), sources.values())))
     rows = []
     for activation in args.only:

@@ -22,8 +22,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "server"))
 
-from cutegen.build import Builder, Tier  # noqa: E402
-from cutegen.build import builder as builder_module  # noqa: E402
+from cutegen.compile import Builder, Tier  # noqa: E402
+from cutegen.compile import builder as builder_module  # noqa: E402
 from cutegen.harness.intervals import median_interval  # noqa: E402
 from cutegen.settings import Settings  # noqa: E402
 from cutegen.toolchain import discover  # noqa: E402

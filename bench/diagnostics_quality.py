@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "server"))
 
-from cutegen.build import inline_sources  # noqa: E402
+from cutegen.compile import inline_sources  # noqa: E402
 from cutegen.diagnostics import condense, parse_log  # noqa: E402
 from cutegen.model import Severity  # noqa: E402
 from tests.support.paths import CORPUS  # noqa: E402
@@ -120,7 +120,7 @@ def summary(rows: list[dict]) -> dict:
 
 def score_test_path(case: CorpusCase, log: str) -> dict:
     """The worker's mapping of a real load_inline failure, on regenerated build files."""
-    from cutegen.build.load_inline_failure import map_build_errors
+    from cutegen.compile.load_inline_failure import map_build_errors
 
     with tempfile.TemporaryDirectory() as build:
         prelude = ["#include <torch/types.h>", "#include <cuda.h>", "#include <cuda_runtime.h>"]
@@ -177,7 +177,7 @@ def record_load_inline(case: CorpusCase) -> None:
 
 def record(case: CorpusCase) -> None:
     """Compile the case with the check tier's flags; keep the log with library paths as placeholders."""
-    from cutegen.build import Builder, Tier
+    from cutegen.compile import Builder, Tier
     from cutegen.settings import Settings
     from cutegen.toolchain import discover, includes_torch, torch_include_dirs
 

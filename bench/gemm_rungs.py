@@ -376,7 +376,7 @@ def write_candidates(folder: Path) -> dict[str, Path]:
 def build(kernels: dict[str, Path], workers: int | None = None) -> dict:
     """Every kernel through the build tier, `workers` at a time (default: all at once), each reported on a line:
     name -> (the build's outcome, its summary for the JSON report)."""
-    from cutegen.build import Tier
+    from cutegen.compile import Tier
 
     builder, worker, _ = engine()
     worker.stop()  # everything runs in this process: the kernels are timed side by side with cuBLAS

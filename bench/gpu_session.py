@@ -6,7 +6,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from cutegen.build import Builder
+from cutegen.compile import Builder
 from cutegen.harness.worker import Worker
 from cutegen.settings import Settings
 from cutegen.toolchain import discover

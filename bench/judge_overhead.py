@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "server"))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from cutegen.build import Builder, Tier  # noqa: E402
+from cutegen.compile import Builder, Tier  # noqa: E402
 from cutegen.harness import intervals  # noqa: E402
 from cutegen.harness.abi import KernelLibrary  # noqa: E402
 from cutegen.harness.gpu_checks import judge  # noqa: E402

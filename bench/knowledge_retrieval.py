@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "server"))
 
-from cutegen.build import Builder, Tier  # noqa: E402
+from cutegen.compile import Builder, Tier  # noqa: E402
 from cutegen.knowledge import KnowledgeBase  # noqa: E402
 from cutegen.knowledge.snippets import check_all  # noqa: E402
 from cutegen.model import Severity  # noqa: E402

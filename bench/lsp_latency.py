@@ -28,7 +28,7 @@ sys.path.insert(0, str(SERVER_DIR))
 from lsprotocol import types  # noqa: E402
 from pygls.lsp.client import LanguageClient  # noqa: E402
 
-from cutegen.build import Builder, Tier  # noqa: E402
+from cutegen.compile import Builder, Tier  # noqa: E402
 from cutegen.settings import Settings  # noqa: E402
 from cutegen.toolchain import discover  # noqa: E402
 

@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "server"))
 
-from cutegen.build import Builder, Tier  # noqa: E402
+from cutegen.compile import Builder, Tier  # noqa: E402
 from cutegen.profiler.signals import NVTX_RANGE as RANGE  # noqa: E402
 from cutegen.profiler.ncu_csv import parse_raw_csv, seconds  # noqa: E402
 from cutegen.profiler.profile import find_ncu  # noqa: E402

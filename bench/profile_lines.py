@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "server"))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from cutegen.build import Tier  # noqa: E402
+from cutegen.compile import Tier  # noqa: E402
 from cutegen.profiler import profile_kernel  # noqa: E402
 from cutegen.profiler.sanitizer import sanitize_kernel  # noqa: E402
 from gpu_session import engine  # noqa: E402
@@ -41,7 +41,7 @@ def shared_builder(builder):
         from tests.support.build_cache import engine_hash
     except ImportError:
         return builder
-    from cutegen.build import Builder
+    from cutegen.compile import Builder
 
     where = Path(os.environ.get("CUTEGEN_TEST_CACHE", str(Path.home() / ".cache" / "cutegen" / "test-builds")))
     state = where.expanduser() / engine_hash()

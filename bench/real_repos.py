@@ -124,8 +124,8 @@ def bug_located(file: Path, entry, state: Path) -> dict | None:
     """One injected bug, checked as a user meets it: in the .cu as unsaved text (the editor's path), or, where the
     .cu has no kernel of its own, in the first of its headers that has one, saved (a header is checked through
     the .cu that includes it) and restored after."""
-    from cutegen.build import compile_commands as cc
-    from cutegen.build.includes import user_headers
+    from cutegen.compile import compile_commands as cc
+    from cutegen.compile.includes import user_headers
     from cutegen.session import Session
 
     session = Session(state_dir=state)
@@ -168,7 +168,7 @@ def _used(lines: list[str], start: int) -> bool:
 
 
 def measure(repo: Path, pattern: str, reps: int) -> list[dict]:
-    from cutegen.build import compile_commands as cc
+    from cutegen.compile import compile_commands as cc
 
     rows = []
     files = sorted(p for p in repo.glob(pattern) if p.suffix == ".cu")

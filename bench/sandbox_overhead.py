@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "server"))
 
-from cutegen.build import Builder, Tier  # noqa: E402
+from cutegen.compile import Builder, Tier  # noqa: E402
 from cutegen.harness.run import verify_kernel  # noqa: E402
 from cutegen.harness.worker import Worker  # noqa: E402
 from cutegen.sandbox import Jail, availability, cgroup, preprocess  # noqa: E402

@@ -32,7 +32,7 @@ sys.path[:0] = [str(ROOT / "server"), str(ROOT)]
 
 from cutegen.agent.agent import Agent  # noqa: E402
 from cutegen.agent.search import Limits, Shape  # noqa: E402
-from cutegen.build import Builder  # noqa: E402
+from cutegen.compile import Builder  # noqa: E402
 from cutegen.harness.worker import Worker  # noqa: E402
 from cutegen.settings import Settings  # noqa: E402
 from cutegen.toolchain import discover  # noqa: E402

@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "server"))
 
-from cutegen.build import Builder, Tier  # noqa: E402
+from cutegen.compile import Builder, Tier  # noqa: E402
 from cutegen.harness import intervals  # noqa: E402
 from cutegen.harness.abi import KernelLibrary  # noqa: E402
 from cutegen.harness.problem import load_problem  # noqa: E402

@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "server"))
 
-from cutegen.build import Builder, Tier  # noqa: E402
+from cutegen.compile import Builder, Tier  # noqa: E402
 from cutegen.settings import Settings  # noqa: E402
 from cutegen.toolchain import discover, includes_torch, torch_include_dirs  # noqa: E402
 

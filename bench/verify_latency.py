@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "server"))
 
-from cutegen.build import Builder  # noqa: E402
+from cutegen.compile import Builder  # noqa: E402
 from cutegen.harness.run import verify_kernel  # noqa: E402
 from cutegen.harness.worker import Worker  # noqa: E402
 from cutegen.settings import Settings  # noqa: E402

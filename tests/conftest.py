@@ -109,7 +109,7 @@ def workspace(kept_path) -> Path:
 
 @pytest.fixture(scope="session")
 def builder(toolchain, build_state):
-    from cutegen.build import Builder
+    from cutegen.compile import Builder
     from cutegen.settings import Settings
 
     # A check timeout of 10 minutes, not the editor's 2: on a loaded 2-core CI machine a cold check of a big

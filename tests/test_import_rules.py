@@ -20,7 +20,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("adapters", ("lsp", "cli", "__main__")),
     ("session", ("session",)),
     ("features", ("suite", "agent", "layouts", "background")),
-    ("subsystems", ("build", "diagnostics", "harness", "profiler", "knowledge", "sandbox", "typecheck")),
+    ("subsystems", ("compile", "diagnostics", "harness", "profiler", "knowledge", "sandbox", "typecheck")),
     ("result model", ("records", "model")),
     ("foundation", ("hardware", "state", "settings", "toolchain", "workspace_trust")),
     ("pairing", ("pairing",)),
@@ -160,9 +160,9 @@ def test_packages_of_one_layer_import_each_other_one_way_only():
     _check(found, "circle")
 
 
-# What the adapters reach only through the session (issue 31, part 2): the build tiers and the harness.
+# What the adapters reach only through the session (issue 31, part 2): the compile tiers and the harness.
 ADAPTERS = ("lsp", "cli", "__main__")
-THROUGH_THE_SESSION = ("build", "harness")
+THROUGH_THE_SESSION = ("compile", "harness")
 
 
 def test_adapters_reach_build_and_harness_only_through_the_session():
@@ -270,7 +270,7 @@ def test_the_profiler_and_the_session_import_without_torch():
                "        raise ImportError('torch imported by ' + str(sys._getframe(1).f_globals.get('__name__')))\n"
                "    return real(name, *a, **k)\n"
                "builtins.__import__ = guard\n"
-               "import cutegen.profiler.profile, cutegen.profiler.sanitizer, cutegen.build, cutegen.session\n")
+               "import cutegen.profiler.profile, cutegen.profiler.sanitizer, cutegen.compile, cutegen.session\n")
     run = subprocess.run([sys.executable, "-c", blocked], capture_output=True, text=True,
                          env={"PYTHONPATH": str(ENGINE.parent), "PATH": "/usr/bin:/bin"})
     assert run.returncode == 0, run.stderr[-2000:]

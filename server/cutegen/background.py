@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Callable
 
 from cutegen import records
-from cutegen.build import Builder, Tier
+from cutegen.compile import Builder, Tier
 from cutegen.cancel import Cancel, Cancelled
 from cutegen.model import Diagnostic, Severity
 from cutegen.pairing import find_problem

@@ -104,7 +104,7 @@ class CheckResult:
     cached: bool = False
     artifact: str | None = None  # path of the .ptx / .so this tier produced
     cancelled: bool = False
-    configuration: str = ""  # which CUTLASS, and where the flags came from (build/configuration.py)
+    configuration: str = ""  # which CUTLASS, and where the flags came from (compile/configuration.py)
 
     @property
     def errors(self) -> list[Diagnostic]:

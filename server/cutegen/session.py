@@ -15,17 +15,17 @@ from pathlib import Path
 from typing import Callable
 
 from cutegen import records
-from cutegen.build import Builder, Tier
+from cutegen.compile import Builder, Tier
 from cutegen.cancel import Cancel
 from cutegen.model import CheckResult
 from cutegen.settings import Settings
 from cutegen.state import StateDir
 from cutegen.toolchain import Toolchain, discover
 
-# The adapters import no build/ or harness/ module (tests/test_import_rules.py): what they need of them
+# The adapters import no compile/ or harness/ module (tests/test_import_rules.py): what they need of them
 # comes through here (these names, and `Tier` above).
-from cutegen.build.fitness import unfit as unfit
-from cutegen.build.inline_sources import is_modelnew as is_modelnew
+from cutegen.compile.fitness import unfit as unfit
+from cutegen.compile.inline_sources import is_modelnew as is_modelnew
 
 Stage = Callable[[str], None]
 
@@ -84,7 +84,7 @@ class Session:
             return self._builders[state]
 
     def file_flags(self, path: Path):
-        """`path`'s compile flags and where they came from (build/configuration.py's FileFlags): the type tier
+        """`path`'s compile flags and where they came from (compile/configuration.py's FileFlags): the type tier
         compiles with `.common()` (standard, include folders in order, macros) and CUTLASS `.cutlass_include`."""
         return self.builder(path).file_flags(path)
 

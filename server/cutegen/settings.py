@@ -19,7 +19,7 @@ class Settings:
     include_dirs: list[str] = field(default_factory=list)
     extra_flags: list[str] = field(default_factory=list)  # appended to every nvcc call
     # The folder of the project's compile_commands.json; else the nearest one above the file, else a build*/ folder
-    # of the workspace (build/compile_commands.py, as clangd finds it).
+    # of the workspace (compile/compile_commands.py, as clangd finds it).
     compile_commands_dir: str | None = None
     check_timeout: float = 120.0  # seconds
     build_timeout: float = 300.0

@@ -33,7 +33,7 @@ class Toolchain:
     arch: str  # e.g. "sm_90a"
     arch_source: str  # "setting", "local GPU" or "default"
     cuda_root: str = ""  # the toolkit's real directory (nvcc may be a wrapper script elsewhere)
-    # "setting", "CUTLASS_PATH" or "wheel"; a project's own CUTLASS is chosen per file (build/configuration.py)
+    # "setting", "CUTLASS_PATH" or "wheel"; a project's own CUTLASS is chosen per file (compile/configuration.py)
     cutlass_origin: str = "wheel"
 
     @property

@@ -64,7 +64,7 @@ def test_the_endpoints_count_calibrates_the_estimate():
 
 def test_each_step_records_its_tokens_and_fit_in_the_transcript(kept_path, scripted):
     from cutegen.agent.agent import Agent
-    from cutegen.build import Builder
+    from cutegen.compile import Builder
     from cutegen.toolchain import discover
 
     pytest.importorskip("cutegen.knowledge")

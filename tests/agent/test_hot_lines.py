@@ -11,7 +11,7 @@ import pytest
 from cutegen.agent import prompts
 from cutegen.agent.agent import _missed_hot_lines, changed_lines, hot_lines
 from cutegen.agent.tools import SPECS
-from cutegen.build import Tier
+from cutegen.compile import Tier
 from cutegen.profiler.line_table import find_tool, read_line_table
 from cutegen.profiler.lines import Folder, fold, read_report, system_folders
 from cutegen.records import LineProfile, RunRecord

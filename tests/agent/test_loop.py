@@ -15,7 +15,7 @@ from cutegen.agent.candidates import _compare
 from cutegen.model import Diagnostic, Severity
 from cutegen.settings import Settings
 from tests.agent.conftest import llm_settings, no_key_anywhere
-from cutegen.build import Builder
+from cutegen.compile import Builder
 from cutegen.toolchain import discover
 
 KERNEL = """#include <cutegen/abi.h>

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cutegen.build import Builder, Tier
+from cutegen.compile import Builder, Tier
 from cutegen.settings import Settings
 from cutegen.toolchain import ToolchainError, discover
 
@@ -183,7 +183,7 @@ def test_cache_hit_starts_no_process_and_diagnoses_as_the_miss(toolchain, kernel
 
 def test_a_stored_diagnosis_of_other_condenser_code_is_made_again(builder, kernel, monkeypatch):
     """The key covers the compile, not the condenser: a diagnosis stored by other code is not served."""
-    from cutegen.build import builder as builder_module
+    from cutegen.compile import builder as builder_module
 
     first = builder.run(Tier.CHECK, kernel)
     monkeypatch.setattr(builder_module, "diagnosis_code", lambda: "other condenser")

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from cutegen.build.builder import Outcome
-from cutegen.build.cache import OUTCOME_REQUIRED, OUTCOME_TYPES, BuildCache
+from cutegen.compile.builder import Outcome
+from cutegen.compile.cache import OUTCOME_REQUIRED, OUTCOME_TYPES, BuildCache
 
 GOOD = asdict(Outcome(returncode=0, ptxas_ok=True, log="", command=["nvcc"], seconds=1.5, artifact=None))
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from cutegen.build import Builder, Tier
-from cutegen.build import compile_commands as cc
-from cutegen.build.configuration import configure
+from cutegen.compile import Builder, Tier
+from cutegen.compile import compile_commands as cc
+from cutegen.compile.configuration import configure
 from cutegen.settings import Settings
 from cutegen.toolchain import _wheel_include, util_include
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cutegen.build import Tier
-from cutegen.build.launcher import defines_launcher, missing_launcher
+from cutegen.compile import Tier
+from cutegen.compile.launcher import defines_launcher, missing_launcher
 from tests.support.paths import ROOT
 
 REF = ROOT / "examples" / "softsign_modelnew" / "softsign_modelnew_ref.py"

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from cutegen.build import Tier
-from cutegen.build.inline_sources import checked_lines
+from cutegen.compile import Tier
+from cutegen.compile.inline_sources import checked_lines
 from cutegen.diagnostics import condense, parse_log
 from cutegen.diagnostics.arguments import argument_position
 from cutegen.diagnostics.macros import macro_position
@@ -221,7 +221,7 @@ EXTENSION_SOURCE = (EXTENSION / "19_ReLU.cu").read_text()
 
 def test_no_launcher_warning_on_a_pytorch_extension_source(tmp_path):
     """A load/load_inline source is tested through its ModelNew: `cutegen_forward` does not apply to it."""
-    from cutegen.build.launcher import missing_launcher
+    from cutegen.compile.launcher import missing_launcher
 
     problem = EXTENSION / "19_ReLU.py"
     assert missing_launcher(tmp_path / "19_ReLU.cu", EXTENSION_SOURCE, problem) is None
@@ -234,7 +234,7 @@ def test_no_launcher_warning_on_a_pytorch_extension_source(tmp_path):
 
 def test_no_launcher_warning_when_the_paired_file_is_the_modelnew_that_loads_it(tmp_path):
     """`relu.cu` next to `relu.py` = the ModelNew loading it (`load(sources=["relu.cu"])`): not a problem."""
-    from cutegen.build.launcher import missing_launcher
+    from cutegen.compile.launcher import missing_launcher
 
     loader = tmp_path / "relu.py"
     loader.write_text('import torch\nfrom torch.utils.cpp_extension import load\next = load(name="relu", '
@@ -255,7 +255,7 @@ def test_checking_an_extension_source_paired_with_a_problem_warns_nothing(builde
 
 def test_a_torch_including_check_gets_the_scaled_timeout_and_says_so(toolchain, tmp_path):
     """PyTorch's headers alone take 35-55 s to parse here: such a check gets 3 × checkTimeout, and says so."""
-    from cutegen.build import Builder
+    from cutegen.compile import Builder
     from cutegen.settings import Settings
 
     builder = Builder(toolchain, Settings(check_timeout=0.5), tmp_path / "state")
@@ -267,8 +267,8 @@ def test_a_torch_including_check_gets_the_scaled_timeout_and_says_so(toolchain, 
 
 def test_a_cut_check_says_which_phase_was_running(toolchain, tmp_path):
     """nvcc's own phase timing (-time) says how far the compile got before the kill."""
-    from cutegen.build import Builder
-    from cutegen.build.progress import WHAT
+    from cutegen.compile import Builder
+    from cutegen.compile.progress import WHAT
     from cutegen.settings import Settings
 
     # A check of 25-40 s (cicc instantiating the 3xTF32 GEMM): cut at 2.5 s however fast the machine. (The corpus
@@ -340,8 +340,8 @@ def _worker_reading(case) -> list:
     --record-load-inline), on the build files load_inline writes (torch's three include lines, then the strings)."""
     import tempfile
 
-    from cutegen.build.inline_sources import cuda_sources
-    from cutegen.build.load_inline_failure import map_build_errors
+    from cutegen.compile.inline_sources import cuda_sources
+    from cutegen.compile.load_inline_failure import map_build_errors
 
     log = _load_inline_log(case).read_text()
     with tempfile.TemporaryDirectory() as build:
@@ -378,7 +378,7 @@ def test_the_workers_reading_of_load_inline_is_the_checks(stem):
 
 
 def test_a_library_that_does_not_load_is_one_error_at_the_load_inline_call(tmp_path):
-    from cutegen.build.load_inline_failure import map_build_errors
+    from cutegen.compile.load_inline_failure import map_build_errors
 
     case = _case("modelnew_undeclared_name")
     log = ("ImportError: /tmp/ext/swish_vec4/swish_vec4.so: undefined symbol: _Z10swish_cudaN2at6TensorE")
@@ -410,7 +410,7 @@ def test_a_modelnew_that_does_not_build_is_reported_as_cutegen_check_reports_it(
 def test_cutegen_test_of_a_modelnew_that_does_not_build_on_the_gpu(tmp_path):
     """The whole path on a GPU machine: torch's load_inline fails in the worker, the record says what
     `cutegen check` says (about 1-2 minutes: two parses of PyTorch's headers)."""
-    from cutegen.build import Builder
+    from cutegen.compile import Builder
     from cutegen.harness.run import verify_kernel
     from cutegen.harness.worker import Worker
     from cutegen.settings import Settings
@@ -434,7 +434,7 @@ def test_cutegen_test_of_a_modelnew_that_does_not_build_on_the_gpu(tmp_path):
 
 def test_a_modelnew_that_includes_cute_without_an_include_path_is_warned_at_check_time():
     """The check adds CUTLASS's include folder; torch's load_inline does not (its real failure above)."""
-    from cutegen.build.inline_sources import include_path_warnings
+    from cutegen.compile.inline_sources import include_path_warnings
 
     bare = CORPUS / "model_errors" / "load_inline" / "softmax_no_include_path.py"
     (w,) = include_path_warnings(bare, bare.read_text())

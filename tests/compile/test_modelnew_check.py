@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from cutegen.build import Tier
-from cutegen.build.inline_sources import as_cuda_file, cuda_sources
+from cutegen.compile import Tier
+from cutegen.compile.inline_sources import as_cuda_file, cuda_sources
 from tests.support.paths import ROOT
 
 SOFTSIGN = ROOT / "examples" / "softsign_modelnew" / "softsign_modelnew.py"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cutegen.build import Tier
+from cutegen.compile import Tier
 from cutegen.model import Severity
 from tests.support.corpus import corpus
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cutegen.build import Builder, Tier
+from cutegen.compile import Builder, Tier
 from cutegen.diagnostics import condense, parse_log
 from cutegen.settings import Settings
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cutegen.build import Builder, Tier
+from cutegen.compile import Builder, Tier
 from cutegen.model import Severity
 from cutegen.settings import Settings
 from cutegen.toolchain import discover

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from cutegen.build import Builder, Tier
+from cutegen.compile import Builder, Tier
 from cutegen.harness.run import verify_kernel
 from cutegen.harness.worker import Worker
 from cutegen.settings import Settings

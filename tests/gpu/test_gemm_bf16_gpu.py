@@ -31,7 +31,7 @@ def problem_with_shape(folder: Path, m: int, n: int, k: int) -> Path:
 def flagship_library(builder):
     """The flagship built through the build tier and loaded through the kernel ABI. The tests pass the module
     engine's Builder, whose state dir the harness test's build is cached in, so the flagship compiles once a run."""
-    from cutegen.build import Tier
+    from cutegen.compile import Tier
     from cutegen.harness.abi import KernelLibrary
 
     outcome = builder.run(Tier.BUILD, FLAGSHIP)

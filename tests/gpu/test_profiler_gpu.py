@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from cutegen.build import Builder
+from cutegen.compile import Builder
 from cutegen.harness.worker import Worker
 from cutegen.profiler import profile_kernel
 from cutegen.settings import Settings

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cutegen.build import Tier
+from cutegen.compile import Tier
 from cutegen.model import Severity
 from cutegen.suite.problems import discover, is_problem, match_kernels
 from tests.support.paths import ROOT

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cutegen.build import Builder, Tier
+from cutegen.compile import Builder, Tier
 from cutegen.model import Diagnostic, Severity
 from cutegen.settings import Settings
 from tests.support.corpus import corpus

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cutegen.build import Tier
+from cutegen.compile import Tier
 from cutegen.model import Severity
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,7 +63,7 @@ def _idiom_kernels():
 def patient_builder(toolchain, build_state):
     """The shared builder with room for CUTLASS's collectives: the cooperative GEMM's check took 92 s on a busy
     2-core machine, close to the 120 s default check timeout. The timeout is not part of the cache key."""
-    from cutegen.build import Builder
+    from cutegen.compile import Builder
     from cutegen.settings import Settings
 
     return Builder(toolchain, Settings(check_timeout=600), build_state)

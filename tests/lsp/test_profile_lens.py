@@ -14,7 +14,7 @@ from lsprotocol import types
 from lsp_helpers import open_file, replace_text, save, until
 
 from cutegen import records
-from cutegen.build import Tier
+from cutegen.compile import Tier
 from cutegen.lsp.command_ids import Command
 from cutegen.profiler.line_table import find_tool, read_line_table
 from cutegen.profiler.lines import Folder, digest, fold, read_report, system_folders

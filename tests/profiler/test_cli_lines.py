@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from cutegen.build import Tier
+from cutegen.compile import Tier
 from cutegen.cli.lens import lines_table, sanitizer_errors
 from cutegen.profiler.line_table import find_tool, read_line_table
 from cutegen.profiler.lines import Folder, fold, read_report, system_folders

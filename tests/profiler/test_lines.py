@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from cutegen.build import Tier
+from cutegen.compile import Tier
 from cutegen.profiler.line_table import find_tool, parse_nvdisasm, read_line_table
 from cutegen.profiler.lines import Folder, digest, fold, read_report, system_folders
 from cutegen.records import LineProfile, RunRecord

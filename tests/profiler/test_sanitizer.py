@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cutegen.build import Tier
+from cutegen.compile import Tier
 from cutegen.profiler.line_table import find_tool, read_line_table
 from cutegen.profiler.lines import Folder
 from cutegen.profiler.sanitizer import condense, diagnostics, parse, suggestion

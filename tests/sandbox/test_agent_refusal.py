@@ -44,7 +44,7 @@ def test_escaping_patches_are_refused_shown_and_fed_back(tmp_path, scripted):  #
     path = tmp_path / "k.cu"
     path.write_text(KERNEL)
     settings = llm_settings(server.url, max_rounds=2)
-    from cutegen.build import Builder
+    from cutegen.compile import Builder
     from cutegen.toolchain import discover
 
     agent = Agent(settings, Builder(discover(settings), settings, tmp_path / ".cutegen"), None,
@@ -113,7 +113,7 @@ def test_a_computed_include_of_a_secret_beside_the_kernel_never_reaches_the_mode
         {"match": "TASK: optimize", "reply": _host_diff('#include ".env"', "  k<<<1, 32>>>(y);")},
     ])
     settings = llm_settings(server.url, max_rounds=2)
-    from cutegen.build import Builder
+    from cutegen.compile import Builder
     from cutegen.toolchain import discover
 
     agent = Agent(settings, Builder(discover(settings), settings, tmp_path / ".cutegen"), None,
@@ -138,7 +138,7 @@ def test_secret_shaped_text_in_compiler_feedback_is_redacted_before_the_next_req
     path = tmp_path / "k.cu"
     path.write_text(KERNEL)
     settings = llm_settings(server.url, max_rounds=2)
-    from cutegen.build import Builder
+    from cutegen.compile import Builder
     from cutegen.toolchain import discover
 
     agent = Agent(settings, Builder(discover(settings), settings, tmp_path / ".cutegen"), None,

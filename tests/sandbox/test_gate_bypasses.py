@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from cutegen.agent.candidates import Verifier
-from cutegen.build import Tier
+from cutegen.compile import Tier
 from cutegen.sandbox import library
 
 BASE = r"""#include <cutegen/abi.h>

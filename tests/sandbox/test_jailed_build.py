@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from cutegen.agent.candidates import Verifier
-from cutegen.build import Builder, Tier
+from cutegen.compile import Builder, Tier
 from cutegen.settings import Settings
 
 

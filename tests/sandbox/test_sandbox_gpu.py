@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cutegen.build import Builder
+from cutegen.compile import Builder
 from cutegen.harness.run import verify_kernel
 from cutegen.harness.worker import Worker
 from cutegen.sandbox import cgroup

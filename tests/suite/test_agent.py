@@ -112,7 +112,7 @@ def test_jailed_candidates_run_on_the_suites_gpu_workers(tmp_path):
     """With the sandbox on, the agent's candidate runs go to the suite's worker of a free GPU, which starts the
     jail (real bwrap, the real harness inside: here it can only answer that the library is missing)."""
     from cutegen.agent.candidates import Verifier
-    from cutegen.build import Builder
+    from cutegen.compile import Builder
     from cutegen.sandbox import availability
     from cutegen.settings import Settings
     from cutegen.suite.gpus import GpuWorker, LocalBackend

@@ -17,7 +17,7 @@ def engine_hash() -> str:
     """The code that decides what a cached compile means: how nvcc and ptxas are called (the toolchain's
     own identity, nvcc and CUTLASS versions and the arch, is in every key already)."""
     h = hashlib.sha256()
-    for path in sorted((ENGINE / "build").glob("*.py")):
+    for path in sorted((ENGINE / "compile").glob("*.py")):
         h.update(path.name.encode() + b"\0" + path.read_bytes())
     return h.hexdigest()[:16]
 

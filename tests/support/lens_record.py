@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "server"))
 
 from cutegen import records  # noqa: E402
-from cutegen.build import Builder, Tier  # noqa: E402
+from cutegen.compile import Builder, Tier  # noqa: E402
 from cutegen.profiler.line_table import find_tool, read_line_table  # noqa: E402
 from cutegen.profiler.lines import Folder, fold, read_report, system_folders  # noqa: E402
 from cutegen.settings import Settings  # noqa: E402

@@ -155,7 +155,7 @@ class Agent:
 
     def first_error(self, kernel: Path, text: str) -> Diagnostic | None:
         """The first error of a check build of `text`: the file's own before one in a header."""
-        from cutegen.build import Tier
+        from cutegen.compile import Tier
 
         kernel = Path(kernel).resolve()
         result = self.verifier.builder.run(Tier.CHECK, kernel, text)
@@ -364,7 +364,8 @@ class Agent:
         problem = self.verifier.problem_for(kernel)
         workload = classify_workload(problem.read_text(errors="replace") if problem else "", text)
         self.on_stage("profiling the current version")
-        prof, why = (None, f"the current version was not timed ({base.label})")
+        prof: records.RunRecord | None = None
+        why: str | None = f"the current version was not timed ({base.label})"
         if "time" in base.tiers:
             prof, why = profile(*self.verifier.shadow(kernel, text), self.verifier.worker, problem=problem,
                                 state_dir=self.state_dir)

@@ -29,8 +29,8 @@ from enum import Enum
 from pathlib import Path
 from typing import Protocol
 
-from cutegen.build import Builder, Tier
-from cutegen.build.includes import user_headers
+from cutegen.compile import Builder, Tier
+from cutegen.compile.includes import user_headers
 from cutegen.cancel import Cancelled  # also what verify_kernel raises for a stopped build
 from cutegen.files import write_atomic
 from cutegen.harness.verdicts import Verdict
@@ -222,7 +222,9 @@ class Verifier:
     def judge(self, built: "Built") -> Verification:
         """The GPU tiers of `candidate` for a Built one: test, then time (and compare with its baseline). One at a
         time: the judge is one process on one GPU."""
-        return self._guarded(built.figures, lambda: self._gpu_tiers(built))
+        verification = self._guarded(built.figures, lambda: self._gpu_tiers(built))
+        assert isinstance(verification, Verification)  # the GPU tiers end in one, whatever happens
+        return verification
 
     def _guarded(self, figures: dict, run) -> "Verification | Built":
         """`run()`, with no end of it escaping: cancelled or a failure of ours become named verdicts; a Verification

@@ -138,7 +138,7 @@ class ToolSession:
 
     def _tool_check(self) -> str:
         from cutegen.agent.candidates import describe_diagnostic
-        from cutegen.build import Tier
+        from cutegen.compile import Tier
 
         # Model-written text: compiled by the jailed check builder (the kernel's view only), never the user's own.
         checker = self.agent.verifier.check_builder(self.kernel)

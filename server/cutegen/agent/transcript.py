@@ -32,7 +32,7 @@ def excerpt(text: str, where: Path) -> str:
     return f"{head}\n\n[… {rest:,} more characters of this reply are in the transcript: {where}]"
 
 
-def kernel_folder(state_dir: Path, kernel: Path) -> Path:
+def kernel_folder(state_dir: "Path | StateDir", kernel: Path) -> Path:
     return StateDir(state_dir).agent(kernel)
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from cutegen.agent.history import text_id
 from cutegen.agent.transcript import kernel_folder
 from cutegen.files import write_atomic
+from cutegen.state import StateDir
 
 SCHEMA_VERSION = 1
 KEPT_FIGURES = ("median_ms", "spread", "speedup", "noise", "baseline_ms", "gb_per_s", "gpu")
@@ -62,7 +63,7 @@ class Failure:
 
 
 class VersionTree:
-    def __init__(self, state_dir: Path, kernel: Path):
+    def __init__(self, state_dir: Path | StateDir, kernel: Path):
         self.folder = kernel_folder(state_dir, kernel)
         self.path = self.folder / "tree.json"
         self.kernel = str(Path(kernel).resolve())
@@ -174,7 +175,8 @@ class VersionTree:
 
     def chain(self, vid: str) -> list[Node]:
         """The path from the root to a node, root first."""
-        out, n = [], self.nodes.get(vid)
+        out: list[Node] = []
+        n = self.nodes.get(vid)
         while n is not None and len(out) <= len(self.nodes):
             out.append(n)
             n = self.nodes.get(n.parent) if n.parent else None

@@ -22,7 +22,7 @@ from pathlib import Path
 from cutegen.agent.agent import Proposal
 from cutegen.agent.patch import unified
 from cutegen.agent.candidates import NOISE_FLOOR, Verifier
-from cutegen.build import Tier
+from cutegen.compile import Tier
 
 MAX_VARIANTS = 32
 _MARKER = re.compile(r"//\s*cutegen:\s*tunable\b(?P<spec>[^\n]*)")

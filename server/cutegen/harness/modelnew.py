@@ -10,8 +10,8 @@ from pathlib import Path
 
 import torch
 
-from cutegen.build.inline_sources import is_modelnew  # noqa: F401 (re-exported)
-from cutegen.build.load_inline_failure import map_build_errors
+from cutegen.compile.inline_sources import is_modelnew  # noqa: F401 (re-exported)
+from cutegen.compile.load_inline_failure import map_build_errors
 from cutegen.harness.compare import kind_mismatch
 from cutegen.harness.verdicts import Failed, Verdict
 from cutegen.model import Diagnostic

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Callable
 
 from cutegen import records
-from cutegen.build import Builder, Tier
+from cutegen.compile import Builder, Tier
 from cutegen.cancel import Cancel, Cancelled
 from cutegen.harness.verdicts import Verdict, parse
 from cutegen.harness.worker import Worker

@@ -29,7 +29,7 @@ class SnippetOutcome:
 def _arch_builder(builders: dict, arch: str | None, state_dir: Path):
     """One Builder per target arch (the default one under key None)."""
     if arch not in builders:
-        from cutegen.build import Builder
+        from cutegen.compile import Builder
         from cutegen.settings import Settings
         from cutegen.toolchain import discover
 
@@ -39,7 +39,7 @@ def _arch_builder(builders: dict, arch: str | None, state_dir: Path):
 
 
 def check_entry(kb: KnowledgeBase, entry: Entry, builders: dict, state_dir: Path) -> list[SnippetOutcome]:
-    from cutegen.build import Tier
+    from cutegen.compile import Tier
 
     out = []
     for side, text in kb.snippet_sources(entry).items():
@@ -112,7 +112,7 @@ def _batchable(item: _Item) -> bool:
 
 def check_all(kb: KnowledgeBase, entries: list[Entry], builders: dict, state_dir: Path,
               batch: bool = True) -> list[SnippetOutcome]:
-    from cutegen.build import Tier
+    from cutegen.compile import Tier
 
     items = _items(kb, entries)
     outcomes: dict[tuple[str, str], SnippetOutcome] = {}

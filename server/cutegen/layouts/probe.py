@@ -15,7 +15,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from cutegen.build import Builder, Outcome, Tier
+from cutegen.compile import Builder, Outcome, Tier
 from cutegen.diagnostics import parse_log
 from cutegen.diagnostics.cute_types import cute_notation, template_bindings
 from cutegen.layouts.render import render

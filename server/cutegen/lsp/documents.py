@@ -11,7 +11,7 @@ from cutegen.files import resolved
 from cutegen.session import is_modelnew
 from cutegen.session import unfit as unfit  # the typing tier asks it too
 
-# Headers are checked through a .cu that includes them (build/configuration.py): its compile_commands.json entry,
+# Headers are checked through a .cu that includes them (compile/configuration.py): its compile_commands.json entry,
 # or the last one checked; their errors also arrive with each including file's check.
 CHECKED_SUFFIXES = (".cu", ".cuh", ".hpp")
 _WORD = re.compile(r"[A-Za-z_]\w*")

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Callable
 
 from cutegen import hardware, records
-from cutegen.build import Builder, Tier
+from cutegen.compile import Builder, Tier
 from cutegen.cancel import Cancel, Cancelled
 from cutegen.files import write_atomic
 from cutegen.harness.problem import load_problem

@@ -84,7 +84,7 @@ def sanitize_kernel(kernel: Path, builder, *, problem: str | Path | None = None,
                     jail=None) -> "RunRecord":
     """Build `kernel` (-lineinfo), run each sanitizer tool on one call, and write the run record (returned, typed)."""
     from cutegen import records
-    from cutegen.build import Tier
+    from cutegen.compile import Tier
     from cutegen.pairing import find_problem
     from cutegen.profiler.line_table import LineTableError, find_tool, read_line_table
     from cutegen.profiler.lines import digest_file, system_folders

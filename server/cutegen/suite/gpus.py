@@ -86,7 +86,7 @@ def _jailed(job: dict) -> dict:
 def _profile(job: dict) -> dict:
     from pathlib import Path
 
-    from cutegen.build import Builder
+    from cutegen.compile import Builder
     from cutegen.profiler import profile_kernel
     from cutegen.settings import Settings
     from cutegen.toolchain import discover

@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
-from cutegen.build import Builder, Tier
+from cutegen.compile import Builder, Tier
 from cutegen.files import write_atomic
 from cutegen.settings import Settings
 from cutegen.suite import rows

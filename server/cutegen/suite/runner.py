@@ -127,7 +127,7 @@ def make_backend(config: SuiteConfig, on_event) -> Backend:
 
 
 def _context(config: SuiteConfig, backend: Backend, stop: threading.Event, state: "_State") -> Context:
-    from cutegen.build import Builder
+    from cutegen.compile import Builder
     from cutegen.toolchain import discover as toolchain
 
     state_dir = Path(config.state_dir or under(config.out)).resolve()

@@ -43,15 +43,15 @@ from typing import Callable
 from cutegen.files import resolved
 from cutegen.typecheck.parsers import Parsers
 from cutegen.typecheck.warm import WARM_AFTER_S, WarmSets
-from cutegen.build.cache import BuildCache, cache_key
-from cutegen.build.includes import user_headers
+from cutegen.compile.cache import BuildCache, cache_key
+from cutegen.compile.includes import user_headers
 from cutegen.diagnostics import condense
 from cutegen.diagnostics.assemble import SourceLines
 from cutegen.diagnostics.clang_log import raw_log, to_raw_messages
 from cutegen.model import CheckResult, Diagnostic, Severity
 from cutegen.settings import Settings
 from cutegen.state import StateDir
-from cutegen.build.configuration import FileFlags
+from cutegen.compile.configuration import FileFlags
 from cutegen.toolchain import ABI_INCLUDE, TORCH_NVCC_FLAGS, Toolchain, includes_torch, torch_include_dirs
 
 TIER = "type"

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from cutegen.build.cache import cache_key
+from cutegen.compile.cache import cache_key
 
 # A clean parse slower than this lists its uses. The GEMMs' plain parses take 10-18 s and their warm ones 1.6-1.9 s;
 # softsign's takes 1.0-1.6 s and a warm set made it slower (1.23 s against 0.96 s, 5 interleaved pairs, its set

@@ -20,17 +20,17 @@ from enum import Enum
 from pathlib import Path
 from typing import Callable
 
-from cutegen.build.cache import BuildCache, cache_key, diagnosis_code
-from cutegen.build.compile_commands import HEADER_SUFFIXES
-from cutegen.build.configuration import FileFlags, configure
-from cutegen.build.includes import user_headers
-from cutegen.build.inline_sources import (
+from cutegen.compile.cache import BuildCache, cache_key, diagnosis_code
+from cutegen.compile.compile_commands import HEADER_SUFFIXES
+from cutegen.compile.configuration import FileFlags, configure
+from cutegen.compile.includes import user_headers
+from cutegen.compile.inline_sources import (
     as_cuda_file, checked_lines, cuda_sources, include_path_warnings, syntax_error,
 )
-from cutegen.build.launcher import missing_launcher
-from cutegen.build.progress import finished_phases, how_far
+from cutegen.compile.launcher import missing_launcher
+from cutegen.compile.progress import finished_phases, how_far
 from cutegen.diagnostics.assemble import diagnose, file_level
-from cutegen.build.fitness import not_checked, unfit
+from cutegen.compile.fitness import not_checked, unfit
 from cutegen.files import resolved, write_atomic
 from cutegen.model import CheckResult, Diagnostic, KernelResources, Severity
 from cutegen.pairing import find_problem
@@ -87,7 +87,7 @@ class Builder:
         self.toolchain = toolchain
         self.settings = settings
         self.cache = BuildCache(StateDir(state_dir).build_cache)
-        # Workspace folders: their build*/ folders hold compile_commands.json (build/compile_commands.py).
+        # Workspace folders: their build*/ folders hold compile_commands.json (compile/compile_commands.py).
         self.roots = list(roots) if roots else [StateDir(state_dir).path.parent]
         self._includer: dict[Path, Path] = {}  # header → the last .cu seen including it (a header's translation unit)
         self._configured_as: dict[Path, Path] = {}  # a shadow copy → the user's file whose flags it is built with

@@ -10,7 +10,7 @@ import shutil
 from dataclasses import replace
 from pathlib import Path
 
-from cutegen.build.inline_sources import checked_lines, load_inline_line, string_literals
+from cutegen.compile.inline_sources import checked_lines, load_inline_line, string_literals
 from cutegen.diagnostics import condense, parse_log
 from cutegen.diagnostics.nvcc_log import RawMessage
 from cutegen.diagnostics.resources import demangle

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from cutegen.build.inline_sources import is_modelnew
+from cutegen.compile.inline_sources import is_modelnew
 from cutegen.model import Diagnostic, Severity
 
 LAUNCHER = "cutegen_forward"

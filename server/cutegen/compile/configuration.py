@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from cutegen.build import compile_commands as cc
+from cutegen.compile import compile_commands as cc
 from cutegen.settings import Settings
 from cutegen.toolchain import ABI_INCLUDE, Toolchain, cutlass_version, util_include
 

@@ -185,7 +185,7 @@ def _expand_response_files(argv: list[str], directory: Path) -> list[str]:
 def includers(database: Path, header: Path) -> Entry | None:
     """An entry whose translation unit includes `header`, directly or through the project's own headers (how
     clangd infers a header's command); the nearest such file by folder first."""
-    from cutegen.build.includes import user_headers
+    from cutegen.compile.includes import user_headers
 
     header = Path(os.path.realpath(header))
     ranked = sorted(entries(database), key=lambda e: -_common_depth(e.file, header))
