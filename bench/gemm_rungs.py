@@ -252,7 +252,7 @@ CANDIDATES = {
     # bytes at the power cap. With swizzle 1 (a wave reads all of B) and 8 (squarer waves), and swizzle 8 alone.
     # H100, 4096^3 per call: HBM reads 127.9 MB (swizzle 8: 121.3) where the forward schedule reads 167.8 (swizzle 8:
     # 133.4; cuBLAS 150.4); at the power cap 680 TFLOP/s at 1410 MHz against 668 at 1380. altk_..._sw1 is now the
-    # flagship's 128x256 kernel (1.006x the best cuBLAS by graph replay over 18 processes; README, twentieth session).
+    # flagship's 128x256 kernel (1.006x the best cuBLAS by graph replay over 18 processes; docs/results.md).
     **{f"{'altk_' if alternating else ''}wgstore4_128x256_c2x1_sw{swizzle}_even": (
         f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, {_PERSISTENT}, {_AUTO_EPI}, {_ROW_MAJOR}, "
         f"cutegen_sm90_gemm::{'AlternatingK' if alternating else 'BuiltMainloop'}, "
