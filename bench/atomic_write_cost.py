@@ -59,7 +59,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(dir=args.folder) as folder:
         result = measure(args.reps, Path(folder))
     # A check writes three files through the helper: the cache entry's outcome and the record twice (its own
-    # name and latest-check.json); a cached `cutegen check` took 0.22-0.37 s on this machine (README).
+    # name and latest-check.json); a cached `cutegen check` took 0.22-0.37 s on this machine (docs/results.md).
     result["share_of_a_cached_check"] = result["added_ms_per_check"] / 220.0
     print(json.dumps(result, indent=1))
     if args.out:

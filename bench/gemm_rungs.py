@@ -117,7 +117,7 @@ CANDIDATES = {
                                      "cutlass::gemm::KernelTmaWarpSpecializedCooperative, "
                                      f"cutlass::epilogue::NoSmemWarpSpecialized, {_PERSISTENT}",
                                      f"8, {_RASTER}Heuristic"),
-    # the flagship's schedule until the nineteenth session spelled out (CUTLASS's epilogue; the flagship now stores per
+    # the flagship's schedule until 2026-12-07, spelled out (CUTLASS's epilogue; the flagship now stores per
     # warpgroup, as wgstore4_128x256_c2x1_sw1_even, its twin): the baseline the older figures were measured against
     "coop_128x256_c2x1_sw1": (f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, {_PERSISTENT}",
                               f"1, {_RASTER}Heuristic"),
@@ -129,7 +129,7 @@ CANDIDATES = {
     "coop_128x256_c2x1_sw1_rebuild": (f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, {_PERSISTENT}",
                                       f"1, {_RASTER}Heuristic, cutegen_sm90_gemm::Decomposition::Heuristic, "
                                       "cutegen_sm90_gemm::Reduction::Deterministic, false"),
-    # 2026-12-06 (tenth session): small GEMMs. At 512^3 the flagship's 128x256 tile makes 8 tiles for 132 SMs
+    # 2026-12-06: small GEMMs. At 512^3 the flagship's 128x256 tile makes 8 tiles for 132 SMs
     # (0.46-0.58x cuBLAS's 64x48 kernel); smaller tiles, or stream-K's split of the k-loop, fill more SMs.
     "pingpong_64x128_c1x1": (f"Shape<_64, _128, _64>, Shape<_1, _1, _1>, {_PINGPONG}, {_PERSISTENT}",
                              f"1, {_RASTER}Heuristic"),
@@ -143,7 +143,7 @@ CANDIDATES = {
     "coop_128x192_c1x1": (f"Shape<_128, _192, _64>, Shape<_1, _1, _1>, {_COOP}, {_PERSISTENT}", f"1, {_RASTER}Heuristic"),
     "coop_128x192_c2x1": (f"Shape<_128, _192, _64>, Shape<_2, _1, _1>, {_COOP}, {_PERSISTENT}", f"1, {_RASTER}Heuristic"),
     "coop_128x128_c1x1": (f"Shape<_128, _128, _64>, Shape<_1, _1, _1>, {_COOP}, {_PERSISTENT}", f"1, {_RASTER}Heuristic"),
-    # 2026-12-06 (eleventh session): cuBLAS's tile at 1536^3, 192x96 (128 tiles: one wave on 128 SMs, each 3/4 of a
+    # 2026-12-06: cuBLAS's tile at 1536^3, 192x96 (128 tiles: one wave on 128 SMs, each 3/4 of a
     # 128x192 tile). A cooperative kernel splits the tile's rows between two warpgroups (96 is no multiple of
     # wgmma's 64 rows); a ping-pong warpgroup owns the whole tile (three m64n96 wgmmas per k-step). Both build
     # here; neither is timed yet (the session had no device time left).
@@ -151,7 +151,7 @@ CANDIDATES = {
                              f"1, {_RASTER}Heuristic"),
     "pingpong_192x96_c2x1": (f"Shape<_192, _96, _64>, Shape<_2, _1, _1>, {_PINGPONG}, {_PERSISTENT}",
                              f"1, {_RASTER}Heuristic"),
-    # 2026-12-06 (twelfth session): 4096^3 on the fewest SMs that keep its 4 waves (LaunchOptions::even_waves:
+    # 2026-12-06: 4096^3 on the fewest SMs that keep its 4 waves (LaunchOptions::even_waves:
     # 512 tiles on 128 SMs, not 132), the flagship's schedule and 256x128 with A multicast (taken then for cuBLAS's
     # geometry; cuBLAS's kernel name is in its column-major frame, and in torch's its tile is the flagship's 128x256
     # with B multicast over a 2x1 cluster: bench/gemm_sass.py): a power-bound card may clock
@@ -165,7 +165,7 @@ CANDIDATES = {
     # CTAs: a quarter less L2 -> SM traffic than 2x1 (per CTA per k-step 128 + 64 rows, not 128 + 128).
     "coop_128x256_c4x1_even": (f"Shape<_128, _256, _64>, Shape<_4, _1, _1>, {_COOP}, {_PERSISTENT}",
                                f"1, {_RASTER}Heuristic, {_EVEN}"),
-    # Sixteenth session: cuBLAS's own frame. cuBLAS is column-major, so it computes a row-major torch.matmul as
+    # 2026-12-06: cuBLAS's own frame. cuBLAS is column-major, so it computes a row-major torch.matmul as
     # D^T = B^T A^T, and its nvjet_sm90_tst_256x128_64x4_1x2 is a 256x128 tile of D^T with a 1x2 cluster: in torch's
     # frame the flagship's tile and loads (bench/gemm_sass.py), but its MMAs take our B as their first, MN-major
     # operand (two m64n128 per warpgroup and k-slice, each 64 of our N by 128 of our M) and its epilogue writes D^T
@@ -174,7 +174,7 @@ CANDIDATES = {
                                f"{_TRANSPOSED}", f"1, {_RASTER}Heuristic"),
     "tcoop_256x128_c1x2_sw1_even": (f"Shape<_256, _128, _64>, Shape<_1, _2, _1>, {_COOP}, {_PERSISTENT}, {_AUTO_EPI}, "
                                     f"{_TRANSPOSED}", f"1, {_RASTER}Heuristic, {_EVEN}"),
-    # Seventeenth session: the flagship's schedule with every producer issuing each k-step's loads together with
+    # 2026-12-07: the flagship's schedule with every producer issuing each k-step's loads together with
     # every other CTA's (examples/idioms/gemm_sm90_lockstep.cuh): do SMs that ask for a shared tile at the same
     # time get it merged at L2's request coalescer, as cuBLAS's reads are, and does that buy clock at the power cap?
     "lockstep_128x256_c2x1_sw1_even": (f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, {_PERSISTENT}, "
@@ -184,7 +184,7 @@ CANDIDATES = {
     # Every k-step in lockstep merged 4x the flagship's reads (195 MB, cuBLAS 225) and ran 0.65x (H100): the
     # barrier sits on the critical path. Looser ones: up to one or two k-steps apart, together every 8th or 64th
     # k-step, polling every microsecond, or in groups of the 32 CTAs that share A panels; all slower than the
-    # flagship (H100, eighteenth session: best slack 1, 0.962x where the flagship read 0.995x; the header has all).
+    # flagship (H100, 2026-12-07: best slack 1, 0.962x where the flagship read 0.995x; the header has all).
     **{f"lockstep_{kind}_128x256_c2x1_sw1_even": (f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, {_PERSISTENT}, "
                                                   f"{_AUTO_EPI}, {_ROW_MAJOR}, {_LOCKSTEP}{alias}",
                                                   f"1, {_RASTER}Heuristic, {_EVEN}")
@@ -197,7 +197,7 @@ CANDIDATES = {
                               f"1, {_RASTER}Heuristic"),
     "dynamic2_128x256_c2x1_even": (f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, {_DYNAMIC}<2>",
                                    f"1, {_RASTER}Heuristic, {_EVEN}"),
-    # Eighteenth session: those ran 0.955x the best cuBLAS beside the flagship's 0.985x (H100), merging 67-76 MB of
+    # 2026-12-07: those ran 0.955x the best cuBLAS beside the flagship's 0.985x (H100), merging 67-76 MB of
     # reads (flagship 45, cuBLAS 201). The same order with cuBLAS's plumbing: one drawer per cluster, answers handed
     # on in shared memory, counters that reset themselves (no memset per launch): 113-119 MB merged, and still
     # 1-2 % slower than the flagship in the same processes (H100).
@@ -209,7 +209,7 @@ CANDIDATES = {
     # SASS has 36 division sequences where CUTLASS's static schedule has none; built, not yet run).
     "dynshared2_fastdiv_128x256_c2x1": (f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, "
                                         f"{_DYNAMIC}Shared<2, true>", f"1, {_RASTER}Heuristic"),
-    # Nineteenth session: at the power cap cuBLAS does 1.024x the flagship's work per clock. The flagship's epilogue
+    # 2026-12-07: at the power cap cuBLAS does 1.024x the flagship's work per clock. The flagship's epilogue
     # (CUTLASS's, two D buffers) waits at each of a tile's 8 subtiles, behind two barriers of both consumer
     # warpgroups, for the previous subtile's TMA store to read its buffer; cuBLAS's (its listing) stores per
     # warpgroup and never waits there. More D buffers (WithStoreStages in the shared header; 4 x 8 KB still leaves
@@ -247,12 +247,12 @@ CANDIDATES = {
     "wgstore3_128x192_c2x1_even": (
         f"Shape<_128, _192, _64>, Shape<_2, _1, _1>, {_COOP}, {_PERSISTENT}, {_AUTO_EPI}, {_ROW_MAJOR}, "
         "cutegen_sm90_gemm::BuiltMainloop, cutegen_sm90_gemm::WarpgroupStores<3>", f"1, {_RASTER}Heuristic, {_EVEN}"),
-    # Twentieth session: the flagship's schedule (stores per warpgroup) with every other tile's k-loop walked
+    # 2026-12-07: the flagship's schedule (stores per warpgroup) with every other tile's k-loop walked
     # backwards (gemm_sm90_alternating_k.cuh), so each wave starts on the panels L2 still holds from the last: HBM
     # bytes at the power cap. With swizzle 1 (a wave reads all of B) and 8 (squarer waves), and swizzle 8 alone.
     # H100, 4096^3 per call: HBM reads 127.9 MB (swizzle 8: 121.3) where the forward schedule reads 167.8 (swizzle 8:
     # 133.4; cuBLAS 150.4); at the power cap 680 TFLOP/s at 1410 MHz against 668 at 1380. altk_..._sw1 is now the
-    # flagship's 128x256 kernel (1.006x the best cuBLAS by graph replay over 18 processes; README, twentieth session).
+    # flagship's 128x256 kernel (1.006x the best cuBLAS by graph replay over 18 processes; docs/results.md).
     **{f"{'altk_' if alternating else ''}wgstore4_128x256_c2x1_sw{swizzle}_even": (
         f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, {_PERSISTENT}, {_AUTO_EPI}, {_ROW_MAJOR}, "
         f"cutegen_sm90_gemm::{'AlternatingK' if alternating else 'BuiltMainloop'}, "
@@ -278,7 +278,7 @@ CANDIDATES = {
     "coop_128x256_c2x1_sw8_even": (None, f"8, {_RASTER}Heuristic, {_EVEN}"),
     # Few tiles, a long k-loop (256x512x8192: 8 tiles of 128x128, 128 k-tiles each; the flagship reads 0.60x cuBLAS,
     # which splits k): each tile's k-loop cut into 8 or 16 pieces (64 or 128 work units), summed in the workspace in
-    # a fixed order. Thirteenth session (H100, graph replay): 0.470x and 0.298x the best cuBLAS where the flagship's
+    # a fixed order. 2026-12-06 (H100, graph replay): 0.470x and 0.298x the best cuBLAS where the flagship's
     # 64x128 reads 0.609x: each piece waits for the one before it to add its partial tile. cuBLAS runs a 64x64
     # split-K kernel and a separate reduction kernel there.
     "splitk8_128x128_c1x1": (f"Shape<_128, _128, _64>, Shape<_1, _1, _1>, {_COOP}, {_STREAMK}",
@@ -291,12 +291,12 @@ CANDIDATES = {
                                     f"1, {_RASTER}Heuristic, {_SPLITK_NONDET}, 8"),
     "splitk8_128x64_c1x1_nondet": (f"Shape<_128, _64, _64>, Shape<_1, _1, _1>, {_COOP}, {_STREAMK}",
                                    f"1, {_RASTER}Heuristic, {_SPLITK_NONDET}, 8"),
-    # The same launched as before the fourteenth session: Params rebuilt on every call (a workspace kernel's are now
+    # The same launched as before 2026-12-06: Params rebuilt on every call (a workspace kernel's are now
     # kept and only its workspace zeroed again): the host time per call of a split kernel called back to back
     "splitk8_128x64_c1x1_nondet_rebuild": (f"Shape<_128, _64, _64>, Shape<_1, _1, _1>, {_COOP}, {_STREAMK}",
                                            f"1, {_RASTER}Heuristic, cutegen_sm90_gemm::Decomposition::SplitK, "
                                            "cutegen_sm90_gemm::Reduction::Nondeterministic, false, false, 8"),
-    # Fourteenth session: the order of our own (examples/idioms/gemm_sm90_grouped_tiles.cuh), in bands of 8 cluster
+    # 2026-12-06: the order of our own (examples/idioms/gemm_sm90_grouped_tiles.cuh), in bands of 8 cluster
     # rows (a 4096^3 wave on 128 SMs is an 8x8 block of clusters): each run of consecutive clusters a compact block
     # of 2x4, 4x2 or 4x4 clusters; 8x8x8 walks the block column by column, as CUTLASS's swizzle 8 does (the control).
     "grouped_8x8x8_even": (f"Shape<_128, _256, _64>, Shape<_2, _1, _1>, {_COOP}, {_GROUPED}<8, 8, 8>",

@@ -9,13 +9,13 @@ interleaved, five blocks each -- because the method moves cuBLAS's own figure by
 Each ratio is the median of the five per-block ratios, with their min..max. Written 2026-12-01 after a per-call
 run read cuBLAS at 648 TFLOP/s (so the flagship looked 1.06x faster) on one H200 and 696 on another.
 
-One process's blocks share its cuBLAS heuristics, clocks and allocations, and the sixth session found that one
+One process's blocks share its cuBLAS heuristics, clocks and allocations, and 2026-12-02 found that one
 process's interval does not predict another's; so the published ratio pools several processes (`--pool`, on the
 JSON files of separate runs): the median of every block's ratio, its 95 % confidence interval and the min..max over
 all of them, and two 95 % intervals of the median: over every block, and over the per-process medians. Both are the
 harness's (cutegen.harness.intervals.median_interval: two order statistics whose binomial coverage of the median is
 at least 95 %, no assumption about the noise's shape), the interval every verdict's ratio carries; min..max is the
-blocks' spread, printed beside them. Decision (twentieth session): a kernel "beats cuBLAS" by a method when the
+blocks' spread, printed beside them. Decision (2026-12-07): a kernel "beats cuBLAS" by a method when the
 interval over the per-process medians, against the faster of torch.matmul and torch.matmul(out=) in each block
 (`x best cuBLAS`: the kernels write a preallocated output), lies above 1. Processes are the unit because they are
 the independent samples (blocks of one process share its state), so that interval carries the spread between

@@ -11,7 +11,7 @@ the time goes.
 
 Measured 2026-12-01 (2 cores): cicc's EDG front end is 20 of the 21.5 s, parsing torch's headers. nvcc 13.0 has no
 precompiled headers, and cicc's EDG `--create_pch`/`--use_pch` builds a 1.9 GB PCH whose use fails (heap-address
-conflict #634-D, or SIGSEGV with ASLR off), so there is no cached parse to reuse yet (README, Results).
+conflict #634-D, or SIGSEGV with ASLR off), so there is no cached parse to reuse yet (docs/results.md).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 # (.whl/: nvidia-cutlass for the CuTe headers; .whl/agent/: the pure-Python packages the GPU image lacks), then
 # runs the chosen parts and writes logs under $OUT. A device call is limited to 10 minutes, so the parts are
 # named; each one alone fits a call (measured on the H200: harness 5, adapters 4, profile 3, variants 2.5,
-# agent 1, sandbox 3 (estimated after issue 25; sandbox-nobody 1), modelnew 3, suite 4 (in the first session: since its corpus grew to 48 problems it runs past a call, so run it alone), records 2.5 minutes;
+# agent 1, sandbox 3 (estimated after issue 25; sandbox-nobody 1), modelnew 3, suite 4 (when first measured; since its corpus grew to 48 problems it runs past a call, so run it alone), records 2.5 minutes;
 # examples with the verify-latency run about 5.5. Estimated, not yet measured: providers 1.5, diagmodel 2
 # (one ModelNew that load_inline cannot build, through `cutegen test`'s path), lens 4 (its bench 2.5, its
 # tests 1.5), edges 2, loop 2.5 (three saves through the language server's background loop, issue 32).

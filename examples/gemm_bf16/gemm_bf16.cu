@@ -25,7 +25,7 @@
 //    made per consumer warpgroup (WarpgroupStores<4>, examples/idioms/gemm_sm90_warpgroup_epilogue.cuh, as cuBLAS
 //    stores): each warpgroup writes its 64 rows of a 128 x 32 subtile to its half of one of four 8 KB buffers and
 //    issues its own TMA store, kept in step by its own 128 threads, where CUTLASS's epilogue stops both warpgroups
-//    twice per subtile at a 256-thread barrier and waits for the previous subtile's store. Nineteenth session (H100,
+//    twice per subtile at a 256-thread barrier and waits for the previous subtile's store. 2026-12-07 (H100,
 //    graph replays with a flush against the best cuBLAS; the old epilogue built beside it as
 //    coop_128x256_c2x1_sw1_even): 1.011x [0.990, 1.043] where the old read 0.995x (2 processes x 5 blocks), and
 //    0.997x [0.979, 1.019] against 0.987x (3 x 5); at the power cap 668 TFLOP/s against 662, cuBLAS 676. Built
@@ -35,7 +35,7 @@
 //    n-th tile is in the n-th wave, so each wave starts at the end of k where the last one finished, on the B panels
 //    L2 still holds. At 4096^3 the call reads 128 MB from HBM instead of 168 (cuBLAS 150), and at the power cap,
 //    where every 4096^3 kernel here runs, the saved energy is clock: sustained 680 TFLOP/s at 1410 MHz where the
-//    same kernel walking k forwards ran 668 at 1380 (cuBLAS 671-676). Twentieth session (H100, five calls, 18
+//    same kernel walking k forwards ran 668 at 1380 (cuBLAS 671-676). 2026-12-07 (H100, five calls, 18
 //    processes x 10 blocks, against the best cuBLAS; the median and the 95 % interval of the median of the
 //    per-process medians, harness/intervals.py): per call after a flush and a pad 1.004x [1.002, 1.004], graph
 //    replays with a flush 1.006x [1.003, 1.008], back to back 1.004x [1.000, 1.011]; the forward twin beside it
@@ -69,13 +69,13 @@
 // (about 710 TFLOP/s; cuBLAS runs nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT, named in its column-major frame:
 // in torch's it is this 128x256 tile with B multicast over a 2x1 cluster, issuing the same TMA loads, per
 // bench/gemm_sass.py): at parity, within 1.5 %, not faster.
-// Sixteenth session (graph replays with a flush against the best cuBLAS, 2 processes x 5 blocks): this kernel 0.987x
+// 2026-12-06 (graph replays with a flush against the best cuBLAS, 2 processes x 5 blocks): this kernel 0.987x
 // [0.970, 1.001] (H100) and 0.993x [0.970, 1.001] (H200); cuBLAS's own schedule in cuBLAS's frame, D^T = B^T A^T
 // (the shared header's TransposedFrame), 0.989x [0.966, 1.000] (H100); CuTe's TMA loads without their L2 cache
 // policy, as cuBLAS issues them, 0.997x beside 0.996x with it (H200). cuBLAS's lead in L2 reads is L2's request
 // coalescer serving reads that several SMs make at once: 248 MB of them per call against this kernel's 73
 // (bench/gemm_traffic.py); none of the frames, policies or tile orders tried here lines SMs up like that.
-// Seventeenth session (H100, 2 processes x 5 blocks): this kernel 0.988x [0.973, 0.996] the best cuBLAS. Its schedule
+// 2026-12-07 (H100, 2 processes x 5 blocks): this kernel 0.988x [0.973, 0.996] the best cuBLAS. Its schedule
 // with every CTA's producer issuing each k-step's loads together (examples/idioms/gemm_sm90_lockstep.cuh) gets 195 MB
 // of such merged reads (cuBLAS 225) and runs 0.653x: SMs asking at once is what merges reads; a grid barrier is not
 // how cuBLAS gets there. cuBLAS's own listing shows how: after two cluster tiles by launch index, its clusters take
@@ -101,7 +101,7 @@
 // (shuffled, H100: 0.935-0.947x), a 2x2 cluster 0.74-0.84x, a smem-free epilogue 0.72-0.83x; a programmatic dependent
 // launch gained nothing measurable (H100). Earlier leads of 1.02-1.05x came from that fixed order, and an earlier 1.12x
 // from a cuBLAS run at 667 TFLOP/s.
-// Twelfth session (H100, 2026-12-06; graph replays with a flush against the best cuBLAS, median [min, max] of 5 blocks
+// 2026-12-06 (H100; graph replays with a flush against the best cuBLAS, median [min, max] of 5 blocks
 // per process): 1536^3 0.893x [0.883, 0.901] with the 192x96 kernel, where the 128x192 kernel alone read 0.814x (192x96
 // alone 0.888x; at 1280^3 it read 0.619x, where 128x128 keeps 0.925x); 3072^3 0.974x [0.971, 0.987] (128x192 without
 // even waves 0.975x); 4096^3, 2 processes x 5 blocks, in three calls: 0.990x [0.966, 1.042], 0.989x [0.967, 1.020],
@@ -113,7 +113,7 @@
 // L2 where cuBLAS reads 150 and moves 1031-1038; swizzle 8 cuts HBM reads to 133 MB, not L2's bytes (1177), and times
 // 0.990x by graph replay (within noise of swizzle 1). A 4x1 cluster (B multicast to four CTAs) runs 0.80x: fewer 4-CTA
 // clusters fit than 128 SMs' worth, so 5 waves (its clock rose to 1695 MHz).
-// Thirteenth session (H100, 2026-12-06). L2's bytes by source (bench/gemm_traffic.py, ncu, one call, twice): cuBLAS
+// 2026-12-06 (H100). L2's bytes by source (bench/gemm_traffic.py, ncu, one call, twice): cuBLAS
 // launches what this kernel launches (2-CTA clusters, 384 threads, 168 registers, ~214 KB smem; 132 CTAs to 128) and
 // delivers the same 1610.6 MB to the SMs, but its SMs ask L2 for 847-849 MB where this kernel's ask for 1022-1030
 // (0.83x); the fabric between L2's partitions carries 148-152 MB to 177-181. CUTLASS's swizzles do not close it
@@ -121,7 +121,7 @@
 // separate reduction kernel): 64x128 (this kernel's pick until now) 0.609-0.620x; 128x128 in 8 pieces added in a
 // fixed order 0.470-0.481x, in 16 0.298x; in arrival order 0.757x [0.741, 0.791]; 128x64 in 8 pieces, arrival order,
 // 0.861x [0.818, 0.876] in that call -- now the sixth choice.
-// Fourteenth session (H100, one process x 5 blocks a call, graph replay against the best cuBLAS): this kernel at
+// 2026-12-06 (H100, one process x 5 blocks a call, graph replay against the best cuBLAS): this kernel at
 // 256x512x8192 picks the split kernel and reads 0.769x [0.753, 0.792], 0.775x [0.750, 0.797] and 0.836x [0.825, 0.855]
 // in three calls (the split candidate beside it 0.760x, 0.786x, 0.831x; 64x128 unsplit 0.580x, 0.625x in the last two):
 // the last session's 0.861x for the same kernel did not reproduce as a figure; the gain over 64x128 is 1.34x in both
@@ -176,7 +176,7 @@ using Gemm128x64Split = Sm90Gemm<Shape<_128, _64, _64>, Shape<_1, _1, _1>, Coope
 // the same size (its pieces' cost is kSplitPieceK, fitted with that).
 constexpr std::array<double, 6> kEfficiency{1.00, 0.98, 0.85, 0.60, 0.81, 0.60};
 // The k-loop each of the split kernel's pieces costs on top of its 1/8 of K, in k elements: at 256x512x8192 on the
-// H100 it took 0.72x the time of 64x128 unsplit (thirteenth session, graph replay; 0.74x and 0.75x in two calls of
+// H100 it took 0.72x the time of 64x128 unsplit (2026-12-06, graph replay; 0.74x and 0.75x in two calls of
 // the fourteenth: 5000-5100, the same choices), and 1/8 + 4900 / 8192 = 0.72.
 constexpr int kSplitPieceK = 4900;
 // Every kernel on the fewest SMs that keep its number of waves (even_waves; the other options their defaults).

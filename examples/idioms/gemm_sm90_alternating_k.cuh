@@ -1,6 +1,6 @@
 // gemm_sm90_alternating_k.cuh -- a mainloop whose producer walks the k-loop backwards on every other tile of its
 // CTA, so each wave of a persistent schedule starts on the operand panels L2 still holds from the last one (the
-// flagship's 128x256 and 128x192 kernels since the twentieth session).
+// flagship's 128x256 and 128x192 kernels since 2026-12-07).
 // Included by gemm_sm90_common.cuh (after CUTLASS's headers); used as Sm90Gemm's MainloopAs:
 //   Sm90Gemm<TileShape, ClusterShape, Mainloop, Epilogue, Scheduler, EpilogueTile, Frame,
 //            cutegen_sm90_gemm::AlternatingK, ...>
@@ -13,7 +13,7 @@
 // 8 tile rows x all 16 tile columns and reads all of B again (32 MB). Each wave walks k from 0 up, so when the
 // next wave asks for k = 0, L2 holds the last k-steps the previous wave read, not the first. Walking every other
 // tile backwards, a wave starts at the end of k where the previous one finished, on the panels L2 still holds.
-// Every kernel here is at the power cap at 4096^3 (reason 0x4 in every sample, eighteenth session), where the
+// Every kernel here is at the power cap at 4096^3 (reason 0x4 in every sample, 2026-12-07), where the
 // energy an HBM byte costs is clock the tensor cores lose.
 //
 // Measured (H100, 2026-12-07, bench/gemm_traffic.py and bench/gemm_timing_methods.py; records in

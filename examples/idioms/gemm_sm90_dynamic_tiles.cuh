@@ -18,7 +18,7 @@
 // producer to one tile ahead). The launcher zeroes the workspace before every launch (LastLaunch), as it does for
 // the split kernels; cuBLAS's launch has a memset too.
 // A wait that never ends traps (an error the caller sees) instead of hanging: it would mean a bug here.
-// Status (eighteenth session, H100): DynamicTiles<2> passes the bench's product check at three shapes and runs
+// Status (2026-12-07, H100): DynamicTiles<2> passes the bench's product check at three shapes and runs
 // 0.955x the best cuBLAS beside the flagship's 0.985x (graph replay, 2 processes x 5 blocks), merging 67-76 MB of
 // reads that several SMs asked for at once (flagship 45, cuBLAS 201) with a fifth more instructions.
 // DynamicTilesShared below (one drawer per cluster, answers in shared memory, no memset): 113-119 MB merged, L2
@@ -38,7 +38,7 @@ struct DynamicTiles {
   static_assert(StaticRounds >= 1);
 };
 
-// The same order with cuBLAS's plumbing (eighteenth session): DynamicTiles timed 0.955x the best cuBLAS beside the
+// The same order with cuBLAS's plumbing (2026-12-07): DynamicTiles timed 0.955x the best cuBLAS beside the
 // flagship's 0.985x (H100), with a memset before every launch and every warp role polling L2 for its answers.
 // Here only the leader CTA's producer warp asks the counter; it publishes each answer to a per-cluster slot in
 // global memory, from which the peer CTA's producer warp copies it, and each producer warp hands it to the rest of

@@ -7,7 +7,7 @@
 // deliver the same bytes to the SMs, but cuBLAS's SMs ask L2 for 0.83x the bytes (bench/gemm_traffic.py). CUTLASS's
 // order (raster + swizzle) makes a wave a compact block of tiles but walks each column of it cluster by cluster;
 // this order also keeps each run of consecutive clusters a compact block, sharing A rows and B columns within it.
-// Measured (H100, 2026-12-06, fourteenth session) -- it does not help, and the hypothesis behind it is refuted:
+// Measured (H100, 2026-12-06) -- it does not help, and the hypothesis behind it is refuted:
 //  * bench/cluster_placement.cu: the hardware starts consecutive clusters on consecutive TPCs, which lie in
 //    different GPCs round-robin (cluster c and c + 8 share one), so a "run of consecutive clusters" is spread over
 //    the GPCs; CUTLASS's swizzle 1 already gives each GPC a compact 4 x 2 block of cluster tiles, swizzle 8 a 1 x 8

@@ -1,5 +1,5 @@
 // gemm_sm90_lockstep.cuh -- a mainloop whose producers issue each k-step's TMA loads in lockstep across the grid:
-// the seventeenth session's test of why cuBLAS's SMs ask L2 for fewer bytes than the flagship's.
+// the 2026-12-07 test of why cuBLAS's SMs ask L2 for fewer bytes than the flagship's.
 // Included by gemm_sm90_common.cuh (after CUTLASS's headers); used as Sm90Gemm's last template argument:
 //   Sm90Gemm<TileShape, ClusterShape, Mainloop, Epilogue, Scheduler, EpilogueTile, Frame, cutegen_sm90_gemm::Lockstep>
 // (or one of the looser barriers below: LockstepSlack1, LockstepSlack2, LockstepEvery8, LockstepPerTile,
@@ -19,7 +19,7 @@
 // cuBLAS 849): the hypothesis holds -- SMs that ask together get merged reads. But the barrier costs a third of the
 // speed: 0.653x the best cuBLAS [0.646, 0.660] by graph replay (swizzle 8: 0.632x) beside the flagship's 0.988x.
 // So cuBLAS lines its SMs up without paying for it, or pays elsewhere; this barrier is not how.
-// The looser barriers below (eighteenth session, H100, the same benches; records gemm_lockstep_variants_*): merged
+// The looser barriers below (2026-12-07, H100, the same benches; records gemm_lockstep_variants_*): merged
 // MB and speed against the best cuBLAS where the flagship read 0.995x in the same processes (cuBLAS merged 236):
 // slack 1 138 MB 0.962x, slack 2 110 MB 0.951x, every 8th k-step 147 MB 0.910x, groups of 32 CTAs 229 MB 0.755x,
 // polling every microsecond 216 MB 0.335x, once per tile 54 MB 0.978x (with the dynamic-tile records). None is as

@@ -301,7 +301,7 @@ def test_cublas_hands_out_its_last_tiles_from_an_atomic_counter():
 
 
 def test_stores_per_warpgroup_gain_a_percent_and_do_not_reach_cublas():
-    """H100 records of the epilogue candidates (nineteenth session, two calls): the flagship's schedule with each
+    """H100 records of the epilogue candidates (2026-12-07, two calls): the flagship's schedule with each
     consumer warpgroup storing its own rows through four 8 KB buffers (`wgstore4`, now the flagship's 128x256
     epilogue) beats the same schedule with CUTLASS's epilogue (`coop_128x256_c2x1_sw1_even`) in both calls, by graph
     replay and by padded events, and at the power cap; more buffers alone (`store4`) do not; cuBLAS stays ahead, or
@@ -364,7 +364,7 @@ def _runs(record: str, count: int) -> list[dict]:
 
 
 def test_walking_every_other_tile_backwards_saves_hbm_bytes_and_clock_at_the_power_cap():
-    """Twentieth session's H100 records: the flagship's schedule with every other tile's k-loop walked backwards
+    """2026-12-07's H100 records: the flagship's schedule with every other tile's k-loop walked backwards
     (AlternatingK, now the flagship's) reads 128 MB from HBM per 4096^3 call where it read 168 (cuBLAS 150), and at
     the power cap runs a clock step higher and 1.8 % faster than its forward twin, ahead of cuBLAS."""
     first, third = _per_call("gemm_altk_traffic"), _per_call("gemm_flagship_altk_traffic")

@@ -104,7 +104,7 @@ def test_a_cpu_only_torch_gets_the_one_generated_header_it_lacks():
 
 @pytest.mark.slow
 def test_the_bundled_modelnew_example_checks_clean(builder):
-    """The README's ModelNew example in the project's own CPU .venv (PyTorch's headers: 40-110 s on 2 cores)."""
+    """The bundled ModelNew example (examples/softsign_modelnew) in the project's own CPU .venv (PyTorch's headers: 40-110 s on 2 cores)."""
     result = builder.run(Tier.CHECK, SOFTSIGN)
     assert result.ok, [d.message for d in result.diagnostics]
     assert [k.name for k in result.resources] == ["softsign_kernel"]

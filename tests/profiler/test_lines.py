@@ -47,7 +47,7 @@ def _captured_source_matches(name: str) -> None:
         rel = file[file.index("examples/"):] if "/examples/" in file else KERNELS[name] if file.endswith(
             Path(KERNELS[name]).name) else None
         if rel and text and _code_lines((ROOT / rel).read_text()) != _code_lines(text):
-            pytest.skip(f"{rel} changed since the H200 capture: re-capture its report (README: Profiler)")
+            pytest.skip(f"{rel} changed since the H200 capture: re-capture its report (docs/guide/profiler.md)")
 
 
 def _code_lines(text: str) -> list[str]:

@@ -133,7 +133,7 @@ def test_the_kernel_refuses_what_dockers_profile_refuses(escape, capfd):
 
 _MEMORY = pytest.mark.skipif(not getattr(cgroup, "memory_binds", lambda: True)(),
                              reason="no memory cgroup can be made here (not root, no delegation): the cap is "
-                                    "RLIMIT_DATA, which shared memory escapes (README, Security)")
+                                    "RLIMIT_DATA, which shared memory escapes (docs/security.md)")
 
 
 @_MEMORY

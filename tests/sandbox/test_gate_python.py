@@ -1,5 +1,5 @@
 """The gate on Python (ModelNew) candidates (issue 53): process families by prefix, run-time name lookups, and the
-C++ in every string as Python makes it. A tripwire before the jail, not the boundary (README, Security)."""
+C++ in every string as Python makes it. A tripwire before the jail, not the boundary (docs/security.md)."""
 
 from __future__ import annotations
 

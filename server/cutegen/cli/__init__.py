@@ -15,14 +15,15 @@ from cutegen import __version__
 from cutegen.files import WriteError
 
 
-def main(argv: list[str] | None = None) -> int:
+def parser() -> argparse.ArgumentParser:
+    """Every command and flag of `cutegen` (also read by scripts/settings_reference.py: which settings have a flag)."""
     from cutegen.cli import agent, layout, lens, patch, run, suite, versions
     from cutegen.cli.options import HELP
 
-    parser = argparse.ArgumentParser(prog="cutegen", description="Compile, check, test and profile CuTe kernels.",
-                                     formatter_class=HELP)
-    parser.add_argument("--version", action="version", version=f"cutegen {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    top = argparse.ArgumentParser(prog="cutegen", description="Compile, check, test and profile CuTe kernels.",
+                                  formatter_class=HELP)
+    top.add_argument("--version", action="version", version=f"cutegen {__version__}")
+    sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
     run.add_parsers(sub)
     lens.add_parsers(sub)
     agent.add_parsers(sub)
@@ -31,11 +32,15 @@ def main(argv: list[str] | None = None) -> int:
     layout.add_parser(sub)
     versions.add_parser(sub)
     run.add_lsp_parser(sub)
+    return top
+
+
+def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     program: list[str] = []
     if argv[:1] in (["profile"], ["sanitize"]) and "--" in argv:  # `cutegen profile --lines -- ./bench --size 4096`
         program, argv = argv[argv.index("--") + 1:], argv[:argv.index("--")]
-    args = parser.parse_args(argv)
+    args = parser().parse_args(argv)
     args.program = program
     try:
         return args.run(args)

@@ -122,7 +122,7 @@ def _entry_point(lib, path: str):
         except AttributeError:
             continue
     raise LookupError(f"{path} exports no `cutegen_forward` (nor `cutegen_forward_v2`): define it with CUTEGEN_EXPORT "
-                      "(see the README's kernel ABI)")
+                      "(see docs/reference/abi.md)")
 
 
 class InitValueError(TypeError):

@@ -1,4 +1,4 @@
-"""What a candidate's outputs are judged against, and the rule (the README's "verdicts" section says the same).
+"""What a candidate's outputs are judged against, and the rule (docs/reference/judge.md, "The truth", says the same).
 
 Reference modes (the `cutegen.referenceMode` setting, `--reference-mode` on the command line):
 

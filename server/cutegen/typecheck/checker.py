@@ -1,9 +1,9 @@
 """The type tier: errors while typing, from clang's front end on the unsaved text, in a second or a few.
 
-Decision (issue 29, measured side by side on this repository's kernels: bench/type_tier.py, README "Build
-tiers"): libclang from the `libclang-ng` wheel, not NVRTC. NVRTC is nvcc's own EDG front end, but it compiles
-device code only: host functions are refused outright ("not allowed in JIT mode") unless
-`-default-device` makes them device functions, which hides every wrong-side call (a host function called
+Decision (issue 29, measured side by side on this repository's kernels: bench/type_tier.py;
+docs/reference/diagnostics.md, "Build tiers"): libclang from the `libclang-ng` wheel, not NVRTC. NVRTC is nvcc's
+own EDG front end, but it compiles device code only: host functions are refused outright ("not allowed in JIT
+mode") unless `-default-device` makes them device functions, which hides every wrong-side call (a host function called
 from a kernel), cannot parse <torch/extension.h> or CUTLASS's host-side adapters (the Hopper GEMM gets
 false errors: `std::is_pointer_v`, `make_kernel_hardware_info`), and its front end alone took longer than
 clang's with a PCH. Clang in `--cuda-device-only` mode parses host and device code, instantiates every
