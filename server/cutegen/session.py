@@ -26,6 +26,7 @@ from cutegen.toolchain import Toolchain, discover
 # comes through here (these names, and `Tier` above).
 from cutegen.build.fitness import unfit as unfit
 from cutegen.build.inline_sources import is_modelnew as is_modelnew
+from cutegen.layouts.probe import LayoutFact as LayoutFact, LayoutProbe, ProbeResult as ProbeResult
 
 Stage = Callable[[str], None]
 
@@ -50,6 +51,7 @@ class Session:
         self._toolchain: Toolchain | None = None
         self._builders: dict[StateDir, Builder] = {}
         self._type_checkers: dict[StateDir, object] = {}  # the type tier's, per state dir (typecheck/checker.py)
+        self._probes: dict[StateDir, LayoutProbe] = {}  # the layout probes, per state dir, on that dir's Builder
         self._worker = None  # the harness's GPU worker process, kept warm between tests
         self._jailed = None  # agent/candidates.JailedWorkers: the judges of model-written candidates, one per jail
         self._lock = threading.Lock()
@@ -66,6 +68,7 @@ class Session:
             self._toolchain = None
             self._builders.clear()
             self._type_checkers.clear()
+            self._probes.clear()
             self._generation += 1
             return True
 
@@ -99,6 +102,20 @@ class Session:
                 self._type_checkers[state] = TypeChecker(builder.toolchain, self.settings, state,
                                                          others_busy=builder.busy, file_flags=builder.file_flags)
             return self._type_checkers[state]
+
+    def layout_probe(self, path: Path) -> LayoutProbe:
+        """The layout probe for `path`'s state dir (layouts/probe.py), compiling with that dir's Builder: the
+        check's flags, and one probe per file at a time (a newer version kills the older probe). Made again when
+        the settings change: it holds the Builder it was made on, so a probe never outlives its flags.
+        Blocking (toolchain discovery)."""
+        builder = self.builder(path)
+        with self._lock:
+            state = self.state_dir(path)
+            probe = self._probes.get(state)
+            if probe is None or probe.builder is not builder:
+                probe = self._probes[state] = LayoutProbe(builder.toolchain, builder.settings, state.path,
+                                                          builder=builder)
+            return probe
 
     def check(self, path: Path, text: str | None = None, *, tier: str = Tier.CHECK.value, job: str | None = None,
               version: int | None = None, on_stage: Stage | None = None, record: bool = True) -> Checked:
