@@ -463,6 +463,34 @@ class Agent:
                                       proposal=out.proposal.to_json() if out.proposal else None))
         return out
 
+    # -- rebase and tune ------------------------------------------------------------------------
+
+    def rebase(self, kernel: Path, text: str, proposal: Proposal) -> Outcome:
+        """A verified patch re-based onto `text` (the file changed since it was verified): its diff applied to the
+        current text and the result verified again. The Outcome's proposal is the re-based patch, else why not."""
+        from cutegen.agent.patch import apply_diff
+
+        kernel = Path(kernel).resolve()
+        moved = apply_diff(proposal.diff, text, kernel.name, local=False)
+        new_text = moved.new_text
+        if new_text is None:  # not ok (the text is set exactly when ok)
+            return Outcome(False, f"The file changed since this patch was verified, and the change no longer applies "
+                                  f"to it ({moved.error}); nothing was changed: run it again on the current text.")
+        v = self.verifier.candidate(kernel, new_text)
+        if not v.ok:
+            return Outcome(False, f"The patch, re-based onto your edits, no longer verifies ({v.label}); nothing was "
+                                  "changed.")
+        label = f"re-based onto your edits and re-verified: {v.label}"
+        return Outcome(True, label, Proposal(str(kernel), text, new_text, unified(text, new_text, kernel.name), label,
+                                             v.short, {**v.figures, "tiers": v.tiers}, proposal.action))
+
+    def tune(self, kernel: Path, text: str):
+        """Sweep the file's `// cutegen: tunable` constants (agent/tune.py; no LLM): a TuneResult whose proposal is
+        the fastest correct values, when they beat the current ones beyond noise."""
+        from cutegen.agent.tune import tune
+
+        return tune(kernel, text, self.verifier, on_stage=self.on_stage)
+
 
 def hot_lines(profile: records.RunRecord | None, name: str, top: int = prompts.HOT_LINES) -> set[int]:
     """The line numbers of the kernel file's hottest lines in a profile record (empty without a line profile)."""

@@ -191,9 +191,7 @@ def _restore(args, agent):
 
 
 def _tune(args, agent):
-    from cutegen.agent.tune import tune
-
-    return tune(*_read(args), agent.verifier, on_stage=agent.on_stage)
+    return agent.tune(*_read(args))
 
 
 def _generate(args, agent):
