@@ -185,7 +185,34 @@ class Session:
         self._shown_error = key
         return True
 
+    @staticmethod
+    def place_reply(reply: str, text: str, name: str, *, finish_reason: str = "", fmt: str = "auto",
+                    shown: str | None = None):
+        """The patch an LLM reply proposes for the file `name` holding `text`, placed as the agent places it
+        (agent/patch.py's Patch: the diff, or why it is refused); nothing is built or changed. `shown`: the text the
+        model saw, when it differs from `text`."""
+        from cutegen.agent.patch import apply_reply
+
+        return apply_reply(reply, text, name, finish_reason=finish_reason, fmt=fmt, shown=shown)
+
     # -- actions: each returns the finished run record, typed ---------------------------------------------
+
+    def missing_part(self, action: str) -> str | None:
+        """The module this build lacks for `action` ("test", "profile" or "sanitize"), or None: the harness, the
+        profiler and what they import are optional parts of a build. The adapters ask here before they offer an
+        action, rather than importing engine modules by name."""
+        try:
+            if action == "test":
+                import cutegen.harness.run  # noqa: F401
+            elif action == "profile":
+                import cutegen.profiler.profile  # noqa: F401
+            elif action == "sanitize":
+                import cutegen.profiler.sanitizer  # noqa: F401
+            else:
+                raise ValueError(f"no such action: {action!r}")
+        except ImportError as e:
+            return e.name or action
+        return None
 
     def test(self, path: Path, *, timing: bool = False, trials: int = 5, seed: int | None = None,
              on_stage: Stage | None = None, cancel: Cancel | None = None,

@@ -217,7 +217,7 @@ async def profile_lines(ls: CuteGenServer, uri: str, args: dict) -> dict:
         return picture_reply(ls, uri, path)
     if _dirty(ls, uri, path):
         return say(ls, reply(False, f"save {path.name} first: the profile runs the file as it is on disk"))
-    if (answer := await _unready(ls, path, "cutegen.profiler.profile", "Profiling")) is not None:
+    if (answer := await _unready(ls, path, "profile", "Profiling")) is not None:
         return answer
     async with Work(ls, f"CuTeGen: profiling the lines of {path.name}") as work:
         try:
@@ -258,7 +258,7 @@ async def sanitize(ls: CuteGenServer, uri: str, args: dict) -> dict:
         return reply(False, f"{Path(uri).name}: no such file")
     if _dirty(ls, uri, path):
         return say(ls, reply(False, f"save {path.name} first: the sanitizer runs the file as it is on disk"))
-    if (answer := await _unready(ls, path, "cutegen.profiler.sanitizer", "The sanitizer")) is not None:
+    if (answer := await _unready(ls, path, "sanitize", "The sanitizer")) is not None:
         return answer
     async with Work(ls, f"CuTeGen: sanitizing {path.name}") as work:
         try:
