@@ -87,6 +87,13 @@ class AgentArgs(FileArgs):
 
 
 @attrs.frozen
+class LinesArgs(FileArgs):
+    """profileLines: the file, and whether to show its latest line profile only (no ncu run; null: run one)."""
+
+    show: bool | None = None
+
+
+@attrs.frozen
 class PatchArgs:
     """applyPatch: the id of a verified patch, the file and the version it was verified against."""
 
@@ -105,12 +112,13 @@ class PlaceArgs:
     instantiation: str | None = None
 
 
-DECODED = (FileArgs, PatchArgs, PlaceArgs)  # what the protocol hands a handler (AgentArgs is a FileArgs)
+DECODED = (FileArgs, PatchArgs, PlaceArgs)  # what the protocol hands a handler (AgentArgs, LinesArgs are FileArgs)
 SHAPES: dict[str, type] = {
     Command.CHECK.value: FileArgs, Command.TEST.value: FileArgs, Command.PROFILE.value: FileArgs,
     Command.OPTIMIZE.value: FileArgs, Command.TUNE.value: FileArgs, Command.RESTORE_BEST.value: FileArgs,
     Command.GENERATE.value: FileArgs, Command.DIAGNOSE.value: AgentArgs, Command.FIX.value: AgentArgs,
     Command.APPLY_PATCH.value: PatchArgs, Command.LAYOUT_PICTURE.value: PlaceArgs,
+    Command.PROFILE_LINES.value: LinesArgs, Command.SANITIZE.value: FileArgs,
 }
 
 
