@@ -31,7 +31,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 # Vocabulary a producer owns and every layer may import: they import nothing of cutegen. `cutegen` itself is the
 # package (its `__version__`).
 LEAVES = ("", "harness.verdicts", "profiler.signals", "profiler.stalls",
-          "harness.intervals")  # the 95 % intervals: statistics a record reads back, no engine state
+          "harness.intervals",  # the 95 % intervals: statistics a record reads back, no engine state
+          "agent.verdicts")
 
 # Where the engine must print: none today. The adapters present; `lsp/` may not print either (stdout is the
 # protocol's channel), so only `cli/` and `__main__` are exempt. A worker's answer on its pipe

@@ -30,6 +30,7 @@ from cutegen.agent.diff_text import whole_file
 from cutegen.agent.patch import apply_reply, unified
 from cutegen.agent.transcript import Transcript, excerpt
 from cutegen.agent.candidates import CandidateRunner, Verifier
+from cutegen.agent.verdicts import CandidateVerdict, DiagnoseVerdict, RoundVerdict
 from cutegen.model import Diagnostic
 from cutegen.settings import Settings
 from cutegen.state import StateDir
@@ -129,7 +130,8 @@ class Agent:
             out.message += f"\n\n(LLM diagnosis unavailable: {self.llm_problem})"
         if write_record:
             records.write(self.state_dir, "diagnose", str(kernel), {
-                "verdict": "diagnosed" if out.ok else "no-diagnosis", "message": out.message[:300],
+                "verdict": DiagnoseVerdict.DIAGNOSED if out.ok else DiagnoseVerdict.NO_DIAGNOSIS,
+                "message": out.message[:300],
                 "diagnosis": out.diagnosis, "source": out.diagnosis_source, "usage": out.usage.to_json(),
                 "diagnostic": diagnostic.to_json() if diagnostic else None, "transcript": out.transcript})
         return out
@@ -214,12 +216,12 @@ class Agent:
                                                                self.settings.llm_edit_format, self.budget), out.usage)
             except LLMError as e:
                 out.message = f"No fix proposed: {e.message}."
-                out.rounds.append({"round": r, "verdict": "llm-error", "message": e.message})
+                out.rounds.append({"round": r, "verdict": RoundVerdict.LLM_ERROR, "message": e.message})
                 return out
             p, v = self._round(t, r, kernel, text, reply, out, previous, whole_file_ok=not chain)
             if v is None:
                 continue
-            if v.verdict == "cancelled":
+            if v.verdict == CandidateVerdict.CANCELLED:
                 out.message = "cancelled"
                 return out
             if v.ok:
@@ -228,10 +230,10 @@ class Agent:
                                         v.short, {**v.figures, "rounds": r, "tiers": v.tiers}, action)
                 return out
             previous.append((p.diff, v.feedback or v.label))
-            if chain and v.verdict != "check-failed":
+            if chain and v.verdict != CandidateVerdict.CHECK_FAILED:
                 text, failure, previous = p.new_text, v.feedback or v.label, []
         summary = "; ".join(f"round {x['round']}: {x['verdict']}" + (f" ({x['message'][:120]})" if x["verdict"] ==
-                                                                      "patch-rejected" else "") for x in out.rounds)
+                                                                      RoundVerdict.PATCH_REJECTED else "") for x in out.rounds)
         out.message = f"No verified fix after {len(out.rounds)} round(s) ({summary})."
         return out
 
@@ -245,7 +247,7 @@ class Agent:
                         fmt=self.settings.llm_edit_format)
         if p.new_text is None:  # rejected (the text is set exactly when ok)
             previous.append((p.raw or reply.text[:1500], f"the edit was rejected: {p.error}"))
-            out.rounds.append({"round": r, **about(None), "verdict": "patch-rejected", "message": p.error})
+            out.rounds.append({"round": r, **about(None), "verdict": RoundVerdict.PATCH_REJECTED, "message": p.error})
             t.step(r, "patch-rejected", error=p.error, notes=p.notes, raw=p.raw)
             return p, None
         v = self.verifier.candidate(kernel, p.new_text, baseline=baseline)
@@ -414,7 +416,7 @@ class Agent:
                 return None
             out.message = f"No {action} proposed: {e.message}."
             return out
-        out.rounds = [{"round": i, "tool": c["name"], "verdict": "tool", "message": c["result"][:300]}
+        out.rounds = [{"round": i, "tool": c["name"], "verdict": RoundVerdict.TOOL, "message": c["result"][:300]}
                       for i, c in enumerate(result.calls, 1)]
         v = result.verification
         if result.proposal_text is None or v is None:  # the two are set together, by a verified proposal
