@@ -284,14 +284,6 @@ class Session:
         finally:
             self._gpu.release()
 
-    def latest_lines(self, path: Path) -> "records.LineProfile | None":
-        """The per-line profile of the newest profile record of `path` (None without one)."""
-        record = records.latest(self.state_dir(path), str(path), "profile")
-        return record.lines if record is not None else None
-
-    def latest_sanitize(self, path: Path) -> "records.RunRecord | None":
-        return records.latest(self.state_dir(path), str(path), "sanitize")
-
     def cancel_build(self, path: Path) -> None:
         """Stop the build a test started (the harness builds under the Builder's default job)."""
         self.builder(path).cancel(Builder.job_key(Tier.BUILD, path))

@@ -2,8 +2,8 @@
 wrong-typed or missing argument is InvalidParams (-32602) naming it, never an AttributeError inside a handler.
 
 A client may send a command's arguments as `[{"uri", ...}]` (the contract), `[uri]`, `[{"textDocument": {"uri"}}]`
-or `[uri-or-object, diagnostic data]`; all become one object, then one shape. A command without a shape of its
-own gets FileArgs' check of its `uri` through `target()` (commands.py), so a new command is covered too.
+or `[uri-or-object, diagnostic data]`; all become one object, then one shape: every command's is in SHAPES (a
+test ties them to command_ids.Command).
 """
 
 from __future__ import annotations

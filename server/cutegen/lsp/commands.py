@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Awaitable, Callable
 
 from cutegen.lsp import gpu_commands, profile_lens
-from cutegen.lsp.arguments import AgentArgs, FileArgs, LinesArgs, PatchArgs, PlaceArgs, decode
+from cutegen.lsp.arguments import AgentArgs, FileArgs, LinesArgs, PatchArgs
 from cutegen.lsp.command_ids import Command
 from cutegen.lsp.documents import path_of
 from cutegen.lsp.progress import Work
@@ -28,15 +28,6 @@ CHECK, TEST, PROFILE = Command.CHECK.value, Command.TEST.value, Command.PROFILE.
 DIAGNOSE, FIX, OPTIMIZE, APPLY = Command.DIAGNOSE.value, Command.FIX.value, Command.OPTIMIZE.value, Command.APPLY_PATCH.value
 TUNE, RESTORE, GENERATE = Command.TUNE.value, Command.RESTORE_BEST.value, Command.GENERATE.value
 PROFILE_LINES, SANITIZE = Command.PROFILE_LINES.value, Command.SANITIZE.value
-
-
-def target(args: tuple) -> str:
-    """The file a command is about: a URI or path, or {"uri": ...} / {"textDocument": {"uri": ...}}, or the
-    decoded shape (arguments.py). A missing or wrong-typed one is InvalidArguments naming it."""
-    first = args[0] if args else None
-    if isinstance(first, (FileArgs, PatchArgs, PlaceArgs)):
-        return first.uri
-    return decode("command", list(args), FileArgs).uri
 
 
 def summarize(result: CheckResult | None) -> dict:
