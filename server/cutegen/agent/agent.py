@@ -312,7 +312,7 @@ class Agent:
                                   out.usage)
             except LLMError as e:
                 out.message = f"No optimization proposed: {e.message}."
-                out.rounds.append({"round": r, "verdict": "llm-error", "message": e.message})
+                out.rounds.append({"round": r, "verdict": RoundVerdict.LLM_ERROR, "message": e.message})
                 break
             change = _change(reply.text)
             p, v = self._round(t, r, kernel, text, reply, out, previous, baseline=figures if measured else None,
@@ -320,7 +320,7 @@ class Agent:
             if v is None:
                 continue
             touched = out.rounds[-1]["hot_lines_touched"]
-            if v.verdict == "cancelled":
+            if v.verdict == CandidateVerdict.CANCELLED:
                 out.message = "cancelled"
                 return self._end(t, out)
             if measured and "time" in v.tiers:
