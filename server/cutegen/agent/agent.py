@@ -476,15 +476,17 @@ class Agent:
         moved = apply_diff(proposal.diff, text, kernel.name, local=False)
         new_text = moved.new_text
         if new_text is None:  # not ok (the text is set exactly when ok)
-            return Outcome(False, f"The file changed since this patch was verified, and the change no longer applies "
-                                  f"to it ({moved.error}); nothing was changed: run it again on the current text.")
+            return Outcome(False, "The file changed since this patch was verified, and the change no longer "
+                                  f"applies to it ({moved.error}); nothing was changed: run it again on the "
+                                  "current text.")
         v = self.verifier.candidate(kernel, new_text)
         if not v.ok:
-            return Outcome(False, f"The patch, re-based onto your edits, no longer verifies ({v.label}); nothing was "
-                                  "changed.")
+            return Outcome(False, f"The patch, re-based onto your edits, no longer verifies ({v.label}); "
+                                  "nothing was changed.")
         label = f"re-based onto your edits and re-verified: {v.label}"
-        return Outcome(True, label, Proposal(str(kernel), text, new_text, unified(text, new_text, kernel.name), label,
-                                             v.short, {**v.figures, "tiers": v.tiers}, proposal.action))
+        diff = unified(text, new_text, kernel.name)
+        return Outcome(True, label, Proposal(str(kernel), text, new_text, diff, label, v.short,
+                                             {**v.figures, "tiers": v.tiers}, proposal.action))
 
     def tune(self, kernel: Path, text: str):
         """Sweep the file's `// cutegen: tunable` constants (agent/tune.py; no LLM): a TuneResult whose proposal is
