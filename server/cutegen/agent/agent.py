@@ -55,7 +55,7 @@ class Proposal:
 
 
 @dataclass
-class Outcome:
+class AgentResult:
     ok: bool
     message: str
     proposal: Proposal | None = None
@@ -109,10 +109,10 @@ class Agent:
 
     def diagnose(self, kernel: Path, text: str, *, diagnostic: Diagnostic | None = None,
                  record: records.RunRecord | None = None, profile_record: records.RunRecord | None = None,
-                 write_record: bool = True) -> Outcome:
+                 write_record: bool = True) -> AgentResult:
         kernel = Path(kernel).resolve()
         kb_md = self._kb_diagnosis(text, diagnostic, record, profile_record)
-        out = Outcome(bool(kb_md), kb_md or "", diagnosis=kb_md, diagnosis_source="knowledge" if kb_md else "none")
+        out = AgentResult(bool(kb_md), kb_md or "", diagnosis=kb_md, diagnosis_source="knowledge" if kb_md else "none")
         if self.llm is not None:
             t = Transcript(self.state_dir, kernel, "diagnose", self._secrets())
             failure = prompts.failure_text(kernel.name, text, diagnostic=diagnostic, record=record, profile=profile_record)
@@ -163,7 +163,7 @@ class Agent:
         first = mine or result.errors
         return first[0] if first else None
 
-    def fix_first_problem(self, kernel: Path, text: str) -> Outcome:
+    def fix_first_problem(self, kernel: Path, text: str) -> AgentResult:
         """A fix with nothing named: the first compile error, else the failing test (with a paired problem and a
         GPU), else nothing to fix. The CLI's `fix` and the editor's fix without a diagnostic."""
         from cutegen.harness.run import verify_kernel
@@ -174,20 +174,20 @@ class Agent:
             return self.fix(kernel, text, diagnostic=diagnostic)
         v = self.verifier
         if v.problem_for(kernel) is None or not v.gpu:
-            return Outcome(False, f"{kernel.name} compiles; without a paired problem and a GPU there is no failing "
+            return AgentResult(False, f"{kernel.name} compiles; without a paired problem and a GPU there is no failing "
                                   "test to fix")
         record = verify_kernel(kernel, v.builder, v.worker, problem=v.problem, trials=v.trials,
                                state_dir=self.state_dir)
         if record.passed:
-            return Outcome(True, f"{kernel.name} passes its test: nothing to fix")
+            return AgentResult(True, f"{kernel.name} passes its test: nothing to fix")
         return self.fix(kernel, text, record=record)
 
     def fix(self, kernel: Path, text: str, *, diagnostic: Diagnostic | None = None,
-            record: records.RunRecord | None = None) -> Outcome:
+            record: records.RunRecord | None = None) -> AgentResult:
         kernel = Path(kernel).resolve()
         if self.llm is None:
             kb = self._kb_diagnosis(text, diagnostic, record, None)
-            return Outcome(False, f"No fix proposed: {self.llm_problem}.", diagnosis=kb,
+            return AgentResult(False, f"No fix proposed: {self.llm_problem}.", diagnosis=kb,
                            diagnosis_source="knowledge" if kb else "none")
         t = Transcript(self.state_dir, kernel, "fix", self._secrets())
         failure = prompts.failure_text(kernel.name, text, diagnostic=diagnostic, record=record)
@@ -200,12 +200,12 @@ class Agent:
         return self._end(t, self._repair(kernel, text, failure, self._hits(text, diagnostic, record, None), t, "fix"))
 
     def _repair(self, kernel: Path, text: str, failure: str, knowledge: list[str], t: Transcript, action: str,
-                *, chain: bool = False, usage: Usage | None = None, rounds: int | None = None) -> Outcome:
+                *, chain: bool = False, usage: Usage | None = None, rounds: int | None = None) -> AgentResult:
         """Rounds of diagnose → patch → verify against `text`. With `chain`, a candidate that got
         further (compiled) becomes the text the next round patches (generate); without, every round
         patches the user's text, so the result stays a local change to what they wrote."""
         name, base = kernel.name, text
-        out = Outcome(False, "", usage=usage or Usage())
+        out = AgentResult(False, "", usage=usage or Usage())
         previous: list[tuple[str, str]] = []
         for r in range(1, (rounds or self.settings.max_rounds) + 1):
             try:
@@ -237,7 +237,7 @@ class Agent:
         out.message = f"No verified fix after {len(out.rounds)} round(s) ({summary})."
         return out
 
-    def _round(self, t: Transcript, r: int, kernel: Path, text: str, reply, out: Outcome,
+    def _round(self, t: Transcript, r: int, kernel: Path, text: str, reply, out: AgentResult,
                previous: list[tuple[str, str]], *, whole_file_ok: bool = True, baseline: dict | None = None,
                about: Callable[[str | None], dict] = lambda new: {}):
         """One round's reply applied to `text` and verified, the round written to `out.rounds` and the transcript.
@@ -258,12 +258,12 @@ class Agent:
 
     # -- optimize -----------------------------------------------------------------------------
 
-    def optimize(self, kernel: Path, text: str) -> Outcome:
+    def optimize(self, kernel: Path, text: str) -> AgentResult:
         kernel = Path(kernel).resolve()
         if self.llm is None:
-            return Outcome(False, f"Optimize needs an LLM: {self.llm_problem}.")
+            return AgentResult(False, f"Optimize needs an LLM: {self.llm_problem}.")
         t = Transcript(self.state_dir, kernel, "optimize", self._secrets())
-        out = Outcome(False, "")
+        out = AgentResult(False, "")
         self.on_stage("measuring the current version")
         base = self.verifier.candidate(kernel, text, timing=True)
         t.step(0, "baseline", verification=base.to_json())
@@ -341,33 +341,33 @@ class Agent:
             out.message = f"No verified faster change in {len(out.rounds)} round(s): {summary}"
         return self._end(t, out)
 
-    def restore_best(self, kernel: Path, text: str) -> Outcome:
+    def restore_best(self, kernel: Path, text: str) -> AgentResult:
         """A patch from the current text back to the fastest measured version (re-checked first)."""
         kernel = Path(kernel).resolve()
         found = History(self.state_dir, kernel).best()
         if found is None:
-            return Outcome(False, f"No measured versions of {kernel.name} yet: run Optimize first.")
+            return AgentResult(False, f"No measured versions of {kernel.name} yet: run Optimize first.")
         best, best_text = found
         if best_text == text:
-            return Outcome(False, f"The current text is already the best measured version ({best['median_ms']:.3f} ms).")
+            return AgentResult(False, f"The current text is already the best measured version ({best['median_ms']:.3f} ms).")
         v = self.verifier.candidate(kernel, best_text)
         if not v.ok:
-            return Outcome(False, f"The best version ({best['median_ms']:.3f} ms) no longer verifies: {v.label}")
+            return AgentResult(False, f"The best version ({best['median_ms']:.3f} ms) no longer verifies: {v.label}")
         label = f"restores the best measured version ({best['median_ms']:.3f} ms) · re-verified: {v.label}"
-        return Outcome(True, label, Proposal(str(kernel), text, best_text, unified(text, best_text, kernel.name),
+        return AgentResult(True, label, Proposal(str(kernel), text, best_text, unified(text, best_text, kernel.name),
                                              label, v.short, {**v.figures, "best": best}, "restore"))
 
     # -- generate -----------------------------------------------------------------------------
 
-    def generate(self, problem: Path, kernel: Path) -> Outcome:
+    def generate(self, problem: Path, kernel: Path) -> AgentResult:
         from cutegen.toolchain import ABI_INCLUDE
 
         problem, kernel = Path(problem).resolve(), Path(kernel).resolve()
         if self.llm is None:
-            return Outcome(False, f"Generate needs an LLM: {self.llm_problem}.")
+            return AgentResult(False, f"Generate needs an LLM: {self.llm_problem}.")
         self.verifier.problem = problem
         t = Transcript(self.state_dir, kernel, "generate", self._secrets())
-        out = Outcome(False, "")
+        out = AgentResult(False, "")
         abi = (Path(ABI_INCLUDE) / "cutegen" / "abi.h").read_text()
         try:
             reply = self._ask(t, 1, "generate", prompts.generate(problem.name, problem.read_text(), kernel.name, abi),
@@ -402,12 +402,12 @@ class Agent:
     # -- tool-calling mode -------------------------------------------------------------------
 
     def _tool_session(self, kernel: Path, text: str, messages: list[dict], t: Transcript, action: str, *,
-                      baseline: dict | None = None) -> Outcome | None:
-        """A tool-calling session (agent/tools.py) as an Outcome, or None when the endpoint does not
+                      baseline: dict | None = None) -> AgentResult | None:
+        """A tool-calling session (agent/tools.py) as an AgentResult, or None when the endpoint does not
         take tool calls (the caller then runs the pipeline; the transcript says why)."""
         from cutegen.agent.tools import ToolSession
 
-        out = Outcome(False, "")
+        out = AgentResult(False, "")
         try:
             result = ToolSession(self, kernel, text, t, out.usage, baseline=baseline).run(messages)
         except LLMError as e:
@@ -459,7 +459,7 @@ class Agent:
         text = excerpt(reply.text.strip(), t.folder)
         return text + (f"\n\n(the reply was {cut_off(self.settings)})" if reply.truncated else "")
 
-    def _end(self, t: Transcript, out: Outcome) -> Outcome:
+    def _end(self, t: Transcript, out: AgentResult) -> AgentResult:
         self.verifier.clean_shadows()
         out.transcript = str(t.finish(ok=out.ok, message=out.message, usage=out.usage.to_json(), rounds=out.rounds,
                                       proposal=out.proposal.to_json() if out.proposal else None))
@@ -467,25 +467,25 @@ class Agent:
 
     # -- rebase and tune ------------------------------------------------------------------------
 
-    def rebase(self, kernel: Path, text: str, proposal: Proposal) -> Outcome:
+    def rebase(self, kernel: Path, text: str, proposal: Proposal) -> AgentResult:
         """A verified patch re-based onto `text` (the file changed since it was verified): its diff applied to the
-        current text and the result verified again. The Outcome's proposal is the re-based patch, else why not."""
+        current text and the result verified again. The AgentResult's proposal is the re-based patch, else why not."""
         from cutegen.agent.patch import apply_diff
 
         kernel = Path(kernel).resolve()
         moved = apply_diff(proposal.diff, text, kernel.name, local=False)
         new_text = moved.new_text
         if new_text is None:  # not ok (the text is set exactly when ok)
-            return Outcome(False, "The file changed since this patch was verified, and the change no longer "
+            return AgentResult(False, "The file changed since this patch was verified, and the change no longer "
                                   f"applies to it ({moved.error}); nothing was changed: run it again on the "
                                   "current text.")
         v = self.verifier.candidate(kernel, new_text)
         if not v.ok:
-            return Outcome(False, f"The patch, re-based onto your edits, no longer verifies ({v.label}); "
+            return AgentResult(False, f"The patch, re-based onto your edits, no longer verifies ({v.label}); "
                                   "nothing was changed.")
         label = f"re-based onto your edits and re-verified: {v.label}"
         diff = unified(text, new_text, kernel.name)
-        return Outcome(True, label, Proposal(str(kernel), text, new_text, diff, label, v.short,
+        return AgentResult(True, label, Proposal(str(kernel), text, new_text, diff, label, v.short,
                                              {**v.figures, "tiers": v.tiers}, proposal.action))
 
     def tune(self, kernel: Path, text: str):

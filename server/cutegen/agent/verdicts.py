@@ -25,7 +25,7 @@ class CandidateVerdict(str, Enum):
 
 
 class RoundVerdict(str, Enum):
-    """A round of the loop (an Outcome's `rounds`) that verified no candidate: its verdict is one of these, else the
+    """A round of the loop (an AgentResult's `rounds`) that verified no candidate: its verdict is one of these, else the
     candidate's (a CandidateVerdict, or the judge's Verdict)."""
 
     PATCH_REJECTED = "patch-rejected"  # the reply's edit could not be read or placed

@@ -77,7 +77,7 @@ def profile_fields(profile: RunRecord | None) -> dict:
 
 
 def agent_fields(outcomes: list, final_text_found: bool) -> dict:
-    """Figures of the agent's steps (agent.agent.Outcome objects): rounds to the first correct version, LLM use."""
+    """Figures of the agent's steps (agent.agent.AgentResult objects): rounds to the first correct version, LLM use."""
     rounds_to_correct, rounds = None, 0
     calls = prompt = completion = 0
     reported = 0.0
