@@ -232,8 +232,8 @@ class Agent:
             previous.append((p.diff, v.feedback or v.label))
             if chain and v.verdict != CandidateVerdict.CHECK_FAILED:
                 text, failure, previous = p.new_text, v.feedback or v.label, []
-        summary = "; ".join(f"round {x['round']}: {x['verdict']}" + (f" ({x['message'][:120]})" if x["verdict"] ==
-                                                                      RoundVerdict.PATCH_REJECTED else "") for x in out.rounds)
+        summary = "; ".join(f"round {x['round']}: {x['verdict']}" + (
+            f" ({x['message'][:120]})" if x["verdict"] == RoundVerdict.PATCH_REJECTED else "") for x in out.rounds)
         out.message = f"No verified fix after {len(out.rounds)} round(s) ({summary})."
         return out
 
