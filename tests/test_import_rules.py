@@ -31,7 +31,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 # Vocabulary a producer owns and every layer may import: they import nothing of cutegen. `cutegen` itself is the
 # package (its `__version__`).
 LEAVES = ("", "harness.verdicts", "profiler.signals", "profiler.stalls",
-          "harness.intervals")  # the 95 % intervals: statistics a record reads back, no engine state
+          "harness.intervals",  # the 95 % intervals: statistics a record reads back, no engine state
+          "agent.verdicts")
 
 # Where the engine must print: none today. The adapters present; `lsp/` may not print either (stdout is the
 # protocol's channel), so only `cli/` and `__main__` are exempt. A worker's answer on its pipe
@@ -83,15 +84,36 @@ def tree(name: str) -> ast.Module:
     return ast.parse(modules()[name].read_text(), filename=str(modules()[name]))
 
 
-def cutegen_imports(name: str) -> list[tuple[int, str]]:
-    """(line, imported engine module) for every import in the module, lazy ones included."""
+def _imports_by_name(node: ast.AST) -> bool:
+    """A call that imports a module by its name: `importlib.import_module(...)`, `import_module(...)`,
+    `__import__(...)`."""
+    if not isinstance(node, ast.Call) or not node.args:
+        return False
+    func = node.func
+    return (func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None) in (
+        "import_module", "__import__")
+
+
+def _imported_by_name(node: ast.AST) -> str | None:
+    """The module a call imports by its name spelt as a string (`importlib.import_module("cutegen.x")`,
+    `__import__("cutegen.x")`): an import no `import` statement shows is an import all the same."""
+    if _imports_by_name(node) and isinstance(first := node.args[0], ast.Constant) and isinstance(first.value, str):
+        return first.value
+    return None
+
+
+def cutegen_imports(name: str, module: ast.Module | None = None) -> list[tuple[int, str]]:
+    """(line, imported engine module) for every import in the module (`module`: its text, parsed; default the
+    file's), lazy ones and string imports included."""
     found = []
-    for node in ast.walk(tree(name)):
+    for node in ast.walk(module or tree(name)):
         if isinstance(node, ast.Import):
             found += [(node.lineno, a.name.removeprefix("cutegen").removeprefix("."))
                       for a in node.names if _within(a.name, "cutegen")]
         elif isinstance(node, ast.ImportFrom):
             found += [(node.lineno, t) for a in node.names if (t := _target(name, node, a.name)) is not None]
+        elif (by_name := _imported_by_name(node)) is not None and _within(by_name, "cutegen"):
+            found.append((node.lineno, by_name.removeprefix("cutegen").removeprefix(".")))
     return found
 
 
@@ -160,22 +182,57 @@ def test_packages_of_one_layer_import_each_other_one_way_only():
     _check(found, "circle")
 
 
-# What the adapters reach only through the session (issue 31, part 2): the compile tiers and the harness.
+# What the adapters reach only through the session (issue 31, part 2; issue 57, part 3): the compile tiers, the
+# harness, and the agent's and the layouts' engine work (placing and re-basing patches, verifying candidates,
+# probe builds): Session and Agent methods do it.
 ADAPTERS = ("lsp", "cli", "__main__")
-THROUGH_THE_SESSION = ("compile", "harness")
+THROUGH_THE_SESSION = ("compile", "harness", "agent.patch", "agent.candidates", "layouts.probe")
 
 
-def test_adapters_reach_build_and_harness_only_through_the_session():
+def _reached_past_the_session(name: str, module: ast.Module | None = None) -> dict[tuple[str, str, str], str]:
+    found = {}
+    for line, target in cutegen_imports(name, module):
+        if any(_within(target, t) for t in THROUGH_THE_SESSION) and not _is_leaf(target):
+            found[("adapter", name, target)] = (
+                f"cutegen/{modules()[name].relative_to(ENGINE)}:{line} imports {target}: an adapter asks the "
+                f"session (cutegen/session.py) for it")
+    return found
+
+
+def test_adapters_reach_the_engine_work_only_through_the_session():
     found = {}
     for name in modules():
-        if not any(_within(name, a) for a in ADAPTERS):
-            continue
-        for line, target in cutegen_imports(name):
-            if any(_within(target, t) for t in THROUGH_THE_SESSION) and not _is_leaf(target):
-                found[("adapter", name, target)] = (
-                    f"cutegen/{modules()[name].relative_to(ENGINE)}:{line} imports {target}: an adapter asks the "
-                    f"session (cutegen/session.py) for it")
+        if any(_within(name, a) for a in ADAPTERS):
+            found |= _reached_past_the_session(name)
     _check(found, "adapter")
+
+
+def _computed_imports(module: ast.Module) -> list[int]:
+    """Lines that import a module whose name is computed (a variable): no rule can read which one."""
+    return [node.lineno for node in ast.walk(module) if _imports_by_name(node) and _imported_by_name(node) is None]
+
+
+def test_adapters_import_no_module_by_a_computed_name():
+    found = {("computed", name, str(line)): f"cutegen/{modules()[name].relative_to(ENGINE)}:{line} imports a module "
+             "by a computed name: import it, or ask the session" for name in modules()
+             if any(_within(name, a) for a in ADAPTERS) for line in _computed_imports(tree(name))}
+    _check(found, "computed")
+
+
+def test_a_string_import_is_an_import():
+    """The side door an adapter once used (`importlib.import_module("cutegen.harness.run")` to see whether the
+    harness is there) is seen as the import it is."""
+    text = ("import importlib\n"
+            "def ready():\n"
+            "    importlib.import_module('cutegen.harness.run')\n"
+            "    __import__('cutegen.layouts.probe')\n"
+            "    importlib.import_module('json')\n")
+    module = ast.parse(text)
+    assert cutegen_imports("lsp.gpu_commands", module) == [(3, "harness.run"), (4, "layouts.probe")]
+    assert set(_reached_past_the_session("lsp.gpu_commands", module)) == {
+        ("adapter", "lsp.gpu_commands", "harness.run"), ("adapter", "lsp.gpu_commands", "layouts.probe")}
+    assert _computed_imports(ast.parse("import importlib\nmodule = 'cutegen.harness.run'\n"
+                                       "importlib.import_module(module)\n")) == [3]
 
 
 def test_leaf_modules_import_nothing_of_cutegen():

@@ -96,7 +96,9 @@ class Event:
 
 
 @dataclass
-class Outcome:
+class LoopResult:
+    """What one saved version's run through the loop's stages left: each stage's record, and a regression."""
+
     path: Path
     digest: str | None
     records: dict[Stage, RunRecord] = field(default_factory=dict)  # the finished record of each stage that ran
@@ -134,8 +136,8 @@ class Run:
         self.stop()
         self.token.cancel()
 
-    def execute(self) -> Outcome:
-        out = Outcome(self.path, self.digest)
+    def execute(self) -> LoopResult:
+        out = LoopResult(self.path, self.digest)
         try:
             self._builder = self.session.builder(self.path)
             for stage in self.plan.stages:

@@ -26,6 +26,7 @@ from cutegen.toolchain import Toolchain, discover
 # comes through here (these names, and `Tier` above).
 from cutegen.compile.fitness import unfit as unfit
 from cutegen.compile.inline_sources import is_modelnew as is_modelnew
+from cutegen.layouts.probe import LayoutFact as LayoutFact, LayoutProbe, ProbeResult as ProbeResult
 
 Stage = Callable[[str], None]
 
@@ -50,6 +51,7 @@ class Session:
         self._toolchain: Toolchain | None = None
         self._builders: dict[StateDir, Builder] = {}
         self._type_checkers: dict[StateDir, object] = {}  # the type tier's, per state dir (typecheck/checker.py)
+        self._probes: dict[StateDir, LayoutProbe] = {}  # the layout probes, per state dir, on that dir's Builder
         self._worker = None  # the harness's GPU worker process, kept warm between tests
         self._jailed = None  # agent/candidates.JailedWorkers: the judges of model-written candidates, one per jail
         self._lock = threading.Lock()
@@ -66,6 +68,7 @@ class Session:
             self._toolchain = None
             self._builders.clear()
             self._type_checkers.clear()
+            self._probes.clear()
             self._generation += 1
             return True
 
@@ -99,6 +102,20 @@ class Session:
                 self._type_checkers[state] = TypeChecker(builder.toolchain, self.settings, state,
                                                          others_busy=builder.busy, file_flags=builder.file_flags)
             return self._type_checkers[state]
+
+    def layout_probe(self, path: Path) -> LayoutProbe:
+        """The layout probe for `path`'s state dir (layouts/probe.py), compiling with that dir's Builder: the
+        check's flags, and one probe per file at a time (a newer version kills the older probe). Made again when
+        the settings change: it holds the Builder it was made on, so a probe never outlives its flags.
+        Blocking (toolchain discovery)."""
+        builder = self.builder(path)
+        with self._lock:
+            state = self.state_dir(path)
+            probe = self._probes.get(state)
+            if probe is None or probe.builder is not builder:
+                probe = self._probes[state] = LayoutProbe(builder.toolchain, builder.settings, state.path,
+                                                          builder=builder)
+            return probe
 
     def check(self, path: Path, text: str | None = None, *, tier: str = Tier.CHECK.value, job: str | None = None,
               version: int | None = None, on_stage: Stage | None = None, record: bool = True) -> Checked:
@@ -168,7 +185,34 @@ class Session:
         self._shown_error = key
         return True
 
+    @staticmethod
+    def place_reply(reply: str, text: str, name: str, *, finish_reason: str = "", fmt: str = "auto",
+                    shown: str | None = None):
+        """The patch an LLM reply proposes for the file `name` holding `text`, placed as the agent places it
+        (agent/patch.py's Patch: the diff, or why it is refused); nothing is built or changed. `shown`: the text the
+        model saw, when it differs from `text`."""
+        from cutegen.agent.patch import apply_reply
+
+        return apply_reply(reply, text, name, finish_reason=finish_reason, fmt=fmt, shown=shown)
+
     # -- actions: each returns the finished run record, typed ---------------------------------------------
+
+    def missing_part(self, action: str) -> str | None:
+        """The module this build lacks for `action` ("test", "profile" or "sanitize"), or None: the harness, the
+        profiler and what they import are optional parts of a build. The adapters ask here before they offer an
+        action, rather than importing engine modules by name."""
+        try:
+            if action == "test":
+                import cutegen.harness.run  # noqa: F401
+            elif action == "profile":
+                import cutegen.profiler.profile  # noqa: F401
+            elif action == "sanitize":
+                import cutegen.profiler.sanitizer  # noqa: F401
+            else:
+                raise ValueError(f"no such action: {action!r}")
+        except ImportError as e:
+            return e.name or action
+        return None
 
     def test(self, path: Path, *, timing: bool = False, trials: int = 5, seed: int | None = None,
              on_stage: Stage | None = None, cancel: Cancel | None = None,
@@ -239,14 +283,6 @@ class Session:
             yield
         finally:
             self._gpu.release()
-
-    def latest_lines(self, path: Path) -> "records.LineProfile | None":
-        """The per-line profile of the newest profile record of `path` (None without one)."""
-        record = records.latest(self.state_dir(path), str(path), "profile")
-        return record.lines if record is not None else None
-
-    def latest_sanitize(self, path: Path) -> "records.RunRecord | None":
-        return records.latest(self.state_dir(path), str(path), "sanitize")
 
     def cancel_build(self, path: Path) -> None:
         """Stop the build a test started (the harness builds under the Builder's default job)."""

@@ -1,5 +1,5 @@
 """A build-cache outcome.json of any other shape is a miss (issue 53), and the shape it is checked against is the
-Builder's Outcome."""
+Builder's CompileOutcome."""
 
 from __future__ import annotations
 
@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from cutegen.compile.builder import Outcome
+from cutegen.compile.builder import CompileOutcome
 from cutegen.compile.cache import OUTCOME_REQUIRED, OUTCOME_TYPES, BuildCache
 
-GOOD = asdict(Outcome(returncode=0, ptxas_ok=True, log="", command=["nvcc"], seconds=1.5, artifact=None))
+GOOD = asdict(CompileOutcome(returncode=0, ptxas_ok=True, log="", command=["nvcc"], seconds=1.5, artifact=None))
 
 
 def test_the_checked_shape_is_the_outcomes():
-    assert set(OUTCOME_TYPES) == {f.name for f in fields(Outcome)}
-    assert set(OUTCOME_REQUIRED) == {f.name for f in fields(Outcome) if f.default is f.default_factory}
+    assert set(OUTCOME_TYPES) == {f.name for f in fields(CompileOutcome)}
+    assert set(OUTCOME_REQUIRED) == {f.name for f in fields(CompileOutcome) if f.default is f.default_factory}
 
 
 @pytest.mark.parametrize("shape", [[], {}, {"schema": 99}, "x", 3, None, {**GOOD, "returncode": "0"},

@@ -39,6 +39,14 @@ def test_the_server_registers_every_command():
     assert {c.value for c in Command} <= registered
 
 
+def test_every_command_has_its_argument_shape():
+    """A command's arguments are decoded to its shape before its handler runs (arguments.py): one left out of
+    SHAPES would reach its handler raw."""
+    from cutegen.lsp.arguments import SHAPES
+
+    assert {c.value for c in Command} - set(SHAPES) == set()
+
+
 def test_every_verdict_a_kernel_can_get_has_a_knowledge_base_entry():
     """The knowledge base follows the harness's vocabulary: each failing verdict is recognized by an entry (a build
     failure is explained by the entries of its compile diagnostics, `error` by its traceback)."""

@@ -41,7 +41,7 @@ def valid_requests(uri: str) -> dict[str, dict]:
     }
 
 
-OPTIONAL = {"version", "instantiation", "diagnostic", "line", "character"}  # null or left out is fine
+OPTIONAL = {"version", "instantiation", "diagnostic", "line", "character", "show"}  # null or left out is fine
 
 
 def valid_arguments(uri: str) -> dict[str, list]:
@@ -51,6 +51,7 @@ def valid_arguments(uri: str) -> dict[str, list]:
         Command.FIX.value: [{"uri": uri, "version": 1, "diagnostic": DIAGNOSTIC}],
         Command.DIAGNOSE.value: [{"uri": uri, "version": 1, "diagnostic": DIAGNOSTIC}],
         Command.LAYOUT_PICTURE.value: [{"uri": uri, "line": 0, "character": 3, "instantiation": "k"}],
+        Command.PROFILE_LINES.value: [{"uri": uri, "show": True}],
     }
 
 

@@ -32,6 +32,7 @@ from cutegen.agent.diff_text import whole_file
 from cutegen.agent.patch import apply_reply, unified
 from cutegen.agent.transcript import Transcript, excerpt
 from cutegen.agent.candidates import CandidateRunner, Verifier
+from cutegen.agent.verdicts import CandidateVerdict, DiagnoseVerdict, RoundVerdict
 from cutegen.model import Diagnostic
 from cutegen.settings import Settings
 from cutegen.state import StateDir
@@ -56,7 +57,7 @@ class Proposal:
 
 
 @dataclass
-class Outcome:
+class AgentResult:
     ok: bool
     message: str
     proposal: Proposal | None = None
@@ -110,10 +111,10 @@ class Agent:
 
     def diagnose(self, kernel: Path, text: str, *, diagnostic: Diagnostic | None = None,
                  record: records.RunRecord | None = None, profile_record: records.RunRecord | None = None,
-                 write_record: bool = True) -> Outcome:
+                 write_record: bool = True) -> AgentResult:
         kernel = Path(kernel).resolve()
         kb_md = self._kb_diagnosis(text, diagnostic, record, profile_record)
-        out = Outcome(bool(kb_md), kb_md or "", diagnosis=kb_md, diagnosis_source="knowledge" if kb_md else "none")
+        out = AgentResult(bool(kb_md), kb_md or "", diagnosis=kb_md, diagnosis_source="knowledge" if kb_md else "none")
         if self.llm is not None:
             t = Transcript(self.state_dir, kernel, "diagnose", self._secrets())
             failure = prompts.failure_text(kernel.name, text, diagnostic=diagnostic, record=record, profile=profile_record)
@@ -131,7 +132,8 @@ class Agent:
             out.message += f"\n\n(LLM diagnosis unavailable: {self.llm_problem})"
         if write_record:
             records.write(self.state_dir, "diagnose", str(kernel), {
-                "verdict": "diagnosed" if out.ok else "no-diagnosis", "message": out.message[:300],
+                "verdict": DiagnoseVerdict.DIAGNOSED if out.ok else DiagnoseVerdict.NO_DIAGNOSIS,
+                "message": out.message[:300],
                 "diagnosis": out.diagnosis, "source": out.diagnosis_source, "usage": out.usage.to_json(),
                 "diagnostic": diagnostic.to_json() if diagnostic else None, "transcript": out.transcript})
         return out
@@ -163,7 +165,7 @@ class Agent:
         first = mine or result.errors
         return first[0] if first else None
 
-    def fix_first_problem(self, kernel: Path, text: str) -> Outcome:
+    def fix_first_problem(self, kernel: Path, text: str) -> AgentResult:
         """A fix with nothing named: the first compile error, else the failing test (with a paired problem and a
         GPU), else nothing to fix. The CLI's `fix` and the editor's fix without a diagnostic."""
         from cutegen.harness.run import verify_kernel
@@ -174,20 +176,20 @@ class Agent:
             return self.fix(kernel, text, diagnostic=diagnostic)
         v = self.verifier
         if v.problem_for(kernel) is None or not v.gpu:
-            return Outcome(False, f"{kernel.name} compiles; without a paired problem and a GPU there is no failing "
+            return AgentResult(False, f"{kernel.name} compiles; without a paired problem and a GPU there is no failing "
                                   "test to fix")
         record = verify_kernel(kernel, v.builder, v.worker, problem=v.problem, trials=v.trials,
                                state_dir=self.state_dir)
         if record.passed:
-            return Outcome(True, f"{kernel.name} passes its test: nothing to fix")
+            return AgentResult(True, f"{kernel.name} passes its test: nothing to fix")
         return self.fix(kernel, text, record=record)
 
     def fix(self, kernel: Path, text: str, *, diagnostic: Diagnostic | None = None,
-            record: records.RunRecord | None = None) -> Outcome:
+            record: records.RunRecord | None = None) -> AgentResult:
         kernel = Path(kernel).resolve()
         if self.llm is None:
             kb = self._kb_diagnosis(text, diagnostic, record, None)
-            return Outcome(False, f"No fix proposed: {self.llm_problem}.", diagnosis=kb,
+            return AgentResult(False, f"No fix proposed: {self.llm_problem}.", diagnosis=kb,
                            diagnosis_source="knowledge" if kb else "none")
         t = Transcript(self.state_dir, kernel, "fix", self._secrets())
         failure = prompts.failure_text(kernel.name, text, diagnostic=diagnostic, record=record)
@@ -200,12 +202,12 @@ class Agent:
         return self._end(t, self._repair(kernel, text, failure, self._hits(text, diagnostic, record, None), t, "fix"))
 
     def _repair(self, kernel: Path, text: str, failure: str, knowledge: list[str], t: Transcript, action: str,
-                *, chain: bool = False, usage: Usage | None = None, rounds: int | None = None) -> Outcome:
+                *, chain: bool = False, usage: Usage | None = None, rounds: int | None = None) -> AgentResult:
         """Rounds of diagnose → patch → verify against `text`. With `chain`, a candidate that got
         further (compiled) becomes the text the next round patches (generate); without, every round
         patches the user's text, so the result stays a local change to what they wrote."""
         name, base = kernel.name, text
-        out = Outcome(False, "", usage=usage or Usage())
+        out = AgentResult(False, "", usage=usage or Usage())
         previous: list[tuple[str, str]] = []
         for r in range(1, (rounds or self.settings.max_rounds) + 1):
             try:
@@ -216,12 +218,12 @@ class Agent:
                                                                self.settings.llm_edit_format, self.budget), out.usage)
             except LLMError as e:
                 out.message = f"No fix proposed: {e.message}."
-                out.rounds.append({"round": r, "verdict": "llm-error", "message": e.message})
+                out.rounds.append({"round": r, "verdict": RoundVerdict.LLM_ERROR, "message": e.message})
                 return out
             p, v = self._round(t, r, kernel, text, reply, out, previous, whole_file_ok=not chain)
             if v is None:
                 continue
-            if v.verdict == "cancelled":
+            if v.verdict == CandidateVerdict.CANCELLED:
                 out.message = "cancelled"
                 return out
             if v.ok:
@@ -230,14 +232,14 @@ class Agent:
                                         v.short, {**v.figures, "rounds": r, "tiers": v.tiers}, action)
                 return out
             previous.append((p.diff, v.feedback or v.label))
-            if chain and v.verdict != "check-failed":
+            if chain and v.verdict != CandidateVerdict.CHECK_FAILED:
                 text, failure, previous = p.new_text, v.feedback or v.label, []
-        summary = "; ".join(f"round {x['round']}: {x['verdict']}" + (f" ({x['message'][:120]})" if x["verdict"] ==
-                                                                      "patch-rejected" else "") for x in out.rounds)
+        summary = "; ".join(f"round {x['round']}: {x['verdict']}" + (
+            f" ({x['message'][:120]})" if x["verdict"] == RoundVerdict.PATCH_REJECTED else "") for x in out.rounds)
         out.message = f"No verified fix after {len(out.rounds)} round(s) ({summary})."
         return out
 
-    def _round(self, t: Transcript, r: int, kernel: Path, text: str, reply, out: Outcome,
+    def _round(self, t: Transcript, r: int, kernel: Path, text: str, reply, out: AgentResult,
                previous: list[tuple[str, str]], *, whole_file_ok: bool = True, baseline: dict | None = None,
                about: Callable[[str | None], dict] = lambda new: {}):
         """One round's reply applied to `text` and verified, the round written to `out.rounds` and the transcript.
@@ -247,7 +249,7 @@ class Agent:
                         fmt=self.settings.llm_edit_format)
         if p.new_text is None:  # rejected (the text is set exactly when ok)
             previous.append((p.raw or reply.text[:1500], f"the edit was rejected: {p.error}"))
-            out.rounds.append({"round": r, **about(None), "verdict": "patch-rejected", "message": p.error})
+            out.rounds.append({"round": r, **about(None), "verdict": RoundVerdict.PATCH_REJECTED, "message": p.error})
             t.step(r, "patch-rejected", error=p.error, notes=p.notes, raw=p.raw)
             return p, None
         v = self.verifier.candidate(kernel, p.new_text, baseline=baseline)
@@ -258,15 +260,15 @@ class Agent:
 
     # -- optimize -----------------------------------------------------------------------------
 
-    def optimize(self, kernel: Path, text: str) -> Outcome:
+    def optimize(self, kernel: Path, text: str) -> AgentResult:
         kernel = Path(kernel).resolve()
         if self.llm is None:
-            return Outcome(False, f"Optimize needs an LLM: {self.llm_problem}.")
+            return AgentResult(False, f"Optimize needs an LLM: {self.llm_problem}.")
         shape = Shape.parse(self.settings.optimize_search)
         if not shape.greedy:
             return self.search(kernel, text, shape)
         t = Transcript(self.state_dir, kernel, "optimize", self._secrets())
-        out = Outcome(False, "")
+        out = AgentResult(False, "")
         self.on_stage("measuring the current version")
         base = self.verifier.candidate(kernel, text, timing=True)
         t.step(0, "baseline", verification=base.to_json())
@@ -315,7 +317,7 @@ class Agent:
                                   out.usage)
             except LLMError as e:
                 out.message = f"No optimization proposed: {e.message}."
-                out.rounds.append({"round": r, "verdict": "llm-error", "message": e.message})
+                out.rounds.append({"round": r, "verdict": RoundVerdict.LLM_ERROR, "message": e.message})
                 break
             change = _change(reply.text)
             p, v = self._round(t, r, kernel, text, reply, out, previous, baseline=figures if measured else None,
@@ -323,7 +325,7 @@ class Agent:
             if v is None:
                 continue
             touched = out.rounds[-1]["hot_lines_touched"]
-            if v.verdict == "cancelled":
+            if v.verdict == CandidateVerdict.CANCELLED:
                 out.message = "cancelled"
                 return self._end(t, out)
             if measured and "time" in v.tiers:
@@ -345,16 +347,16 @@ class Agent:
         return self._end(t, out)
 
     def search(self, kernel: Path, text: str, shape: Shape, *, limits: Limits | None = None,
-               parallel: int | None = None) -> Outcome:
+               parallel: int | None = None) -> AgentResult:
         """An optimization search (agent/search.py) from `text`: its best verified version offered as one patch,
         the whole tree kept under .cutegen/ (`cutegen versions`)."""
         kernel = Path(kernel).resolve()
         if self.llm is None:
-            return Outcome(False, f"Optimize needs an LLM: {self.llm_problem}.")
+            return AgentResult(False, f"Optimize needs an LLM: {self.llm_problem}.")
         s = self.settings
         limits = limits or Limits(s.optimize_steps, s.optimize_minutes, s.optimize_tokens)
         t = Transcript(self.state_dir, kernel, "search", self._secrets())
-        out = Outcome(False, "")
+        out = AgentResult(False, "")
         self.on_stage("measuring the current version")
         base = self.verifier.candidate(kernel, text, timing=True)
         t.step(0, "baseline", verification=base.to_json())
@@ -388,53 +390,54 @@ class Agent:
             out.message = f"cancelled; {out.message}"
         return self._end(t, out)
 
-    def restore_version(self, kernel: Path, text: str, vid: str) -> Outcome:
+    def restore_version(self, kernel: Path, text: str, vid: str) -> AgentResult:
         """A patch from the current text to a version of the kernel's tree (`cutegen versions`), re-checked first."""
         kernel = Path(kernel).resolve()
         tree = VersionTree(self.state_dir, kernel)
         node = tree.find(vid)
         if node is None:
-            return Outcome(False, f"{kernel.name} has no version {vid!r} (or more than one starts so): "
+            return AgentResult(False, f"{kernel.name} has no version {vid!r} (or more than one starts so): "
                                   "`cutegen versions` lists them")
         new = tree.text(node.id)
         if new is None:
-            return Outcome(False, f"the text of version {node.id} is missing from {tree.folder / 'versions'}")
+            return AgentResult(False, f"the text of version {node.id} is missing from {tree.folder / 'versions'}")
         if new == text:
-            return Outcome(False, f"The current text is version {node.id} already.")
+            return AgentResult(False, f"The current text is version {node.id} already.")
         v = self.verifier.candidate(kernel, new)
         if not v.ok:
-            return Outcome(False, f"Version {node.id} no longer verifies: {v.label}")
+            return AgentResult(False, f"Version {node.id} no longer verifies: {v.label}")
         label = f"restores version {node.id} ({node.change or 'the start'}: {node.label}) · re-verified: {v.label}"
-        return Outcome(True, label, Proposal(str(kernel), text, new, unified(text, new, kernel.name), label, v.short,
+        return AgentResult(True, label, Proposal(str(kernel), text, new, unified(text, new, kernel.name), label, v.short,
                                              {**v.figures, "version": node.id}, "restore"))
 
-    def restore_best(self, kernel: Path, text: str) -> Outcome:
+    def restore_best(self, kernel: Path, text: str) -> AgentResult:
         """A patch from the current text back to the fastest measured version (re-checked first)."""
         kernel = Path(kernel).resolve()
         found = History(self.state_dir, kernel).best()
         if found is None:
-            return Outcome(False, f"No measured versions of {kernel.name} yet: run Optimize first.")
+            return AgentResult(False, f"No measured versions of {kernel.name} yet: run Optimize first.")
         best, best_text = found
         if best_text == text:
-            return Outcome(False, f"The current text is already the best measured version ({best['median_ms']:.3f} ms).")
+            return AgentResult(False, f"The current text is already the best measured version "
+                                      f"({best['median_ms']:.3f} ms).")
         v = self.verifier.candidate(kernel, best_text)
         if not v.ok:
-            return Outcome(False, f"The best version ({best['median_ms']:.3f} ms) no longer verifies: {v.label}")
+            return AgentResult(False, f"The best version ({best['median_ms']:.3f} ms) no longer verifies: {v.label}")
         label = f"restores the best measured version ({best['median_ms']:.3f} ms) · re-verified: {v.label}"
-        return Outcome(True, label, Proposal(str(kernel), text, best_text, unified(text, best_text, kernel.name),
+        return AgentResult(True, label, Proposal(str(kernel), text, best_text, unified(text, best_text, kernel.name),
                                              label, v.short, {**v.figures, "best": best}, "restore"))
 
     # -- generate -----------------------------------------------------------------------------
 
-    def generate(self, problem: Path, kernel: Path) -> Outcome:
+    def generate(self, problem: Path, kernel: Path) -> AgentResult:
         from cutegen.toolchain import ABI_INCLUDE
 
         problem, kernel = Path(problem).resolve(), Path(kernel).resolve()
         if self.llm is None:
-            return Outcome(False, f"Generate needs an LLM: {self.llm_problem}.")
+            return AgentResult(False, f"Generate needs an LLM: {self.llm_problem}.")
         self.verifier.problem = problem
         t = Transcript(self.state_dir, kernel, "generate", self._secrets())
-        out = Outcome(False, "")
+        out = AgentResult(False, "")
         abi = (Path(ABI_INCLUDE) / "cutegen" / "abi.h").read_text()
         try:
             reply = self._ask(t, 1, "generate", prompts.generate(problem.name, problem.read_text(), kernel.name, abi),
@@ -469,12 +472,12 @@ class Agent:
     # -- tool-calling mode -------------------------------------------------------------------
 
     def _tool_session(self, kernel: Path, text: str, messages: list[dict], t: Transcript, action: str, *,
-                      baseline: dict | None = None) -> Outcome | None:
-        """A tool-calling session (agent/tools.py) as an Outcome, or None when the endpoint does not
+                      baseline: dict | None = None) -> AgentResult | None:
+        """A tool-calling session (agent/tools.py) as an AgentResult, or None when the endpoint does not
         take tool calls (the caller then runs the pipeline; the transcript says why)."""
         from cutegen.agent.tools import ToolSession
 
-        out = Outcome(False, "")
+        out = AgentResult(False, "")
         try:
             result = ToolSession(self, kernel, text, t, out.usage, baseline=baseline).run(messages)
         except LLMError as e:
@@ -483,7 +486,7 @@ class Agent:
                 return None
             out.message = f"No {action} proposed: {e.message}."
             return out
-        out.rounds = [{"round": i, "tool": c["name"], "verdict": "tool", "message": c["result"][:300]}
+        out.rounds = [{"round": i, "tool": c["name"], "verdict": RoundVerdict.TOOL, "message": c["result"][:300]}
                       for i, c in enumerate(result.calls, 1)]
         v = result.verification
         if result.proposal_text is None or v is None:  # the two are set together, by a verified proposal
@@ -526,11 +529,41 @@ class Agent:
         text = excerpt(reply.text.strip(), t.folder)
         return text + (f"\n\n(the reply was {cut_off(self.settings)})" if reply.truncated else "")
 
-    def _end(self, t: Transcript, out: Outcome) -> Outcome:
+    def _end(self, t: Transcript, out: AgentResult) -> AgentResult:
         self.verifier.clean_shadows()
         out.transcript = str(t.finish(ok=out.ok, message=out.message, usage=out.usage.to_json(), rounds=out.rounds,
                                       proposal=out.proposal.to_json() if out.proposal else None))
         return out
+
+    # -- rebase and tune ------------------------------------------------------------------------
+
+    def rebase(self, kernel: Path, text: str, proposal: Proposal) -> AgentResult:
+        """A verified patch re-based onto `text` (the file changed since it was verified): its diff applied to the
+        current text and the result verified again. The AgentResult's proposal is the re-based patch, else why not."""
+        from cutegen.agent.patch import apply_diff
+
+        kernel = Path(kernel).resolve()
+        moved = apply_diff(proposal.diff, text, kernel.name, local=False)
+        new_text = moved.new_text
+        if new_text is None:  # not ok (the text is set exactly when ok)
+            return AgentResult(False, "The file changed since this patch was verified, and the change no longer "
+                                  f"applies to it ({moved.error}); nothing was changed: run it again on the "
+                                  "current text.")
+        v = self.verifier.candidate(kernel, new_text)
+        if not v.ok:
+            return AgentResult(False, f"The patch, re-based onto your edits, no longer verifies ({v.label}); "
+                                  "nothing was changed.")
+        label = f"re-based onto your edits and re-verified: {v.label}"
+        diff = unified(text, new_text, kernel.name)
+        return AgentResult(True, label, Proposal(str(kernel), text, new_text, diff, label, v.short,
+                                             {**v.figures, "tiers": v.tiers}, proposal.action))
+
+    def tune(self, kernel: Path, text: str):
+        """Sweep the file's `// cutegen: tunable` constants (agent/tune.py; no LLM): a TuneResult whose proposal is
+        the fastest correct values, when they beat the current ones beyond noise."""
+        from cutegen.agent.tune import tune
+
+        return tune(kernel, text, self.verifier, on_stage=self.on_stage)
 
 
 def hot_lines(profile: records.RunRecord | None, name: str, top: int = prompts.HOT_LINES) -> set[int]:

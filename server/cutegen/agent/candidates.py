@@ -25,10 +25,10 @@ import shutil
 import threading
 import time
 from dataclasses import dataclass, field, replace
-from enum import Enum
 from pathlib import Path
 from typing import Protocol
 
+from cutegen.agent.verdicts import CandidateVerdict
 from cutegen.compile import Builder, Tier
 from cutegen.compile.includes import user_headers
 from cutegen.cancel import Cancelled  # also what verify_kernel raises for a stopped build
@@ -44,22 +44,6 @@ from cutegen.toolchain import ABI_INCLUDE, includes_torch, torch_include_dirs
 NOISE_FLOOR = 0.02  # a speedup must beat the measured spread, and never less than 2 %
 _ids = itertools.count()
 UNSANDBOXED = "ran unsandboxed: cutegen.sandbox is off"
-
-
-class CandidateVerdict(str, Enum):
-    """How a candidate's verification ended, when the judge's own verdict (harness/verdicts.py, passed through as
-    it came) is not the end: the tiers before it, the comparison after it, or the verification itself failing."""
-
-    VERIFIED = "verified"
-    CHECK_FAILED = "check-failed"
-    BUILD_FAILED = "build-failed"
-    REFUSED = "refused"  # the static gate or the library inspection
-    NOT_FASTER = "not-faster"
-    CANCELLED = "cancelled"
-    JUDGE_ERROR = "judge-error"  # the verification raised: a bug of ours, named rather than escaping to the editor
-
-    def __str__(self) -> str:  # printed and formatted as its name, as the strings it replaces were
-        return self.value
 
 
 @dataclass

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from cutegen.agent.llm import ToolCall, Usage, cut_off
 from cutegen.agent.patch import apply_reply, unified
+from cutegen.agent.verdicts import CandidateVerdict
 
 if TYPE_CHECKING:
     from cutegen.agent.candidates import Verification
@@ -184,7 +185,7 @@ class ToolSession:
         # ncu runs the candidate's own library: only after it passed the gate, the library check and the jailed
         # test, and then inside the same jail (or unjailed only where the user turned the sandbox off).
         verified = verifier.candidate(self.kernel, self.text)
-        if verified.verdict != "verified":
+        if verified.verdict != CandidateVerdict.VERIFIED:
             return None, f"the candidate is not verified ({verified.verdict}: {verified.label})"
         jail, why_not = verifier.program_jail(self.kernel)
         if why_not:

@@ -187,6 +187,14 @@ class VersionTree:
         ranked = ranked_nodes(self.nodes.values())
         return ranked[0] if ranked else None
 
+    def diff(self, vid: str, name: str) -> str:
+        """The unified diff from a version's parent (or an empty file, for the start) to the version."""
+        from cutegen.agent.patch import unified
+
+        node = self.nodes[vid]
+        parent = (self.text(node.parent) if node.parent else "") or ""
+        return unified(parent, self.text(vid) or "", name)
+
     def find(self, prefix: str) -> Node | None:
         matches = [n for vid, n in self.nodes.items() if vid.startswith(prefix)]
         return matches[0] if len(matches) == 1 else None

@@ -198,9 +198,9 @@ def _diagnose(args, agent):
     path, text = _read(args)
     diagnostic = agent.first_error(path, text)
     if diagnostic is None:
-        from cutegen.agent.agent import Outcome
+        from cutegen.agent.agent import AgentResult
 
-        return Outcome(False, f"{path.name} compiles: nothing to diagnose (run `cutegen test` for a wrong result)")
+        return AgentResult(False, f"{path.name} compiles: nothing to diagnose (run `cutegen test` for a wrong result)")
     return agent.diagnose(path, text, diagnostic=diagnostic)
 
 
@@ -217,16 +217,14 @@ def _restore(args, agent):
 
 
 def _tune(args, agent):
-    from cutegen.agent.tune import tune
-
-    return tune(*_read(args), agent.verifier, on_stage=agent.on_stage)
+    return agent.tune(*_read(args))
 
 
 def _generate(args, agent):
-    from cutegen.agent.agent import Outcome
+    from cutegen.agent.agent import AgentResult
 
     if args.output.exists():
-        return Outcome(False, f"{args.output} exists: generate writes new files only")
+        return AgentResult(False, f"{args.output} exists: generate writes new files only")
     outcome = agent.generate(args.problem, args.output)
     if outcome.proposal is not None:
         write_atomic(args.output, outcome.proposal.new_text, new=True)  # a new file: nothing of the user's is overwritten

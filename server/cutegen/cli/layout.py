@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 
 from cutegen.files import write_atomic
-from cutegen.state import StateDir
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -50,7 +49,6 @@ def _past_the_end(path: Path, line: int) -> str | None:
 def run(args) -> int:
     from cutegen.cli.options import file_problem, settings
     from cutegen.layouts.pictures import NotDrawable, picture
-    from cutegen.layouts.probe import LayoutProbe
     from cutegen.session import Session
     from cutegen.toolchain import ToolchainError
 
@@ -65,12 +63,11 @@ def run(args) -> int:
         return 2
     session = Session(settings(args), state_dir=args.state_dir)
     try:
-        builder = session.builder(path.resolve())
+        probe = session.layout_probe(path.resolve())
     except ToolchainError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    toolchain, state = builder.toolchain, session.state_dir(path.resolve())
-    result = LayoutProbe(toolchain, session.settings, state).run(path)
+    result = probe.run(path)
     facts = result.at(line, col)
     if result.problem:
         print(f"note: {result.problem}", file=sys.stderr)
@@ -87,8 +84,9 @@ def run(args) -> int:
         return 1
     if args.svg:
         try:
-            svg = picture(facts[0], toolchain.nvcc, builder.file_flags(path.resolve()).cutlass_include,
-                          StateDir(state).layout_pictures,
+            svg = picture(facts[0], session.builder(path.resolve()).toolchain.nvcc,
+                          session.file_flags(path.resolve()).cutlass_include,
+                          session.state_dir(path.resolve()).layout_pictures,
                           declared=path.read_text(errors="replace").splitlines()[facts[0].line - 1])
         except NotDrawable as e:
             print(f"error: no picture of {facts[0].name}: {e}", file=sys.stderr)

@@ -33,7 +33,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def run(args, out=None, err=None) -> int:
     from cutegen.agent import prompts
-    from cutegen.agent.patch import apply_reply
+    from cutegen.session import Session
 
     out, err = out or sys.stdout, err or sys.stderr
     try:
@@ -48,7 +48,7 @@ def run(args, out=None, err=None) -> int:
     if step is not None:
         reply, finish = step["reply"], finish or step.get("finish_reason") or ""
         shown = shown if shown is not None else prompts.shown_text(step.get("messages") or [])
-    p = apply_reply(reply, text, args.file.name, finish_reason=finish or "", fmt=args.format, shown=shown)
+    p = Session.place_reply(reply, text, args.file.name, finish_reason=finish or "", fmt=args.format, shown=shown)
     if args.json:
         print(json.dumps({"ok": p.ok, "diff": p.diff if p.ok else None, "refusal": p.kind or None,
                           "error": p.error, "notes": p.notes, "added": p.added, "removed": p.removed}, indent=1),

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cutegen.agent.patch import unified
 from cutegen.agent.tree import Node, VersionTree
 from cutegen.cli.agent import _common, _main
 from cutegen.cli.options import command
@@ -82,9 +81,7 @@ def _show(tree: VersionTree, vid: str, name: str) -> int:
     if node is None:
         print(f"error: no version {vid!r} (or more than one starts so); `cutegen versions FILE` lists them")
         return 2
-    text = tree.text(node.id) or ""
-    parent = tree.text(node.parent) if node.parent else ""
     print(f"# {node.id}: {node.change or '(start)'} · {node.verdict} · {node.label}")
-    print(unified(parent or "", text, name), end="")
+    print(tree.diff(node.id, name), end="")
     return 0
 

@@ -59,7 +59,7 @@ class _Job:
 
 
 @dataclass
-class Outcome:
+class CompileOutcome:
     """What the compiler did: the part of a build that is cached."""
 
     returncode: int
@@ -133,12 +133,12 @@ class Builder:
         key = self._key(tier, path, source, compiled)
         hit = self.cache.get(key)
         if hit is not None:
-            return self._result(tier, path, source, Outcome(**hit), cached=True, key=key)
+            return self._result(tier, path, source, CompileOutcome(**hit), cached=True, key=key)
         outcome, stored, cached = self._compile_and_store(tier, path, compiled, key, job, on_stage)
         return self._result(tier, path, source, outcome, cached=cached, key=key if stored else None)
 
     def compile(self, tier: Tier, path: str | Path, text: str, *, pre_include: str = "",
-                job: str | None = None) -> tuple[Outcome, bool]:
+                job: str | None = None) -> tuple[CompileOutcome, bool]:
         """The compiler's outcome for `text` as `path` (a .cu text), undiagnosed: the probe reads its log itself.
         `pre_include`: a header's text, included before the file. Returns (outcome, whether it was cached);
         cancelled as run() is."""
@@ -146,14 +146,14 @@ class Builder:
         key = self._key(tier, path, text, text, pre_include)
         hit = self.cache.get(key)
         if hit is not None:
-            return Outcome(**hit), True
+            return CompileOutcome(**hit), True
         outcome, _, cached = self._compile_and_store(tier, path, text, key, job, None, pre_include)
         return outcome, cached
 
-    def stored(self, tier: Tier, path: str | Path, text: str, *, pre_include: str = "") -> Outcome | None:
+    def stored(self, tier: Tier, path: str | Path, text: str, *, pre_include: str = "") -> CompileOutcome | None:
         """What compile() would return from the cache, without compiling; None when nothing is stored."""
         hit = self.cache.get(self._key(tier, resolved(path), text, text, pre_include))
-        return Outcome(**hit) if hit is not None else None
+        return CompileOutcome(**hit) if hit is not None else None
 
     def configure_as(self, path: str | Path, original: str | Path) -> None:
         """Build `path` (a candidate's shadow copy) with the flags of `original` (the user's file)."""
@@ -209,7 +209,7 @@ class Builder:
                          command_flags=[str(path), *flags, pre_include], text=source, headers=headers)
 
     def _compile_and_store(self, tier: Tier, path: Path, compiled: str, key: str, job: str | None, on_stage,
-                           pre_include: str = "") -> tuple[Outcome, bool, bool]:
+                           pre_include: str = "") -> tuple[CompileOutcome, bool, bool]:
         """Compile in the cache entry and store the outcome; returns it, whether it is stored, and whether it came
         from the cache after all (another compile of the same key, waited for, stored it first)."""
         job_key = job or self.job_key(tier, path)
@@ -220,13 +220,13 @@ class Builder:
                     return self._cancelled(tier, path, compiled), False, False
                 hit = self.cache.get(key)
                 if hit is not None:
-                    return Outcome(**hit), True, True
+                    return CompileOutcome(**hit), True, True
                 return (*self._compile_in_entry(tier, path, compiled, key, handle, on_stage, pre_include), False)
         finally:
             self._end_job(job_key, handle)
 
     def _compile_in_entry(self, tier: Tier, path: Path, compiled: str, key: str, handle: "_Job", on_stage,
-                          pre_include: str) -> tuple[Outcome, bool]:
+                          pre_include: str) -> tuple[CompileOutcome, bool]:
         copy, cacheable = _source_copy(self.cache.entry(key), path.name if path.suffix != ".py" else path.stem + ".cu",
                                        compiled)
         if pre_include:
@@ -241,10 +241,10 @@ class Builder:
                 stored = False  # a full disk: the result is right, only not cached (the caller's record says why)
         return outcome, stored
 
-    def _cancelled(self, tier: Tier, path: Path, compiled: str) -> Outcome:
+    def _cancelled(self, tier: Tier, path: Path, compiled: str) -> CompileOutcome:
         """The outcome of a run cancelled before its compiler started (while it waited for another's)."""
         flags = self._flags(tier, path, includes_torch(compiled))
-        return Outcome(returncode=-1, ptxas_ok=False, log="", command=[self.toolchain.nvcc, *flags, str(path)],
+        return CompileOutcome(returncode=-1, ptxas_ok=False, log="", command=[self.toolchain.nvcc, *flags, str(path)],
                        seconds=0.0, artifact=None, cancelled=True)
 
     def _flags(self, tier: Tier, path: Path, torch: bool = False) -> list[str]:
@@ -272,7 +272,7 @@ class Builder:
         return self.settings.check_timeout if tier is Tier.PROBE else self.settings.build_timeout
 
     def _compile(self, tier: Tier, path: Path, copy: Path, job: _Job, on_stage, torch: bool,
-                 pre_include: bool) -> "Outcome":
+                 pre_include: bool) -> "CompileOutcome":
         flags = self._flags(tier, path, torch)
         suffix = _ARTIFACT[tier]
         artifact = copy.with_suffix(suffix) if suffix else Path(os.devnull)
@@ -297,14 +297,14 @@ class Builder:
             ptxas_ok = pstep.returncode == 0
             step.timed_out |= pstep.timed_out
             progress = how_far(tier.value, [], after_nvcc="ptxas -v") if pstep.timed_out else progress
-        return Outcome(
+        return CompileOutcome(
             returncode=step.returncode, ptxas_ok=ptxas_ok, log=log.replace(str(copy), str(path)),
             command=[self.toolchain.nvcc, *flags, str(path), "-o", str(artifact)], seconds=time.perf_counter() - started,
             artifact=str(artifact) if suffix and step.returncode == 0 and ptxas_ok and artifact.exists() else None,
             timed_out=step.timed_out, cancelled=job.cancelled, timeout=timeout, torch=torch, progress=progress,
         )
 
-    def _result(self, tier: Tier, path: Path, source: str, o: "Outcome", cached: bool,
+    def _result(self, tier: Tier, path: Path, source: str, o: "CompileOutcome", cached: bool,
                 key: str | None) -> CheckResult:
         """The result of a compile's outcome; `key`: the cache entry its diagnosis is read from and stored in."""
         ptx = Path(o.artifact) if tier is Tier.CHECK and o.artifact else None
@@ -360,7 +360,7 @@ class Builder:
                            cached=result.cached, artifact=result.artifact, cancelled=result.cancelled,
                            configuration=self.file_flags(header).describe())
 
-    def _timeout_message(self, tier: Tier, o: "Outcome") -> str:
+    def _timeout_message(self, tier: Tier, o: "CompileOutcome") -> str:
         setting = self.settings.name_of(tier.value + "_timeout")
         which = f"the {tier.value} timeout: setting {setting}"
         if tier is Tier.CHECK and o.torch:

@@ -47,7 +47,8 @@ def cache_key(*, tier: str, fingerprint: str, command_flags: list[str], text: st
     return h.hexdigest()[:32]
 
 
-# outcome.json's fields and their JSON types: compile/builder.py's Outcome, which a hit is made into (a test ties them).
+# outcome.json's fields and their JSON types: compile/builder.py's CompileOutcome, which a hit is made into (a test
+# ties them).
 # A file of another shape (another version's cache in a shared `.cutegen/`, a damaged disk) is a miss, not an error.
 OUTCOME_TYPES: dict[str, type | tuple[type, ...]] = {
     "returncode": int, "ptxas_ok": bool, "log": str, "command": list, "seconds": (int, float),

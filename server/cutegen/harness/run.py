@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import platform
 import secrets
+import sys
+from importlib import metadata
 from pathlib import Path
 from typing import Callable
 
 from cutegen import records
 from cutegen.compile import Builder, Tier
 from cutegen.cancel import Cancel, Cancelled
+from cutegen.hardware import local
 from cutegen.harness.verdicts import Verdict, parse
 from cutegen.harness.worker import Worker
 from cutegen.model import Diagnostic
@@ -126,14 +129,18 @@ def _verdict(name: str) -> Verdict | str:
 
 
 def _environment(builder: Builder) -> dict:
+    """Where the run happened, read without importing torch (the server never does: only the worker runs it):
+    torch's version from its installed metadata, the card's name from nvidia-smi (hardware.local), or from torch
+    where this process already holds it (a suite's GPU process, which sees only its CUDA_VISIBLE_DEVICES card)."""
     env = {"host": platform.node(), "python": platform.python_version(), "nvcc": builder.toolchain.nvcc_version,
            "cutlass": builder.toolchain.cutlass_version, "arch": builder.toolchain.arch}
     try:
-        import torch
-
-        env["torch"] = torch.__version__
-        if torch.cuda.is_available():
-            env["gpu"] = torch.cuda.get_device_name()
-    except ImportError:
+        env["torch"] = metadata.version("torch")
+    except metadata.PackageNotFoundError:
         pass
+    torch, gpu = sys.modules.get("torch"), local()
+    if torch is not None and torch.cuda.is_available():
+        env["gpu"] = torch.cuda.get_device_name()
+    elif gpu is not None:
+        env["gpu"] = gpu.name
     return env

@@ -38,20 +38,6 @@ def _arch_builder(builders: dict, arch: str | None, state_dir: Path):
     return builders[arch]
 
 
-def check_entry(kb: KnowledgeBase, entry: Entry, builders: dict, state_dir: Path) -> list[SnippetOutcome]:
-    from cutegen.compile import Tier
-
-    out = []
-    for side, text in kb.snippet_sources(entry).items():
-        expect = entry.before_expect if side == "before" else entry.after_expect
-        arch = entry.after_arch if side == "after" and entry.after_arch else entry.arch
-        builder = _arch_builder(builders, arch, state_dir)
-        virtual = kb.root / "snippets" / f"{entry.id}.{side}.cu"  # never written: the text is passed in
-        result = builder.run(Tier.CHECK, virtual, text=text)
-        out.append(judge(kb, entry, side, expect, result))
-    return out
-
-
 def judge(kb: KnowledgeBase, entry: Entry, side: str, expect: str, result: CheckResult) -> SnippetOutcome:
     errors = result.errors
     warnings = [d for d in result.diagnostics if d.severity is Severity.WARNING]

@@ -15,7 +15,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from cutegen.compile import Builder, Outcome, Tier
+from cutegen.compile import Builder, CompileOutcome, Tier
 from cutegen.diagnostics import parse_log
 from cutegen.diagnostics.cute_types import cute_notation, template_bindings
 from cutegen.layouts.render import render
@@ -162,7 +162,7 @@ class LayoutProbe:
         self.builder.cancel_all(Tier.PROBE)
 
 
-def _result(path: Path, declarations: list[Declaration], outcome: Outcome, cached: bool) -> ProbeResult:
+def _result(path: Path, declarations: list[Declaration], outcome: CompileOutcome, cached: bool) -> ProbeResult:
     result = ProbeResult(str(path), declarations=len(declarations), seconds=outcome.seconds, cached=cached)
     if outcome.timed_out:
         result.problem = "timeout"

@@ -8,7 +8,6 @@ the new text and verified again, or refused.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,7 +23,6 @@ from cutegen.lsp.progress import Work
 from cutegen.model import Diagnostic, Severity
 
 if TYPE_CHECKING:
-    from cutegen.agent.candidates import Verification
     from cutegen.lsp.server import CuteGenServer
 
 APPLY_WAIT_S = 5.0  # how long to wait for the client's didChange after it applied an edit
@@ -193,10 +191,7 @@ class AgentService:
         return await self._whole_file(uri, "restoring the best version of", lambda a, path, text: a.restore_best(path, text))
 
     async def tune(self, uri: str) -> dict:
-        from cutegen.agent.tune import tune
-
-        return await self._whole_file(uri, "tuning", lambda a, path, text: tune(path, text, a.verifier,
-                                                                               on_stage=a.on_stage))
+        return await self._whole_file(uri, "tuning", lambda a, path, text: a.tune(path, text))
 
     async def _whole_file(self, uri: str, verb: str, call) -> dict:
         path, text, now = self._document(uri)
@@ -303,20 +298,11 @@ class AgentService:
         return {"applied": True, "message": f"created {Path(path or uri).name}: {p.label}"}
 
     async def _rebase(self, path: Path, text: str, p) -> tuple[str, str] | str:
-        """Re-base the verified change onto the current text and verify it again."""
-        from cutegen.agent.patch import apply_diff
-
-        moved = apply_diff(p.diff, text, path.name, local=False)
-        new_text = moved.new_text
-        if new_text is None:  # not ok (the text is set exactly when ok)
-            return (f"The file changed since this patch was verified, and the change no longer applies to it "
-                    f"({moved.error}); nothing was changed: run it again on the current text.")
-        outcome = await self._run(path, f"re-verifying the patch on {path.name}",
-                                  lambda a: _Wrapped(a.verifier.candidate(path, new_text)))
-        v = outcome.verification
-        if not v.ok:
-            return f"The patch, re-based onto your edits, no longer verifies ({v.label}); nothing was changed."
-        return new_text, f"re-based onto your edits and re-verified: {v.label}"
+        """The verified change re-based onto the current text and verified again (Agent.rebase), or why not."""
+        outcome = await self._run(path, f"re-verifying the patch on {path.name}", lambda a: a.rebase(path, text, p))
+        if outcome.proposal is None:
+            return outcome.message
+        return outcome.proposal.new_text, outcome.message
 
     async def _recheck(self, uri: str, version: int | None) -> None:
         """After the client applied an edit, check the new text once its didChange has arrived."""
@@ -328,15 +314,6 @@ class AgentService:
                 break
             await asyncio.sleep(0.05)
         self.server.checks.schedule(uri)
-
-
-@dataclass
-class _Wrapped:
-    verification: Verification
-
-    @property
-    def message(self) -> str:
-        return self.verification.label
 
 
 def _message(message: str, **extra) -> dict:

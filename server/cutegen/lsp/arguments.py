@@ -2,8 +2,8 @@
 wrong-typed or missing argument is InvalidParams (-32602) naming it, never an AttributeError inside a handler.
 
 A client may send a command's arguments as `[{"uri", ...}]` (the contract), `[uri]`, `[{"textDocument": {"uri"}}]`
-or `[uri-or-object, diagnostic data]`; all become one object, then one shape. A command without a shape of its
-own gets FileArgs' check of its `uri` through `target()` (commands.py), so a new command is covered too.
+or `[uri-or-object, diagnostic data]`; all become one object, then one shape: every command's is in SHAPES (a
+test ties them to command_ids.Command).
 """
 
 from __future__ import annotations
@@ -87,6 +87,13 @@ class AgentArgs(FileArgs):
 
 
 @attrs.frozen
+class LinesArgs(FileArgs):
+    """profileLines: the file, and whether to show its latest line profile only (no ncu run; null: run one)."""
+
+    show: bool | None = None
+
+
+@attrs.frozen
 class PatchArgs:
     """applyPatch: the id of a verified patch, the file and the version it was verified against."""
 
@@ -105,12 +112,13 @@ class PlaceArgs:
     instantiation: str | None = None
 
 
-DECODED = (FileArgs, PatchArgs, PlaceArgs)  # what the protocol hands a handler (AgentArgs is a FileArgs)
+DECODED = (FileArgs, PatchArgs, PlaceArgs)  # what the protocol hands a handler (AgentArgs, LinesArgs are FileArgs)
 SHAPES: dict[str, type] = {
     Command.CHECK.value: FileArgs, Command.TEST.value: FileArgs, Command.PROFILE.value: FileArgs,
     Command.OPTIMIZE.value: FileArgs, Command.TUNE.value: FileArgs, Command.RESTORE_BEST.value: FileArgs,
     Command.GENERATE.value: FileArgs, Command.DIAGNOSE.value: AgentArgs, Command.FIX.value: AgentArgs,
     Command.APPLY_PATCH.value: PatchArgs, Command.LAYOUT_PICTURE.value: PlaceArgs,
+    Command.PROFILE_LINES.value: LinesArgs, Command.SANITIZE.value: FileArgs,
 }
 
 

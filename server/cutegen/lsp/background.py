@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from cutegen import background, records
-from cutegen.background import Event, Outcome, Regression, Run, Stage
+from cutegen.background import Event, LoopResult, Regression, Run, Stage
 from cutegen.lsp import convert, runs
 from cutegen.lsp.command_ids import Command
 from cutegen.lsp.documents import path_of
@@ -165,7 +165,7 @@ class Loop:
                      level=record.level if record else "info", since=e.at - w.saved)
         self.server.refresh_code_lens()
 
-    def _finished(self, w: Waiting, outcome: Outcome, cancelled: bool) -> None:
+    def _finished(self, w: Waiting, outcome: LoopResult, cancelled: bool) -> None:
         regression = outcome.regression
         if regression:
             self.server.log(f"{w.path.name}: {regression.message}", types.MessageType.Warning)
@@ -285,7 +285,7 @@ class Loop:
         return records.text_digest(text) if text is not None else None
 
 
-def _end_message(outcome: Outcome, cancelled: bool) -> str:
+def _end_message(outcome: LoopResult, cancelled: bool) -> str:
     if cancelled:
         return "cancelled"
     if outcome.cancelled:

@@ -1,7 +1,7 @@
 """Server-side commands (ids distinct from the VS Code client's UI commands).
 
-`check` is real; `test` and `profile` live in `gpu_commands`; the agent commands (diagnose, fix,
-optimize, applyPatch, tune, restoreBest) live in `agent`.
+`check` is real; `test` and `profile` live in `gpu_commands`, `profileLines` and `sanitize` in `profile_lens`; the
+agent commands (diagnose, fix, optimize, applyPatch, tune, restoreBest, generate) live in `agent`.
 Every command replies with a plain dict: {"ok": bool, "message": str, ...}; fix/optimize/tune/restoreBest
 add {"patch": {...}} when a verified patch is proposed, applyPatch answers {"applied": bool, "message": str}.
 """
@@ -12,8 +12,8 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Awaitable, Callable
 
-from cutegen.lsp import gpu_commands
-from cutegen.lsp.arguments import AgentArgs, FileArgs, PatchArgs, PlaceArgs, decode
+from cutegen.lsp import gpu_commands, profile_lens
+from cutegen.lsp.arguments import AgentArgs, FileArgs, LinesArgs, PatchArgs
 from cutegen.lsp.command_ids import Command
 from cutegen.lsp.documents import path_of
 from cutegen.lsp.progress import Work
@@ -27,15 +27,7 @@ if TYPE_CHECKING:
 CHECK, TEST, PROFILE = Command.CHECK.value, Command.TEST.value, Command.PROFILE.value
 DIAGNOSE, FIX, OPTIMIZE, APPLY = Command.DIAGNOSE.value, Command.FIX.value, Command.OPTIMIZE.value, Command.APPLY_PATCH.value
 TUNE, RESTORE, GENERATE = Command.TUNE.value, Command.RESTORE_BEST.value, Command.GENERATE.value
-
-
-def target(args: tuple) -> str:
-    """The file a command is about: a URI or path, or {"uri": ...} / {"textDocument": {"uri": ...}}, or the
-    decoded shape (arguments.py). A missing or wrong-typed one is InvalidArguments naming it."""
-    first = args[0] if args else None
-    if isinstance(first, (FileArgs, PatchArgs, PlaceArgs)):
-        return first.uri
-    return decode("command", list(args), FileArgs).uri
+PROFILE_LINES, SANITIZE = Command.PROFILE_LINES.value, Command.SANITIZE.value
 
 
 def summarize(result: CheckResult | None) -> dict:
@@ -79,6 +71,11 @@ def register(server: CuteGenServer) -> None:
 
     server.command(TEST)(_file_command(gpu_commands.test))
     server.command(PROFILE)(_file_command(gpu_commands.profile))
+    server.command(SANITIZE)(_file_command(profile_lens.sanitize))
+
+    @server.command(PROFILE_LINES)
+    async def profile_lines_command(ls, a: LinesArgs):
+        return await profile_lens.profile_lines(ls, a.uri, show=bool(a.show))
 
     server.checks.listeners.append(server.agent.after_publish)  # background verified fixes
 

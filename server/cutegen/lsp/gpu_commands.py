@@ -8,7 +8,6 @@ run in a worker thread; cancelling kills the build's nvcc and the GPU worker pro
 from __future__ import annotations
 
 import asyncio
-import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -42,12 +41,12 @@ def _finished(ls: CuteGenServer, path: Path, record: RunRecord) -> dict:
                          verdict=record.verdict, summary=summary, level=record.level, record=record.path))
 
 
-async def _unready(ls: CuteGenServer, path: Path, module: str, action: str) -> dict | None:
-    """Why `action` cannot run here (its optional part is missing, or no toolchain), as the reply; else None."""
-    try:
-        importlib.import_module(module)  # torch, the harness and the profiler are optional parts of a build
-    except ImportError as e:
-        return say(ls, reply(False, f"{action} is not available in this build ({e.name} is missing)."))
+async def _unready(ls: CuteGenServer, path: Path, action: str, doing: str) -> dict | None:
+    """Why `action` ("test", "profile", "sanitize") cannot run here (an optional part of the build is missing, or
+    no toolchain), as the reply, `doing` naming it ("Testing"); else None."""
+    missing = ls.session.missing_part(action)
+    if missing is not None:
+        return say(ls, reply(False, f"{doing} is not available in this build ({missing} is missing)."))
     try:
         await asyncio.to_thread(ls.session.builder, path)
     except ToolchainError as e:
@@ -59,7 +58,7 @@ async def test(ls: CuteGenServer, uri: str) -> dict:
     path = path_of(uri)
     if path is None:  # the arguments' check lets only file: URIs through, and one may still name no path
         return say(ls, reply(False, f"Testing needs a file on disk, not {uri}."))
-    if (answer := await _unready(ls, path, "cutegen.harness.run", "Testing")) is not None:
+    if (answer := await _unready(ls, path, "test", "Testing")) is not None:
         return answer
     async with Work(ls, f"CuTeGen: testing {path.name}") as work:
         try:
@@ -77,7 +76,7 @@ async def profile(ls: CuteGenServer, uri: str) -> dict:
     path = path_of(uri)
     if path is None:  # the arguments' check lets only file: URIs through, and one may still name no path
         return say(ls, reply(False, f"Profiling needs a file on disk, not {uri}."))
-    if (answer := await _unready(ls, path, "cutegen.profiler.profile", "Profiling")) is not None:
+    if (answer := await _unready(ls, path, "profile", "Profiling")) is not None:
         return answer
     async with Work(ls, f"CuTeGen: profiling {path.name}") as work:
         try:

@@ -17,13 +17,13 @@ import attrs
 from lsprotocol import types
 
 from cutegen.layouts.pictures import NotDrawable, picture
-from cutegen.layouts.probe import LayoutFact, LayoutProbe, ProbeResult
 from cutegen.layouts.scan import find_declarations
 from cutegen.layouts.service import COMPUTING, READY, LayoutService
 from cutegen.lsp import kernels
 from cutegen.lsp.arguments import PlaceArgs
 from cutegen.lsp.command_ids import Command
 from cutegen.lsp.documents import is_checked, path_of, word_at
+from cutegen.session import LayoutFact, ProbeResult
 
 if TYPE_CHECKING:
     from cutegen.lsp.server import CuteGenServer
@@ -169,22 +169,6 @@ def _place(uri: str, f: LayoutFact) -> dict:
     return {"uri": uri, "line": f.line - 1, "character": f.col - 1}
 
 
-class _Probes:
-    """One LayoutProbe per builder (settings and state dir), so that a newer version can kill an older probe."""
-
-    def __init__(self, ls: CuteGenServer):
-        self.ls = ls
-        self._by_builder: dict[int, LayoutProbe] = {}
-
-    def __call__(self, path: Path) -> LayoutProbe:
-        builder = self.ls.session.builder(path)
-        probe = self._by_builder.get(id(builder))
-        if probe is None:
-            probe = self._by_builder[id(builder)] = LayoutProbe(builder.toolchain, builder.settings,
-                                                               self.ls.session.state_dir(path).path)
-        return probe
-
-
 class HintRefresh:
     """The layout service's `on_done`, on the probe thread: logs a failed probe and has the client ask for its
     inlay hints again, on the event loop of the checks that start probes (the service is made with the server,
@@ -207,7 +191,7 @@ class HintRefresh:
 
 def service(server: CuteGenServer, on_done: HintRefresh) -> LayoutService:
     """The server's layout service (CuteGenServer.__init__); `register` starts its probes after clean checks."""
-    return LayoutService(_Probes(server), on_done=on_done)
+    return LayoutService(lambda path: server.session.layout_probe(path), on_done=on_done)
 
 
 def register(server: CuteGenServer) -> None:

@@ -209,15 +209,16 @@ def _dirty(ls: CuteGenServer, uri: str, path: Path) -> bool:
         return True
 
 
-async def profile_lines(ls: CuteGenServer, uri: str, args: dict) -> dict:
+async def profile_lines(ls: CuteGenServer, uri: str, *, show: bool = False) -> dict:
+    """Profile the file's lines (ncu), or with `show` answer with its latest line profile without a run."""
     path = path_of(uri)
     if path is None or not path.is_file():
         return reply(False, f"{Path(uri).name}: no such file")
-    if args.get("show"):
+    if show:
         return picture_reply(ls, uri, path)
     if _dirty(ls, uri, path):
         return say(ls, reply(False, f"save {path.name} first: the profile runs the file as it is on disk"))
-    if (answer := await _unready(ls, path, "cutegen.profiler.profile", "Profiling")) is not None:
+    if (answer := await _unready(ls, path, "profile", "Profiling")) is not None:
         return answer
     async with Work(ls, f"CuTeGen: profiling the lines of {path.name}") as work:
         try:
@@ -252,13 +253,13 @@ def picture_reply(ls: CuteGenServer, uri: str, path: Path) -> dict:
                  lines=[asdict(h) for h in profile.hottest(10)])
 
 
-async def sanitize(ls: CuteGenServer, uri: str, args: dict) -> dict:
+async def sanitize(ls: CuteGenServer, uri: str) -> dict:
     path = path_of(uri)
     if path is None or not path.is_file():
         return reply(False, f"{Path(uri).name}: no such file")
     if _dirty(ls, uri, path):
         return say(ls, reply(False, f"save {path.name} first: the sanitizer runs the file as it is on disk"))
-    if (answer := await _unready(ls, path, "cutegen.profiler.sanitizer", "The sanitizer")) is not None:
+    if (answer := await _unready(ls, path, "sanitize", "The sanitizer")) is not None:
         return answer
     async with Work(ls, f"CuTeGen: sanitizing {path.name}") as work:
         try:
@@ -318,17 +319,3 @@ def _refresh(ls: CuteGenServer) -> None:
 def register(server: CuteGenServer) -> None:
     server.checks.listeners.append(lambda job, result: _sync_findings(server, job, result))
     server.checks.listeners.append(lambda job, result: _hints_after_check(server, job))
-
-    def command(run):
-        async def handler(ls, *args):  # `ls` bare, as in every command handler: commands.register says why
-            from cutegen.lsp.commands import target
-
-            uri = target(args)
-            if not uri:
-                return reply(False, "the command needs a file URI argument")
-            a = args[0] if args and isinstance(args[0], dict) else {}
-            return await run(ls, uri, a)
-        return handler
-
-    server.command(Command.PROFILE_LINES.value)(command(profile_lines))
-    server.command(Command.SANITIZE.value)(command(sanitize))

@@ -21,33 +21,35 @@ from cutegen.sandbox import cpp
 
 
 @dataclass
-class Outcome:
+class HostView:
+    """The preprocessor's view of a candidate's host side (what the static gate reads), or why there is none."""
+
     preprocessed: cpp.Preprocessed | None
     error: str = ""  # why there is no view: the preprocessor's first error, or nvcc's plan not found
     seconds: float = 0.0
 
 
-def host_view(nvcc_build: list[str], source: Path, jail=None, timeout: float = 120.0) -> Outcome:
+def host_view(nvcc_build: list[str], source: Path, jail=None, timeout: float = 120.0) -> HostView:
     """`nvcc_build`: nvcc and the flags of the build (the BUILD tier's: the host side exists only there);
     `source`: the candidate's file."""
     started = time.perf_counter()
     out = source.with_suffix(".host.ii")
     argv = host_command(nvcc_build, source, out)
     if argv is None:
-        return Outcome(None, "nvcc --dryrun names no host preprocessing step", time.perf_counter() - started)
+        return HostView(None, "nvcc --dryrun names no host preprocessing step", time.perf_counter() - started)
     if jail is not None:
         argv = jail.compile_command(argv)
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, start_new_session=True)
     except subprocess.TimeoutExpired:
         _remove(out)
-        return Outcome(None, f"the preprocessor did not finish within {timeout:.0f} s", time.perf_counter() - started)
+        return HostView(None, f"the preprocessor did not finish within {timeout:.0f} s", time.perf_counter() - started)
     try:
         if proc.returncode != 0 or not out.is_file():
             lines = [ln for ln in (proc.stdout + proc.stderr).splitlines() if ln.strip()]
             first = next((ln for ln in lines if "error" in ln), lines[0] if lines else f"exit code {proc.returncode}")
-            return Outcome(None, first.replace(str(source), source.name)[:300], time.perf_counter() - started)
-        return Outcome(cpp.main_file(out.read_text(errors="replace")), "", time.perf_counter() - started)
+            return HostView(None, first.replace(str(source), source.name)[:300], time.perf_counter() - started)
+        return HostView(cpp.main_file(out.read_text(errors="replace")), "", time.perf_counter() - started)
     finally:
         _remove(out)
 

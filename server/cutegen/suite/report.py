@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cutegen.files import write_atomic
+from cutegen.harness.verdicts import Verdict
 from cutegen.suite.store import load
 
 P_VALUES = (0.0, 1.0, 1.5, 2.0)
@@ -179,7 +180,7 @@ def _cells(r: dict | None) -> list[str]:
     roof = f"{r['roofline']:.0%} {r.get('roofline_of') or ''}".strip() if r.get("roofline") is not None else "–"
     rounds = r.get("rounds_to_correct")
     verdict = r.get("verdict", "")
-    if verdict not in ("pass",) and r.get("message"):
+    if verdict != Verdict.PASS and r.get("message"):
         message = r["message"].removeprefix(f"{verdict}:").strip()  # agent labels start with the verdict already
         verdict += f": {message[:90]}"
     return [correct, _x(r.get("speedup_eager")), _x(r.get("speedup_compile")), roof, r.get("bottleneck") or "–",

@@ -4,11 +4,12 @@ plots need, nothing nested."""
 
 from __future__ import annotations
 
+from cutegen.agent.verdicts import CandidateVerdict, RoundVerdict
 from cutegen.harness import intervals
-from cutegen.harness.verdicts import NOT_JUDGED
+from cutegen.harness.verdicts import NOT_JUDGED, Verdict
 from cutegen.records import RunRecord
 
-COMPILE_FAILURES = ("build-failed", "check-failed")
+COMPILE_FAILURES = (Verdict.BUILD_FAILED, CandidateVerdict.CHECK_FAILED)
 # Neither correct nor incorrect: what the harness did not judge (its vocabulary), and the suite's own outcomes.
 UNKNOWN = frozenset({*(v.value for v in NOT_JUDGED), "no-kernel", "suite-error"})
 
@@ -76,7 +77,7 @@ def profile_fields(profile: RunRecord | None) -> dict:
 
 
 def agent_fields(outcomes: list, final_text_found: bool) -> dict:
-    """Figures of the agent's steps (agent.agent.Outcome objects): rounds to the first correct version, LLM use."""
+    """Figures of the agent's steps (agent.agent.AgentResult objects): rounds to the first correct version, LLM use."""
     rounds_to_correct, rounds = None, 0
     calls = prompt = completion = 0
     reported = 0.0
@@ -100,7 +101,7 @@ def last_agent_verdict(outcomes: list) -> tuple[str, str]:
     """For a problem the agent never got right: the verdict of its last verified attempt and what it said."""
     for _, out in reversed(outcomes):
         for r in reversed(out.rounds):
-            if r.get("verdict") not in (None, "llm-error", "patch-rejected"):
+            if r.get("verdict") not in (None, RoundVerdict.LLM_ERROR, RoundVerdict.PATCH_REJECTED):
                 return r["verdict"], _first_line(r.get("message", ""))
         if out.message:
             return "no-kernel", _first_line(out.message)
@@ -117,11 +118,11 @@ def placeholder(name: str, problem: str, verdict: str, message: str, **extra) ->
 
 def worker_died(reply: dict) -> bool:
     """The worker's reply when its process died under a job (harness/worker.py): retried once on a fresh one."""
-    return reply.get("verdict") == "crashed"
+    return reply.get("verdict") == Verdict.CRASHED
 
 
 def _correct(verdict: str) -> bool | None:
-    return None if verdict in UNKNOWN else verdict == "pass"
+    return None if verdict in UNKNOWN else verdict == Verdict.PASS
 
 
 def _first_line(text: str, limit: int = 300) -> str:
