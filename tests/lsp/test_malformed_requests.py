@@ -51,6 +51,8 @@ def valid_arguments(uri: str) -> dict[str, list]:
         Command.FIX.value: [{"uri": uri, "version": 1, "diagnostic": DIAGNOSTIC}],
         Command.DIAGNOSE.value: [{"uri": uri, "version": 1, "diagnostic": DIAGNOSTIC}],
         Command.LAYOUT_PICTURE.value: [{"uri": uri, "line": 0, "character": 3, "instantiation": "k"}],
+        Command.SHOW_VERSION.value: [{"id": "v1", "uri": uri}],
+        Command.RESTORE_VERSION.value: [{"id": "v1", "uri": uri, "version": 1}],
     }
 
 

@@ -192,6 +192,10 @@ class AgentService:
     async def restore_best(self, uri: str) -> dict:
         return await self._whole_file(uri, "restoring the best version of", lambda a, path, text: a.restore_best(path, text))
 
+    async def restore_version(self, uri: str, vid: str) -> dict:
+        return await self._whole_file(uri, "restoring a version of",
+                                      lambda a, path, text: a.restore_version(path, text, vid))
+
     async def tune(self, uri: str) -> dict:
         from cutegen.agent.tune import tune
 
