@@ -31,7 +31,8 @@ def _sr(old: str, new: str) -> str:
 def replies() -> list[dict]:
     return [
         {"match": "TASK: generate `30_Softsign.cu`", "reply": generated(SLOW)},
-        {"match": "DIRECTION: More bytes", "reply": "CHANGE: More bytes in flight — one pass, not 256\n" + _sr(SLOW, ONCE)},
+        {"match": "DIRECTION: More bytes",
+         "reply": "CHANGE: More bytes in flight — one pass, not 256\n" + _sr(SLOW, ONCE)},
         {"match": "DIRECTION: 128-bit", "reply": "CHANGE: 128-bit vectorized loads\n"
          + _sr(ONCE.strip(), "for (int64_t i = 0; i < n; ++i) y[i] = x4[i];")},
     ]
