@@ -1,7 +1,8 @@
 """The kernel's tree of versions in the editor (lsp/versions.py): the tree for a tree view, one version's diff, a
 CodeLens and a quick fix naming the best verified better version, which restore it re-verified as a patch that
 applies like every proposal. The tree is grown with agent/tree.py's own API from the judge's Verifications
-(`candidates._compare`, as the GPU path makes them); the restore's re-verification is a real nvcc compile."""
+(`candidates._compare`, as the GPU path makes them); the restore's re-verification is a real nvcc compile. Last, a
+real search through the editor's Optimize (the scripted model of tests/agent/test_search.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from cutegen.agent.search import ratio_of
 from cutegen.agent.tree import VersionTree
 from cutegen.state import StateDir
 from lsp_helpers import needs_nvcc
-from tests.agent.test_search import _timed
+from tests.agent.test_search import GOOD, PROBLEM, _landscape, _timed
 
 pytestmark = [pytest.mark.asyncio, needs_nvcc]
 
@@ -118,3 +119,23 @@ async def test_no_tree_no_offer_and_bad_arguments_are_named(client, workspace):
         await _command(client, "cutegen.server.restoreVersion", {"uri": uri})
     gone = await _command(client, "cutegen.server.restoreVersion", {"uri": uri, "id": "abc"})
     assert not gone["ok"] and "plain.cu has no version 'abc'" in gone["message"]
+
+
+@pytest.mark.replies(_landscape())
+@pytest.mark.cutegen_settings({"optimizeSearch": "beam:1x2", "optimizeSteps": 1})
+async def test_optimize_with_a_search_grows_the_tree_the_view_lists(client, workspace):
+    """A real search through the editor's Optimize (scripted model, real nvcc, no GPU here): its versions are in
+    the view's tree, not timed; without a measured better version there is no lens to offer."""
+    (workspace / "k.py").write_text(PROBLEM)
+    path = workspace / "k.cu"
+    path.write_text(GOOD)
+    uri = _open(client, path, GOOD)
+    refreshes = client.code_lens_refreshes
+    answer = await _command(client, "cutegen.server.optimize", {"uri": uri, "version": 1})
+    assert answer["ok"] and "3 versions in the tree" in answer["message"] and "speed not measured" in answer["message"]
+    assert client.code_lens_refreshes > refreshes  # the lens is asked for again: a search may have found a best
+    view = (await _command(client, "cutegen.server.versions", {"uri": uri}))["tree"]
+    assert sorted((v["change"][:8], v["verdict"], v["ratio"]) for v in view["versions"]) == [
+        ("", "verified", "not timed"), ("128-bit ", "check-failed", "not timed"),
+        ("More byt", "verified", "not timed")]
+    assert view["best"] is None and not await _lenses(client, uri)

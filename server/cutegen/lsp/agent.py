@@ -187,7 +187,9 @@ class AgentService:
         return {"ok": True, "patch": stored.to_json(), "message": outcome.message}
 
     async def optimize(self, uri: str) -> dict:
-        return await self._whole_file(uri, "optimizing", lambda a, path, text: a.optimize(path, text))
+        answer = await self._whole_file(uri, "optimizing", lambda a, path, text: a.optimize(path, text))
+        self.server.refresh_code_lens()  # a search's tree names its best version on the kernel (lsp/versions.py)
+        return answer
 
     async def restore_best(self, uri: str) -> dict:
         return await self._whole_file(uri, "restoring the best version of", lambda a, path, text: a.restore_best(path, text))
