@@ -52,6 +52,8 @@ def valid_arguments(uri: str) -> dict[str, list]:
         Command.DIAGNOSE.value: [{"uri": uri, "version": 1, "diagnostic": DIAGNOSTIC}],
         Command.LAYOUT_PICTURE.value: [{"uri": uri, "line": 0, "character": 3, "instantiation": "k"}],
         Command.PROFILE_LINES.value: [{"uri": uri, "show": True}],
+        Command.SHOW_VERSION.value: [{"id": "v1", "uri": uri}],
+        Command.RESTORE_VERSION.value: [{"id": "v1", "uri": uri, "version": 1}],
     }
 
 

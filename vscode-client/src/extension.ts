@@ -3,7 +3,9 @@
 
 import * as vscode from "vscode";
 
-import { REVIEW_COMMAND, SERVER, UI_COMMANDS, UiCommand, documentArgs, fixArgumentsForReview } from "./core/commands";
+import {
+  REVIEW_COMMAND, SERVER, UI_COMMANDS, UiCommand, VERSION_COMMANDS, documentArgs, fixArgumentsForReview,
+} from "./core/commands";
 import { needsRestart } from "./core/config";
 import { DIAGNOSIS_SCHEME } from "./core/diagnosis";
 import { MessageGate, RecentMessages } from "./core/messages";
@@ -16,6 +18,7 @@ import { ProposalView } from "./proposalView";
 import { Runner } from "./runner";
 import { Server } from "./server";
 import { StatusBar } from "./statusBar";
+import { VersionsView } from "./versionsView";
 
 let server: Server | undefined;
 
@@ -31,19 +34,24 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const diagnoses = new DiagnosisView();
   const runner = new Runner(server, status, proposals, messages, gate, log, diagnoses);
   const running = server;
-  // A profileLines reply (from the palette or a CodeLens) opens its picture beside the code.
+  // A profileLines reply (from the palette or a CodeLens) opens its picture beside the code; after an Optimize or
+  // a restore the Versions view reads the tree again.
   const run = async (command: string, args: unknown[]): Promise<unknown> => {
     const reply = await runner.run(command, args);
     if (command === SERVER.profileLines) {
       lines.show(reply);
     }
+    if (VERSION_COMMANDS.has(command)) {
+      void versions.refresh();
+    }
     return reply;
   };
+  const versions = new VersionsView(server, run, log);
   server.setCommandHook(run);
   proposals.connect((command, args) => runner.run(command, args), () => running.advertises(SERVER.applyPatch));
 
   context.subscriptions.push(
-    log, proposals, layouts, lines, server, new StatusBar(status),
+    log, proposals, layouts, lines, server, new StatusBar(status), versions.register(),
     vscode.workspace.registerTextDocumentContentProvider(SCHEME, proposals),
     diagnoses, vscode.workspace.registerTextDocumentContentProvider(DIAGNOSIS_SCHEME, diagnoses),
     vscode.workspace.onDidChangeConfiguration((e) => {
@@ -54,7 +62,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   );
   for (const command of UI_COMMANDS) {
     context.subscriptions.push(vscode.commands.registerCommand(command.id, (arg?: unknown) =>
-      uiCommand(command, arg, { run, proposals, layouts, log, server: running })));
+      uiCommand(command, arg, { run, proposals, layouts, log, server: running, versions })));
   }
   log.info(`CuTeGen ${context.extension.packageJSON.version} activated`);
   void running.start(); // not awaited: activation does not wait for Python; commands wait in ready()
@@ -70,6 +78,7 @@ interface Parts {
   layouts: LayoutView;
   log: vscode.LogOutputChannel;
   server: Server;
+  versions: VersionsView;
 }
 
 async function uiCommand(command: UiCommand, arg: unknown, parts: Parts): Promise<unknown> {
@@ -87,6 +96,12 @@ async function uiCommand(command: UiCommand, arg: unknown, parts: Parts): Promis
       return parts.proposals.apply(arg);
     case "cutegen.discardPatch":
       return parts.proposals.discard(arg);
+    case "cutegen.refreshVersions":
+      return parts.versions.refresh();
+    case "cutegen.showVersion":
+      return parts.versions.show(arg);
+    case "cutegen.restoreVersion":
+      return parts.versions.restore(arg);
     case REVIEW_COMMAND: {
       // A quick fix's verified patch: ask the server for it (a fix it has verified returns at once).
       const fixArgs = fixArgumentsForReview([arg]);

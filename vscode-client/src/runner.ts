@@ -15,7 +15,7 @@ import { Server } from "./server";
 
 const TITLES: Record<string, string> = {
   checking: "checking", testing: "testing", profiling: "profiling", optimizing: "optimizing",
-  fixing: "fixing", tuning: "tuning", generating: "generating a kernel from", restoring: "restoring the best version of",
+  fixing: "fixing", tuning: "tuning", generating: "generating a kernel from", restoring: "restoring a version of",
   applying: "applying the patch to", sanitizing: "sanitizing",
 };
 

@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from cutegen.agent.history import text_id
+from cutegen.agent.patch import unified
 from cutegen.agent.transcript import kernel_folder
 from cutegen.files import write_atomic
 from cutegen.state import StateDir
@@ -199,6 +200,40 @@ class VersionTree:
         matches = [n for vid, n in self.nodes.items() if vid.startswith(prefix)]
         return matches[0] if len(matches) == 1 else None
 
+    def better(self) -> Node | None:
+        """The best version verified faster than a start (measured, gain above 1), or None: what is worth offering."""
+        best = next((n for n in ranked_nodes(self.nodes.values()) if n.parent and n.measured), None)
+        return best if best is not None and (best.gain or 0) > 1 else None
+
+    # -- for an editor ------------------------------------------------------------------------
+
+    def view(self, current: str) -> dict:
+        """The whole tree as plain data: every version (parents first), which one is the file's `current` text,
+        and the best verified better version (`better`)."""
+        here, better = text_id(current), self.better()
+        nodes = sorted(self.nodes.values(), key=lambda n: (self.depth(n.id), n.step, n.time))
+        return {"kernel": self.kernel, "tree": str(self.path), "size": len(self.nodes),
+                "failures": len(self.failures), "current": here if here in self.nodes else None,
+                "best": self.summary(better) if better else None,
+                "versions": [{**self.summary(n), "current": n.id == here,
+                              "best": better is not None and n.id == better.id} for n in nodes]}
+
+    def summary(self, n: Node) -> dict:
+        return {"id": n.id, "parent": n.parent, "change": n.change, "path": [c.change for c in self.chain(n.id)
+                                                                           if c.change],
+                "ok": n.ok, "verdict": n.verdict, "label": n.label, "gain": n.gain,
+                "noise": n.figures.get("noise"), "ratio": ratio_text(n), "step": n.step, "record": n.record}
+
+    def version(self, vid: str, current: str) -> dict | None:
+        """One version for a diff view: its summary, its text and the diff from `current` to it; None when no
+        version's id starts with `vid` (or more than one's does), or its text is gone."""
+        node = self.find(vid)
+        text = self.text(node.id) if node is not None else None
+        if node is None or text is None:
+            return None
+        name = Path(self.kernel).name
+        return {**self.summary(node), "text": text, "diff": unified(current, text, name)}
+
 
 def ranked_nodes(nodes) -> list[Node]:
     """Verified versions, most promising first: measured before unmeasured; measured ones by gain (the earlier of
@@ -206,6 +241,14 @@ def ranked_nodes(nodes) -> list[Node]:
     ok = [n for n in nodes if n.ok]
     return sorted(ok, key=lambda n: (False, -(n.gain or 0.0), n.step, n.time) if n.measured
                   else (True, 0.0, -n.step, -n.time))
+
+
+def ratio_text(n: Node) -> str:
+    """A version's ratio against the start of its search with the judge's noise: "2.10× ±3%", or "not timed"."""
+    if n.gain is None:
+        return "not timed"
+    noise = n.figures.get("noise")
+    return f"{n.gain:.2f}×" + (f" ±{noise:.0%}" if isinstance(noise, (int, float)) else "")
 
 
 def _kept(figures: dict) -> dict:

@@ -13,6 +13,7 @@ LLM_ENV = {"llm_base_url": "CUTEGEN_LLM_BASE_URL", "llm_model": "CUTEGEN_LLM_MOD
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
+    from cutegen.cli.agent import search_shape
     from cutegen.cli.options import command, reference_mode_option, retry_count
 
     suite = command(subparsers, "suite", "judge or generate kernels for a whole benchmark, with a report")
@@ -51,6 +52,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     agent.add_argument("--llm-calls", type=int, default=20, help="LLM calls per problem")
     agent.add_argument("--wall-time", type=float, default=1800.0, help="seconds per problem")
     agent.add_argument("--optimize-steps", type=int, default=2, help="optimize steps after a correct kernel")
+    agent.add_argument("--search", type=search_shape, default="greedy",
+                       help="how each problem is optimized: greedy (one verified change a step) or beam:WxK (one "
+                            "search of --optimize-steps steps; the report gives its best version and tree size)")
     tool = run.add_argument_group("toolchain")
     tool.add_argument("--nvcc")
     tool.add_argument("--arch", help="e.g. sm_90a (default: the local GPU, else sm_90a)")
@@ -87,7 +91,7 @@ def config_from_args(args):
                        jobs=args.jobs, state_dir=args.state_dir, llm_concurrency=args.llm_concurrency,
                        trials=args.trials, llm_price=price,
                        budget=Budget(rounds=args.rounds, llm_calls=args.llm_calls, wall_s=args.wall_time,
-                                     optimize_steps=args.optimize_steps))
+                                     optimize_steps=args.optimize_steps, search=args.search))
 
 
 def cmd_run(args) -> int:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cutegen.agent.tree import Node, VersionTree
+from cutegen.agent.tree import Node, VersionTree, ratio_text
 from cutegen.cli.agent import _common, _main
 from cutegen.cli.options import command
 from cutegen.state import StateDir
@@ -62,18 +62,12 @@ def listing(tree: VersionTree, current: str) -> list[str]:
         for n in sorted(children.get(parent, []), key=lambda n: (n.step, n.time)):
             is_best = best is not None and n.id == best.id and n.parent
             mark = ("*" if n.id == here else " ") + ("best" if is_best else "    ")
-            out.append(f"{mark} {'  ' * depth}{n.id[:10]}  {_ratio(n):>14}  {n.verdict:<13} {n.change or '(start)'}")
+            ratio = ratio_text(n)
+            out.append(f"{mark} {'  ' * depth}{n.id[:10]}  {ratio:>14}  {n.verdict:<13} {n.change or '(start)'}")
             walk(n.id, depth + 1)
 
     walk(None, 0)
     return out
-
-
-def _ratio(n: Node) -> str:
-    if n.gain is None:
-        return "not timed"
-    noise = n.figures.get("noise")
-    return f"{n.gain:.2f}×" + (f" ±{noise:.0%}" if isinstance(noise, (int, float)) else "")
 
 
 def _show(tree: VersionTree, vid: str, name: str) -> int:

@@ -185,10 +185,16 @@ class AgentService:
         return {"ok": True, "patch": stored.to_json(), "message": outcome.message}
 
     async def optimize(self, uri: str) -> dict:
-        return await self._whole_file(uri, "optimizing", lambda a, path, text: a.optimize(path, text))
+        answer = await self._whole_file(uri, "optimizing", lambda a, path, text: a.optimize(path, text))
+        self.server.refresh_code_lens()  # a search's tree names its best version on the kernel (lsp/versions.py)
+        return answer
 
     async def restore_best(self, uri: str) -> dict:
         return await self._whole_file(uri, "restoring the best version of", lambda a, path, text: a.restore_best(path, text))
+
+    async def restore_version(self, uri: str, vid: str) -> dict:
+        return await self._whole_file(uri, "restoring a version of",
+                                      lambda a, path, text: a.restore_version(path, text, vid))
 
     async def tune(self, uri: str) -> dict:
         return await self._whole_file(uri, "tuning", lambda a, path, text: a.tune(path, text))

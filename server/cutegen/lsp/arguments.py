@@ -119,6 +119,7 @@ SHAPES: dict[str, type] = {
     Command.GENERATE.value: FileArgs, Command.DIAGNOSE.value: AgentArgs, Command.FIX.value: AgentArgs,
     Command.APPLY_PATCH.value: PatchArgs, Command.LAYOUT_PICTURE.value: PlaceArgs,
     Command.PROFILE_LINES.value: LinesArgs, Command.SANITIZE.value: FileArgs,
+    Command.VERSIONS.value: FileArgs, Command.SHOW_VERSION.value: PatchArgs, Command.RESTORE_VERSION.value: PatchArgs,
 }
 
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from cutegen.files import resolved
-from cutegen.lsp import layouts
+from cutegen.lsp import layouts, versions
 from cutegen.lsp.command_ids import Command
 from cutegen.lsp.convert import contains, lsp_range
 from cutegen.lsp.documents import path_of
@@ -124,7 +124,7 @@ def actions(ls: CuteGenServer, uri: str, want: types.Range) -> list[types.CodeAc
     out = fixes + explains
     if errors and not fixes and not llm_configured(ls) and opens_settings(ls):
         out.append(_configure_llm(errors))
-    return out + layouts.layout_code_actions(ls, uri, want)
+    return out + layouts.layout_code_actions(ls, uri, want) + versions.code_actions(ls, uri, want)
 
 
 def register(server: CuteGenServer) -> None:

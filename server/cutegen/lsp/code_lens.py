@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from cutegen.lsp import kernels, layouts, profile_lens, runs
+from cutegen.lsp import kernels, layouts, profile_lens, runs, versions
 from cutegen.lsp.command_ids import Command
 from cutegen.lsp.documents import is_checked, path_of
 
@@ -34,7 +34,7 @@ def lenses(ls: CuteGenServer, uri: str, text: str) -> list[types.CodeLens]:
         out.append(_lens(a, runs.resources_title(result, kernel), Command.CHECK.value, [uri]))
         if a is entry:
             out += _run_lenses(ls, a, uri, path)
-    return out + layouts.layout_code_lenses(ls, uri, text)
+    return out + layouts.layout_code_lenses(ls, uri, text) + versions.code_lenses(ls, uri, text)
 
 
 def _run_lenses(ls: CuteGenServer, a: kernels.Anchor, uri: str, path) -> list[types.CodeLens]:

@@ -20,6 +20,9 @@ class Command(str, Enum):
     LAYOUT_PICTURE = "cutegen.server.layoutPicture"
     PROFILE_LINES = "cutegen.server.profileLines"  # [{uri[, show]}]: per-line profile (show: the latest, no run) → {svg, lines}
     SANITIZE = "cutegen.server.sanitize"
+    VERSIONS = "cutegen.server.versions"  # [{uri}] → {tree}: the kernel's versions (lsp/versions.py)
+    SHOW_VERSION = "cutegen.server.showVersion"  # [{uri, id}] → {version: {text, diff, ...}}
+    RESTORE_VERSION = "cutegen.server.restoreVersion"  # [{uri, id[, version]}] → {patch}: re-verified
 
     def __str__(self) -> str:
         return self.value

@@ -21,6 +21,7 @@ from cutegen.lsp import (
     arguments, background, code_actions, code_lens, commands, config, diagnostics, hover, layouts, profile_lens,
     requests,
 )
+from cutegen.lsp import versions
 from cutegen.lsp.agent import AgentService
 from cutegen.lsp.documents import path_of
 from cutegen.lsp.protocol import CuteGenProtocol
@@ -142,7 +143,8 @@ def _register_lifecycle(server: CuteGenServer) -> None:
 def create_server() -> CuteGenServer:
     server = CuteGenServer()
     _register_lifecycle(server)
-    for feature in (config, diagnostics, hover, code_lens, code_actions, commands, layouts, profile_lens, background):
+    for feature in (config, diagnostics, hover, code_lens, code_actions, commands, layouts, profile_lens, background,
+                    versions):
         feature.register(server)
     return server
 

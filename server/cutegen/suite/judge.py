@@ -20,12 +20,14 @@ from cutegen.suite.problems import Entry
 @dataclass
 class Budget:
     """Per problem, for --agent: rounds per step (generate's repairs, optimize's tries), LLM calls, wall time,
-    and how many optimize steps are attempted after a correct kernel."""
+    how many optimize steps are attempted after a correct kernel, and how (`greedy`: one verified change a step;
+    `beam:WxK`: one search of that many steps, agent/search.py)."""
 
     rounds: int = 3
     llm_calls: int = 20
     wall_s: float = 1800.0
     optimize_steps: int = 2
+    search: str = "greedy"
 
 
 @dataclass
@@ -92,8 +94,9 @@ def judge(entry: Entry, ctx: Context, worker: GpuWorker | None = None, profile_o
 
 def agent(entry: Entry, ctx: Context) -> dict:
     """generate → compile/test → diagnose → localized patch (until correct, within the budget) → optimize one
-    step at a time → the last verified version, judged like any kernel."""
+    step at a time, or one search (`budget.search`) → the last verified version, judged like any kernel."""
     from cutegen.agent.agent import Agent
+    from cutegen.agent.search import Shape
 
     budget = ctx.budget
     kernel = (ctx.out / "kernels" / f"{entry.name}.cu").resolve()  # "level2/1_x" → kernels/level2/1_x.cu
@@ -117,7 +120,10 @@ def agent(entry: Entry, ctx: Context) -> dict:
         if out.ok and out.proposal:
             text = out.proposal.new_text
             write_atomic(kernel, text)
-        for _ in range(budget.optimize_steps if text else 0):
+        shape = Shape.parse(budget.search)
+        if text and not shape.greedy:
+            text = _search(a, kernel, text, shape, settings, budget, deadline, outcomes)
+        for _ in range(budget.optimize_steps if text and shape.greedy else 0):
             if time.monotonic() > deadline or ctx.stop.is_set() or (llm and llm.spent()):
                 break
             step = a.optimize(kernel, text)
@@ -140,6 +146,10 @@ def agent(entry: Entry, ctx: Context) -> dict:
         verdict, message = rows.last_agent_verdict(outcomes)
         row = rows.placeholder(entry.name, str(entry.problem), verdict, message)
     row.update(rows.agent_fields(outcomes, text is not None))
+    if any(step == "search" for step, _ in outcomes):
+        from cutegen.agent.tree import VersionTree
+
+        row.update(rows.search_fields(outcomes, VersionTree(ctx.state_dir, kernel)))
     row["sandbox"] = "jailed" if getattr(runner, "jail", None) is not None else (note or "unjailed")
     if row.get("correct") is not True:
         row["rounds_to_correct"] = None  # "compiled, not run" on a machine without a GPU is no proof
@@ -147,6 +157,21 @@ def agent(entry: Entry, ctx: Context) -> dict:
     row["budget"] = asdict(budget)
     row["stopped_by_wall_budget"] = time.monotonic() > deadline
     return row
+
+
+def _search(a, kernel: Path, text: str, shape, settings: Settings, budget: Budget, deadline: float,
+            outcomes: list) -> str:
+    """The search applied to the generated kernel, within what is left of the problem's wall time: its best
+    verified version replaces the kept one (its tree stays under the state folder: `cutegen versions`)."""
+    from cutegen.agent.search import Limits
+
+    minutes = max(0.0, deadline - time.monotonic()) / 60
+    out = a.search(kernel, text, shape, limits=Limits(budget.optimize_steps, minutes, settings.optimize_tokens))
+    outcomes.append(("search", out))
+    if not (out.ok and out.proposal):
+        return text
+    write_atomic(kernel, out.proposal.new_text)
+    return out.proposal.new_text
 
 
 def on_suite_gpus(worker):

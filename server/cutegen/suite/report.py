@@ -163,6 +163,9 @@ def _problem_table(runs: list[Run]) -> tuple[list[str], list[list[str]]]:
     else:
         head = ["problem", *[f"{c} ({run.label})" for c in ("correct", "vs eager", "vs torch.compile")
                              for run in runs], *[f"verdict ({run.label})" for run in runs]]
+    searched = [any(r.get("search_tree_size") is not None for r in run.rows) for run in runs]
+    head += [f"search: best version ({run.label})" if len(runs) > 1 else "search: best version"
+             for run, s in zip(runs, searched) if s]
     body = []
     for name in names:
         cells = [[_cells(b.get(name))[i] for b in by] for i in range(len(cols))]
@@ -170,7 +173,22 @@ def _problem_table(runs: list[Run]) -> tuple[list[str], list[list[str]]]:
             body.append([name, *[c[0] for c in cells]])
         else:
             body.append([name, *cells[0], *cells[1], *cells[2], *cells[6]])
+        body[-1] += [_search_cell(b.get(name)) for b, s in zip(by, searched) if s]
     return head, body
+
+
+def _search_cell(r: dict | None) -> str:
+    """A search's best verified version: id, ratio against the generated kernel ± the judge's noise, the changes
+    that made it; and the tree's size."""
+    if r is None or r.get("search_tree_size") is None:
+        return "–"
+    size = f"{r['search_tree_size']} versions in the tree"
+    if r.get("search_best") is None:
+        return f"none verified better · {size}"
+    ratio = r.get("search_ratio")
+    noise = r.get("search_noise")
+    figure = "not timed" if ratio is None else f"{ratio:.2f}×" + (f" ±{noise:.0%}" if noise is not None else "")
+    return f"{r['search_best'][:10]} {figure} ({r.get('search_change') or ''}) · {size}"
 
 
 def _cells(r: dict | None) -> list[str]:

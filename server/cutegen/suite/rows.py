@@ -93,8 +93,27 @@ def agent_fields(outcomes: list, final_text_found: bool) -> dict:
                 rounds_to_correct = rounds
     return {"rounds_to_correct": rounds_to_correct, "generate_rounds": rounds, "llm_calls": calls,
             "prompt_tokens": prompt, "completion_tokens": completion, "reported_cost_usd": reported or None,
-            "optimize_steps_kept": sum(1 for step, out in outcomes if step == "optimize" and out.ok),
+            "optimize_steps_kept": sum(1 for step, out in outcomes if step in ("optimize", "search") and out.ok),
             "kernel_written": final_text_found}
+
+
+def search_fields(outcomes: list, tree) -> dict:
+    """A suite search's answer (agent.search): the best verified version, its ratio against the generated kernel
+    with the judge's noise (the direct comparison where it is several changes away), the changes that made it, and
+    the tree's size. `tree`: the kernel's agent.tree.VersionTree, as the search left it."""
+    last = tree.searches[-1] if tree.searches else {}
+    best = tree.nodes.get(last.get("best") or "")
+    out = next(o for step, o in reversed(outcomes) if step == "search")
+    figures = out.proposal.figures if out.ok and out.proposal else {}
+    ratio = figures.get("speedup") if best is not None else None
+    return {"search_shape": last.get("shape"), "search_tree_size": len(tree.nodes),
+            "search_failures": len(tree.failures), "search_candidates": last.get("candidates"),
+            "search_steps": last.get("steps"), "search_stop": last.get("stop"),
+            "search_best": best.id if best is not None else None,
+            "search_change": " → ".join(n.change for n in tree.chain(best.id) if n.change) if best else None,
+            "search_ratio": ratio if isinstance(ratio, (int, float)) else None,
+            "search_noise": figures.get("noise") if isinstance(ratio, (int, float)) else None,
+            "search_message": _first_line(out.message)}
 
 
 def last_agent_verdict(outcomes: list) -> tuple[str, str]:

@@ -33,6 +33,9 @@ export const SERVER = {
   layoutPicture: "cutegen.server.layoutPicture",
   profileLines: "cutegen.server.profileLines",
   sanitize: "cutegen.server.sanitize",
+  versions: "cutegen.server.versions",
+  showVersion: "cutegen.server.showVersion",
+  restoreVersion: "cutegen.server.restoreVersion",
 } as const;
 
 export const UI_COMMANDS: UiCommand[] = [
@@ -52,11 +55,20 @@ export const UI_COMMANDS: UiCommand[] = [
   { id: "cutegen.applyPatch", title: "Apply Proposed Patch", target: "none", palette: false },
   { id: "cutegen.reviewPatch", title: "Review Verified Fix", target: "none", palette: false },
   { id: "cutegen.discardPatch", title: "Discard Proposed Patch", target: "none", palette: false },
+  // the Versions view's (versionsView.ts): its title bar and its items' click and context menu
+  { id: "cutegen.refreshVersions", title: "Refresh Versions", target: "none", palette: false },
+  { id: "cutegen.showVersion", title: "Show Version", target: "none", palette: false },
+  { id: "cutegen.restoreVersion", title: "Restore Version", target: "none", palette: false },
 ];
 
 /** Server commands whose reply may carry a patch that opens as a diff. */
 export const PATCH_COMMANDS = new Set<string>([
-  SERVER.fix, SERVER.optimize, SERVER.tune, SERVER.generate, SERVER.restoreBest, SERVER.diagnose,
+  SERVER.fix, SERVER.optimize, SERVER.tune, SERVER.generate, SERVER.restoreBest, SERVER.diagnose, SERVER.restoreVersion,
+]);
+
+/** Server commands after which the kernel's tree of versions, or which of them the file holds, may differ. */
+export const VERSION_COMMANDS = new Set<string>([
+  SERVER.optimize, SERVER.applyPatch, SERVER.restoreVersion, SERVER.restoreBest,
 ]);
 
 /** The argument list for a server command about one document. */

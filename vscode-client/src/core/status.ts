@@ -13,7 +13,7 @@ export type ServerState = "starting" | "running" | "stopped" | "failed";
 const ACTIVITY_OF: Record<string, Activity> = {
   check: "checking", test: "testing", profile: "profiling", optimize: "optimizing",
   fix: "fixing", diagnose: "fixing", tune: "tuning", generate: "generating",
-  restoreBest: "restoring", applyPatch: "applying", profileLines: "profiling", sanitize: "sanitizing",
+  restoreBest: "restoring", restoreVersion: "restoring", applyPatch: "applying", profileLines: "profiling", sanitize: "sanitizing",
 };
 
 export function activityOf(serverCommand: string): Activity {
