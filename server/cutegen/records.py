@@ -408,11 +408,15 @@ class RunRecord:
         return why if isinstance(why, str) and why else None
 
     def energy_text(self) -> str | None:
-        """'58.3 mJ/call [57.9–58.8]' beside the ms/call; None without the figure."""
+        """The energy in full for the CLI and the hover: 'energy 58.3 mJ/call [57.9 mJ–58.8 mJ] · 612 W · SM 1980
+        MHz · 5 windows, counter updated every 20 ms'; the one-line reason where it was not measured; None for a
+        record with neither (older records, runs that were not timed)."""
         e = self.energy
         if e is None:
-            return None
-        return f"{joules_text(e.j_per_call)}/call [{joules_text(e.low_j)}–{joules_text(e.high_j)}]"
+            return self.energy_unmeasured
+        clock = f" · SM {e.sm_mhz:.0f} MHz" if e.sm_mhz else ""
+        return (f"energy {joules_text(e.j_per_call)}/call [{joules_text(e.low_j)}–{joules_text(e.high_j)}] · "
+                f"{e.watts:.0f} W{clock} · {e.windows} windows, counter updated every {e.period_ms:.3g} ms")
 
 
     def speedup(self, baseline: str) -> float | None:

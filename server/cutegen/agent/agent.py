@@ -83,7 +83,8 @@ class Agent:
         self.state_dir = Path(state_dir)
         self.on_stage = on_stage or (lambda s: None)
         self.verifier = Verifier(builder, worker, state_dir=self.state_dir, problem=problem, trials=trials,
-                                 on_stage=self.on_stage, gpu=gpu, candidate_runner=candidate_runner)
+                                 on_stage=self.on_stage, gpu=gpu, candidate_runner=candidate_runner,
+                                 objective=settings.optimize_objective)
         self.llm, self.llm_problem = llm, None
         self.budget = Budget(settings.llm_context_tokens, settings.max_tokens)  # fits every prompt to the window
         if llm is None:

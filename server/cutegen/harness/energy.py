@@ -134,7 +134,8 @@ class Meter:
     def period(self) -> float:
         """The counter's update period, measured once per process (polled until it changed PERIOD_CHANGES times)."""
         if self.period_s is None:
-            times, last = [], self.energy_mj()
+            times: list[float] = []
+            last = self.energy_mj()
             deadline = time.perf_counter() + PERIOD_TIMEOUT_S
             while len(times) < PERIOD_CHANGES and time.perf_counter() < deadline:
                 now = self.energy_mj()
@@ -204,9 +205,11 @@ def _handles(pynvml, props) -> list[Callable]:
     uuid = getattr(props, "uuid", None)
     if uuid is not None:
         text = str(uuid)
-        out.append(lambda: pynvml.nvmlDeviceGetHandleByUUID(text if text.startswith(("GPU-", "MIG-")) else f"GPU-{text}"))
+        text = text if text.startswith(("GPU-", "MIG-")) else f"GPU-{text}"  # torch prints it without NVML's prefix
+        out.append(lambda: pynvml.nvmlDeviceGetHandleByUUID(text))
     if getattr(props, "pci_bus_id", None) is not None:
-        bus = f"{getattr(props, 'pci_domain_id', 0):08X}:{props.pci_bus_id:02X}:{getattr(props, 'pci_device_id', 0):02X}.0"
+        domain, device = getattr(props, "pci_domain_id", 0), getattr(props, "pci_device_id", 0)
+        bus = f"{domain:08X}:{props.pci_bus_id:02X}:{device:02X}.0"
         out.append(lambda: pynvml.nvmlDeviceGetHandleByPciBusId(bus))
     return out
 
