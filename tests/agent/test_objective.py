@@ -91,3 +91,10 @@ def test_the_agent_hands_its_objective_to_the_verifier(tmp_path):
     agent = Agent(settings, Builder(discover(settings), settings, state), state_dir=state, gpu=False)
     assert agent.verifier.objective == "edp"
     assert Verifier.__init__.__kwdefaults__["objective"] == "time"
+
+
+def test_the_optimize_prompt_says_what_better_means():
+    assert objective.goal_text("energy", figures(1.0, 0.01, 0.0583, 0.01)) == (
+        "; a change is kept only if it is lower in energy beyond noise (now 58.3 mJ/call), not merely faster")
+    assert "(now energy not measured: no CUDA device)" in objective.goal_text(
+        "edp", {**figures(1.0, 0.01), "energy_unmeasured": "energy not measured: no CUDA device"})

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Callable
 
 from cutegen import records
-from cutegen.agent import prompts
+from cutegen.agent import objective, prompts
 from cutegen.agent.budget import Budget
 from cutegen.agent.history import History, text_id
 from cutegen.agent.knowledge import Knowledge, classify_workload, hit_text, menu_text, profile
@@ -298,6 +298,8 @@ class Agent:
         figures = base.figures
         before = (f"{figures['median_ms']:.3f} ms median" + (f", {figures['gb_per_s']:.0f} GB/s" if figures.get("gb_per_s")
                                                              else "")) if measured else f"not timed ({base.label})"
+        if measured and self.settings.optimize_objective != "time":  # the model is told what "better" is judged by
+            before += objective.goal_text(self.settings.optimize_objective, figures)
         profile_txt = prompts.failure_text(kernel.name, text, profile=prof) if prof else f"No profile: {why}."
         hot = hot_lines(prof, kernel.name)
         previous: list[tuple[str, str]] = []

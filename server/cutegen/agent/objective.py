@@ -69,3 +69,10 @@ def change(before: Score, after: Score) -> str:
     if b_unit == a_unit and " " not in b_unit:
         return f"{b_number} → {after.text}"
     return f"{before.text} → {after.text}"
+
+
+def goal_text(goal: str, figures: dict) -> str:
+    """What the optimize prompt adds to the current version's figures when the objective is not time."""
+    now = score(goal, figures)
+    shown = now.text if isinstance(now, Score) else now
+    return f"; a change is kept only if it is {WORDS[goal].what} beyond noise (now {shown}), not merely faster"
