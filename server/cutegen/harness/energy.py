@@ -4,9 +4,10 @@ How. `nvmlDeviceGetTotalEnergyConsumption` (mJ since the driver loaded; Volta an
 an undocumented period, so the period is measured at run time (the counter polled until it has changed a few
 times) and a call's energy is never read around one call or one timing block (2 ms, timing.py): each window
 repeats the timed function back to back for at least MIN_PERIODS updates (capped at WINDOW_CAP_S). Inside a
-window the counter is polled between calls; the first and the last change it shows both fall while the GPU is
-busy with the calls, so their difference over the host time between them is the board's mean power under this
-load, with no idle head or tail in it. J/call = that power × the GPU time per call in the window (CUDA events
+window the counter is polled while the host waits for the GPU (within 1/2000 of a window's span); two changes it
+shows, the second after the window started (the first is a lead-in, in case a reading lags its update) and the
+last, both fall while the GPU is busy with the calls, so their difference over the host time between them is the
+board's mean power under this load, with no idle head or tail in it and no quantization (both ends are updates). J/call = that power × the GPU time per call in the window (CUDA events
 around the window's calls ÷ calls). The windows' J/call give the median and its 95 % interval (intervals.py).
 
 What is in a call's joules. The window runs the calls as timing.py's rounds do (the same function, the same
@@ -34,7 +35,7 @@ from typing import Callable
 from cutegen.harness.intervals import median_interval
 from cutegen.records import Energy  # the record's type: what is measured is what is stored
 
-MIN_PERIODS = 20  # counter updates per window: its quantization is then <= 1/20 of the span at each end
+MIN_PERIODS = 20  # counter updates per window: each window averages the power over many of its readings
 WINDOW_FLOOR_S = 0.1  # a window lasts at least this long, however fast the counter updates
 WINDOW_CAP_S = 0.5  # and at most this long (a slower counter gets fewer updates per window, said in period_ms)
 WINDOWS = 5  # under 6 the interval is the windows' whole range (intervals.median_interval): wider, never narrower
@@ -62,8 +63,9 @@ def update_period(change_times: list[float]) -> float:
 
 
 def window_seconds(period_s: float) -> float:
-    """How long one window runs: MIN_PERIODS updates plus one (the first change opens the span), within bounds."""
-    return min(WINDOW_CAP_S, max(WINDOW_FLOOR_S, (MIN_PERIODS + 1) * period_s))
+    """How long one window runs: MIN_PERIODS updates plus two (the first change is a lead-in, the second opens the
+    span), within bounds."""
+    return min(WINDOW_CAP_S, max(WINDOW_FLOOR_S, (MIN_PERIODS + 2) * period_s))
 
 
 def in_flight(call_ms: float) -> int:
@@ -231,29 +233,47 @@ def _window(fn, m: Meter, seconds: float, period: float, depth: int) -> Window:
 
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     marks = [torch.cuda.Event() for _ in range(depth)]
-    poll = min(1e-3, period / 50)  # the host's latency in seeing a change: <= 1/1000 of a window's span
-    changes: list[tuple[float, int]] = []
-    clocks: list[float] = []
-    watts: list[float] = []
+    watch = _Watch(m, poll_s=min(1e-3, max(5e-5, period / 100)))  # a change seen within 1/2000 of a window's span
     start.record()
-    last, polled, calls = m.energy_mj(), time.perf_counter(), 0
-    deadline = polled + seconds + PERIOD_TIMEOUT_S  # a counter that stops moving ends the window (window() says so)
-    while True:
-        marks[calls % depth].synchronize()  # the call `depth` back is done: the queue never outgrows IN_FLIGHT_MS
+    deadline = time.perf_counter() + seconds + PERIOD_TIMEOUT_S  # a counter that stops moving ends the window
+    calls = 0
+    while not watch.spans(seconds - 2 * period) and time.perf_counter() < deadline:
+        mark = marks[calls % depth]
+        while not mark.query():  # the call `depth` back is not done: the queue stays within IN_FLIGHT_MS
+            watch.poll()  # the host waits here, so it watches the counter here (an unrecorded event is done)
         fn()
-        marks[calls % depth].record()
+        mark.record()
         calls += 1
-        now = time.perf_counter()
-        if now - polled < poll:
-            continue
-        energy, polled = m.energy_mj(), time.perf_counter()
-        if energy != last:
-            changes.append((polled, energy))
-            last = energy
-            clocks.append(m.sm_mhz())
-            watts.append(m.power_w())
-        if (changes and polled - changes[0][0] >= seconds - period) or polled > deadline:
-            break
+        watch.poll()
     end.record()
     end.synchronize()
-    return window(changes, start.elapsed_time(end), calls, clocks, watts)
+    return window(watch.changes[1:], start.elapsed_time(end), calls, watch.clocks, watch.watts)
+
+
+class _Watch:
+    """The counter's changes as the host sees them (host time just after the read that saw one), with the SM clock
+    and NVML's power reading sampled at each change. Polled at most every `poll_s`: an NVML read is an ioctl."""
+
+    def __init__(self, m: Meter, poll_s: float):
+        self.m, self.poll_s = m, poll_s
+        self.changes: list[tuple[float, int]] = []
+        self.clocks: list[float] = []
+        self.watts: list[float] = []
+        self.last, self.polled = m.energy_mj(), time.perf_counter()
+
+    def poll(self) -> None:
+        if time.perf_counter() - self.polled < self.poll_s:
+            return
+        energy = self.m.energy_mj()
+        self.polled = time.perf_counter()
+        if energy != self.last:
+            self.changes.append((self.polled, energy))
+            self.last = energy
+            self.clocks.append(self.m.sm_mhz())
+            self.watts.append(self.m.power_w())
+
+    def spans(self, seconds: float) -> bool:
+        """Whether the changes seen so far span `seconds` from the second: the first one after the window started
+        is a lead-in, because a reading may lag its update a little (by less than a period, we assume), and the
+        span must not reach back before the GPU was busy."""
+        return len(self.changes) > 1 and self.changes[-1][0] - self.changes[1][0] >= seconds
