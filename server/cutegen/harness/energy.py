@@ -8,7 +8,8 @@ window the counter is polled while the host waits for the GPU (within 1/2000 of 
 shows, the second after the window started (the first is a lead-in, in case a reading lags its update) and the
 last, both fall while the GPU is busy with the calls, so their difference over the host time between them is the
 board's mean power under this load, with no idle head or tail in it and no quantization (both ends are updates).
-J/call = that power × the GPU time per call in the window (CUDA events around the window's calls ÷ calls). The windows' J/call give the median and its 95 % interval (intervals.py).
+J/call = that power × the GPU time per call in the window (CUDA events around the window's calls ÷ calls).
+The windows' J/call give the median and its 95 % interval (intervals.py).
 
 What is in a call's joules. The window runs the calls as timing.py's rounds do (the same function, the same
 rotated inputs) but without an L2 flush between them: a flush's energy would dominate a short kernel's and could
