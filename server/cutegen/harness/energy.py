@@ -223,10 +223,13 @@ def measure(fn: Callable[[], object], *, call_ms: float, windows: int = WINDOWS)
     """J/call of `fn` (one call as timing.py times it) in `windows` windows on the current CUDA stream. Raises
     Unmeasured where NVML cannot say."""
     m = meter()
-    period = m.period()
-    seconds = window_seconds(period)
-    depth = in_flight(call_ms)
-    return summary([_window(fn, m, seconds, period, depth) for _ in range(windows)], period)
+    try:
+        period = m.period()
+        seconds = window_seconds(period)
+        depth = in_flight(call_ms)
+        return summary([_window(fn, m, seconds, period, depth) for _ in range(windows)], period)
+    except m.nvml.NVMLError as e:  # a reading that failed midway is no figure, and no failed verdict either
+        raise Unmeasured(f"an NVML reading failed ({e})") from None
 
 
 def _window(fn, m: Meter, seconds: float, period: float, depth: int) -> Window:
@@ -270,8 +273,11 @@ class _Watch:
         if energy != self.last:
             self.changes.append((self.polled, energy))
             self.last = energy
-            self.clocks.append(self.m.sm_mhz())
-            self.watts.append(self.m.power_w())
+            for samples, read in ((self.clocks, self.m.sm_mhz), (self.watts, self.m.power_w)):
+                try:  # side readings: a card that lacks one still gets its J/call
+                    samples.append(read())
+                except self.m.nvml.NVMLError:
+                    pass
 
     def spans(self, seconds: float) -> bool:
         """Whether the changes seen so far span `seconds` from the second: the first one after the window started
