@@ -64,6 +64,49 @@ class Timing:
 
 
 @dataclass
+class Energy:
+    """The kernel's energy per call, from NVML's total-energy counter in windows of back-to-back calls
+    (harness/energy.py measures it; docs/energy.md says what it holds). Stored in the record's `details` under
+    "energy" (older readers ignore it; older records have none): why it is absent, when it is, under
+    "energy_unmeasured", one line for a person."""
+
+    j_per_call: float  # median over the windows
+    low_j: float  # 95 % interval of that median (intervals.median_interval over the windows)
+    high_j: float
+    watts: float  # mean board power over the windows (the counter's energy over its own span)
+    sm_mhz: float | None  # mean SM clock sampled during the windows
+    windows: int
+    call_ms: float  # GPU time per call in the windows, hand-off included (no L2 flush between calls)
+    period_ms: float  # the counter's update period, measured at run time
+    sampled_watts: float | None = None  # nvmlDeviceGetPowerUsage's mean: a cross-check, averaged by the driver
+
+    @property
+    def spread(self) -> float:
+        """The interval's width over the median: the energy objective's noise (agent/objective.py)."""
+        return (self.high_j - self.low_j) / self.j_per_call if self.j_per_call else 0.0
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Energy | None":
+        """None for a payload this version cannot read (a newer layout): the figure is left out, not guessed."""
+        known = {f for f in cls.__dataclass_fields__}
+        try:
+            return cls(**{k: v for k, v in d.items() if k in known})
+        except TypeError:
+            return None
+
+
+def joules_text(j: float) -> str:
+    """'1.21 J', '58.3 mJ', '412 µJ': three significant figures in the unit that reads best."""
+    for scale, unit in ((1.0, "J"), (1e-3, "mJ"), (1e-6, "µJ")):
+        if abs(j) >= scale or unit == "µJ":
+            return f"{_ms(j / scale)} {unit}"
+    return f"{j} J"
+
+
+@dataclass
 class Accuracy:
     """How far the outputs were from the truth they were judged against (harness/truth.py), in units of the
     tolerance (atol + rtol·|truth|, worst element; <= 1 is within tolerance), the worst trial's."""
@@ -352,6 +395,30 @@ class RunRecord:
 
     # -- figures ------------------------------------------------------------------------------
 
+    @property
+    def energy(self) -> Energy | None:
+        """The kernel's J/call (a bench's), where NVML measured it; None for older records and unmeasured runs."""
+        e = self.details.get("energy")
+        return Energy.from_json(e) if isinstance(e, dict) else None
+
+    @property
+    def energy_unmeasured(self) -> str | None:
+        """Why a timed run has no energy figure: 'energy not measured: ...' (harness/energy.py), else None."""
+        why = self.details.get("energy_unmeasured")
+        return why if isinstance(why, str) and why else None
+
+    def energy_text(self) -> str | None:
+        """The energy in full for the CLI and the hover: 'energy 58.3 mJ/call [57.9 mJ–58.8 mJ] · 612 W · SM 1980
+        MHz · 5 windows, counter updated every 20 ms'; the one-line reason where it was not measured; None for a
+        record with neither (older records, runs that were not timed)."""
+        e = self.energy
+        if e is None:
+            return self.energy_unmeasured
+        clock = f" · SM {e.sm_mhz:.0f} MHz" if e.sm_mhz else ""
+        return (f"energy {joules_text(e.j_per_call)}/call [{joules_text(e.low_j)}–{joules_text(e.high_j)}] · "
+                f"{e.watts:.0f} W{clock} · {e.windows} windows, counter updated every {e.period_ms:.3g} ms")
+
+
     def speedup(self, baseline: str) -> float | None:
         """The kernel's speedup over `baseline`: the median of the paired per-round ratios where the rounds were
         stored, else the ratio of the medians (older records)."""
@@ -399,6 +466,9 @@ class RunRecord:
             parts.append(m.pattern + (f" ({m.bad:,} of {m.total:,} wrong)" if m.total else ""))
         if self.timing is not None:
             parts.append(f"{_ms(self.timing.median_ms)} ms")
+            energy = self.energy
+            if energy is not None:
+                parts.append(f"{joules_text(energy.j_per_call)}/call")
             for key, label in BASELINE_LABELS.items():
                 ratio = self.speedup(key)
                 if ratio is not None:

@@ -62,6 +62,10 @@ class Settings:
     llm_timeout: float = 120.0  # seconds for one request, before a retry
     llm_retries: int = 3  # retries after a timeout, 429, 5xx or a malformed reply
     max_rounds: int = 3  # agent rounds (diagnose → patch → verify) before giving up
+    # What Optimize (and the search) calls a better candidate (agent/objective.py): "time" (ms/call), "energy"
+    # (J/call from NVML's energy counter, harness/energy.py) or "edp" (energy × delay); better only beyond the
+    # noise of that figure. Without an energy figure (no NVML) energy and edp compare nothing, and say why.
+    optimize_objective: str = "time"
     # The edit format the prompts ask for (agent/edit_formats.py). "auto" asks for SEARCH/REPLACE
     # blocks -- they quote the code they change, so they re-anchor when lines move and need no line
     # counting, and public edit-format benchmarks find them the most reliable across models -- and
@@ -123,7 +127,7 @@ class Settings:
 
 
 CLI_FLAGS = {"check_timeout": "--timeout", "test_timeout": "--timeout", "profile_timeout": "--timeout",
-             "include_dirs": "-I"}
+             "include_dirs": "-I", "optimize_objective": "--objective"}
 
 
 def editor_key(name: str) -> str:
@@ -139,7 +143,8 @@ CHOICES = {"llm_edit_format": ("auto", "diff", "search-replace", "json", "whole"
            "llm_stream": ("auto", "yes", "no"),
            "sandbox": ("required", "off"),
            "reference_mode": ("fp64", "kernelbench"),  # kept in step with harness.truth.ReferenceMode
-           "layout_inlay_hints": ("off", "short", "all")}
+           "layout_inlay_hints": ("off", "short", "all"),
+           "optimize_objective": ("time", "energy", "edp")}  # kept in step with agent.objective.OBJECTIVES
 SEARCH_SPEC = re.compile(r"^(?:greedy|beam:(\d+)x(\d+))$")  # agent/search.py's Shape reads it
 _ZERO_ALLOWED = {"temperature", "llm_retries"}  # 0 is meaningful: greedy sampling, no retries
 

@@ -65,6 +65,20 @@ async def test_a_real_bench_record_shows_its_figures_in_code_lens_and_hover(clie
     assert f"**bench**: {BENCH}" in hover and f"**profile**: {PROFILE}" in hover and f"**test**: {TAIL}" in hover
 
 
+async def test_joules_per_call_stand_beside_the_time_in_code_lens_and_hover(client, workspace):
+    from cutegen.harness.energy import Window, summary
+
+    kernel = _softsign(workspace)
+    joules = summary([Window(609.0 + d, 3.17, [1980.0], []) for d in (-3, -1, 0, 1, 4)], period_s=0.02)
+    _place(workspace, kernel, "softsign-bench.json", "bench", energy=joules.to_json())
+    uri = open_file(client, kernel)
+    shown = BENCH.replace("3.17 ms · ", "3.17 ms · 1.93 J/call · ")
+    assert f"bench: {shown}" in await _lens_titles(client, uri)
+    hover = await _hover_on(client, uri, kernel.read_text(), "cutegen_forward")
+    assert f"**bench**: {shown}" in hover
+    assert "energy 1.93 J/call [1.92 J–1.94 J] · 609 W · SM 1980 MHz · 5 windows, counter updated every 20 ms" in hover
+
+
 async def test_a_record_of_another_schema_is_a_note_not_a_crash(client, workspace):
     kernel = _softsign(workspace)
     _place(workspace, kernel, "softsign-bench.json", "bench", schema=SCHEMA_VERSION + 7)
@@ -96,9 +110,12 @@ async def test_a_fresh_bench_on_the_gpu_shows_its_figures_in_the_editor(client, 
     record = records.latest(workspace / ".cutegen", str(kernel), "bench")  # the workspace root, not the cwd
     assert record is not None and record.verdict == "pass", done.stdout + done.stderr
     summary = record.summary()
-    assert re.fullmatch(r"pass · [\d.]+ ms · [\d.]+× eager · [\d.]+× torch\.compile · \d+ % of HBM peak", summary)
+    # J/call beside ms/call: the carried nvidia-ml-py reads the H200's energy counter (docs/energy.md)
+    assert re.fullmatch(r"pass · [\d.]+ ms · [\d.]+ (J|mJ)/call · [\d.]+× eager · [\d.]+× torch\.compile · "
+                        r"\d+ % of HBM peak", summary), summary
     assert record.throughput.gpu == "H200" and record.throughput.ceiling_source == "measured"
     assert done.stdout.splitlines()[0].endswith(summary)  # the CLI printed the same line
+    assert "  energy " in done.stdout and " W · SM " in done.stdout  # and the energy in full below it
     uri = open_file(client, kernel)
     assert f"bench: {summary}" in await _lens_titles(client, uri)
     assert f"**bench**: {summary}" in await _hover_on(client, uri, kernel.read_text(), "cutegen_forward")

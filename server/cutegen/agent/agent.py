@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Callable
 
 from cutegen import records
-from cutegen.agent import prompts
+from cutegen.agent import objective, prompts
 from cutegen.agent.budget import Budget
 from cutegen.agent.history import History, text_id
 from cutegen.agent.search import Limits, Search, Shape, diff_to, proposal_label
@@ -86,7 +86,8 @@ class Agent:
         self.state_dir = Path(state_dir)
         self.on_stage = on_stage or (lambda s: None)
         self.verifier = Verifier(builder, worker, state_dir=self.state_dir, problem=problem, trials=trials,
-                                 on_stage=self.on_stage, gpu=gpu, candidate_runner=candidate_runner)
+                                 on_stage=self.on_stage, gpu=gpu, candidate_runner=candidate_runner,
+                                 objective=settings.optimize_objective)
         self.llm, self.llm_problem = llm, None
         self.budget = Budget(settings.llm_context_tokens, settings.max_tokens)  # fits every prompt to the window
         if llm is None:
@@ -304,6 +305,8 @@ class Agent:
         figures = base.figures
         before = (f"{figures['median_ms']:.3f} ms median" + (f", {figures['gb_per_s']:.0f} GB/s" if figures.get("gb_per_s")
                                                              else "")) if measured else f"not timed ({base.label})"
+        if measured and self.settings.optimize_objective != "time":  # the model is told what "better" is judged by
+            before += objective.goal_text(self.settings.optimize_objective, figures)
         profile_txt = prompts.failure_text(kernel.name, text, profile=prof) if prof else f"No profile: {why}."
         hot = hot_lines(prof, kernel.name)
         previous: list[tuple[str, str]] = []

@@ -28,6 +28,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
+from cutegen.agent import objective
+from cutegen.agent.objective import NOISE_FLOOR  # noqa: F401 (re-exported: tune.py reads it here)
 from cutegen.agent.verdicts import CandidateVerdict
 from cutegen.compile import Builder, Tier
 from cutegen.compile.includes import user_headers
@@ -36,12 +38,11 @@ from cutegen.files import write_atomic
 from cutegen.harness.verdicts import Verdict
 from cutegen.model import CheckResult, Diagnostic
 from cutegen.pairing import find_problem
-from cutegen.records import RunRecord
+from cutegen.records import RunRecord, joules_text
 from cutegen.sandbox import gate, library, preprocess
 from cutegen.state import StateDir
 from cutegen.toolchain import ABI_INCLUDE, includes_torch, torch_include_dirs
 
-NOISE_FLOOR = 0.02  # a speedup must beat the measured spread, and never less than 2 %
 _ids = itertools.count()
 UNSANDBOXED = "ran unsandboxed: cutegen.sandbox is off"
 
@@ -98,8 +99,9 @@ class JailedWorkers:
 class Verifier:
     def __init__(self, builder: Builder, worker=None, *, state_dir: Path, problem: str | Path | None = None,
                  trials: int = 5, cancel: threading.Event | None = None, gpu: bool | None = None, on_stage=None,
-                 candidate_runner: CandidateRunner | None = None):
+                 candidate_runner: CandidateRunner | None = None, objective: str = "time"):
         self.builder, self.worker, self.state_dir = builder, worker, Path(state_dir)
+        self.objective = objective  # what "better than the baseline" is measured by: agent/objective.py
         self.candidate_runner = candidate_runner or JailedWorkers()
         self.problem, self.trials = problem, trials
         self.cancel_event = cancel or threading.Event()
@@ -174,7 +176,8 @@ class Verifier:
     def candidate(self, kernel: Path, text: str, *, baseline: dict | None = None, timing: bool = False,
                   original: str | None = None) -> Verification:
         """Verify `text` as the new content of `kernel`. With `baseline` (figures of the current
-        version: median_ms, spread) the candidate must also be faster beyond noise. `original` is the
+        version: median_ms, spread, j_per_call, energy_spread) the candidate must also be better beyond noise by
+        the Verifier's objective (time, energy or edp: agent/objective.py). `original` is the
         text it was derived from (default: the file on disk; none for a new file): the gate refuses
         only what the candidate adds. The same as `judge(prepare(...))`."""
         built = self.prepare(kernel, text, baseline=baseline, timing=timing, original=original)
@@ -282,11 +285,17 @@ class Verifier:
         figures.update(median_ms=t.median_ms, spread=t.spread, timing_trials=t.trials)
         if timed.throughput is not None:
             figures["gb_per_s"] = timed.throughput.gb_per_s
+        e = timed.energy
+        if e is not None:
+            figures.update(j_per_call=e.j_per_call, energy_spread=e.spread, watts=e.watts)
+        elif timed.energy_unmeasured:
+            figures["energy_unmeasured"] = timed.energy_unmeasured
         if b.baseline is None:
+            per_call = f" · {joules_text(e.j_per_call)}/call" if e is not None else ""
             return Verification(True, CandidateVerdict.VERIFIED,
-                                f"compiles · {correct} · {t.median_ms:.3f} ms", correct,
+                                f"compiles · {correct} · {t.median_ms:.3f} ms{per_call}", correct,
                                 figures=figures, tiers=tiers, record=timed)
-        return _compare(b.baseline, figures, correct, tiers, timed)
+        return _compare(b.baseline, figures, correct, tiers, timed, self.objective)
 
     def _build(self, tier: Tier, builder: Builder, path: Path, text: str | None, figures: dict, key: str) -> CheckResult:
         if self.cancel_event.is_set():
@@ -489,20 +498,32 @@ def _line_of(name: str, view: _View, text: str) -> int:
     return 0
 
 
-def _compare(baseline: dict, figures: dict, correct: str, tiers: list[str], record: RunRecord) -> Verification:
-    before, after = baseline["median_ms"], figures["median_ms"]
-    speedup = before / after if after else 0.0
-    noise = max(NOISE_FLOOR, baseline.get("spread", 0.0), figures.get("spread", 0.0))
-    figures.update(baseline_ms=before, speedup=round(speedup, 4), noise=round(noise, 4))
-    change = f"{before:.3f} → {after:.3f} ms"
-    if speedup > 1 + noise:
+def _compare(baseline: dict, figures: dict, correct: str, tiers: list[str], record: RunRecord,
+             goal: str = "time") -> Verification:
+    """Better than `baseline` by the objective `goal` (agent/objective.py), beyond the noise of that figure."""
+    before, after = objective.score(goal, baseline), objective.score(goal, figures)
+    figures["objective"] = goal
+    before_ms, after_ms = baseline.get("median_ms"), figures.get("median_ms")
+    if before_ms and after_ms:  # the time ratio, whatever the objective
+        figures.update(baseline_ms=before_ms, speedup=round(before_ms / after_ms, 4))
+    if isinstance(before, str) or isinstance(after, str):  # no silent fall back to time: the person chose this
+        why = after if isinstance(after, str) else f"the current version's: {before}"
+        return Verification(False, CandidateVerdict.NOT_FASTER,
+                            f"compiles · {correct} · not compared by {goal}: {why}", f"not compared ({goal})",
+                            feedback=f"The change was correct, but it cannot be compared by {goal}: {why}.",
+                            figures=figures, tiers=tiers, record=record)
+    ratio, noise = objective.gain(before, after)
+    figures.update(gain=round(ratio, 4), noise=round(noise, 4))
+    words = objective.WORDS[goal]
+    change = objective.change(before, after)
+    if ratio > 1 + noise:
         return Verification(True, CandidateVerdict.VERIFIED,
-                            f"compiles · {correct} · {speedup:.2f}× faster than before ({change})",
-                            f"{speedup:.2f}× faster, correct", figures=figures, tiers=tiers, record=record)
-    what = "slower" if speedup < 1 - noise else "not faster beyond noise"
+                            f"compiles · {correct} · {ratio:.2f}× {words.better} than before ({change})",
+                            f"{ratio:.2f}× {words.better}, correct", figures=figures, tiers=tiers, record=record)
+    what = words.worse if ratio < 1 - noise else f"not {words.what} beyond noise"
     return Verification(False, CandidateVerdict.NOT_FASTER,
-                        f"compiles · {correct} · {what}: {change} ({speedup:.2f}×, noise ±{noise:.0%})",
-                        what, feedback=f"The change was correct but {what}: {change} ({speedup:.2f}×; the measured "
+                        f"compiles · {correct} · {what}: {change} ({ratio:.2f}×, noise ±{noise:.0%})",
+                        what, feedback=f"The change was correct but {what}: {change} ({ratio:.2f}×; the measured "
                                        f"noise is ±{noise:.0%}).", figures=figures, tiers=tiers, record=record)
 
 

@@ -156,7 +156,8 @@ class ToolSession:
 
     def _tool_bench(self) -> str:
         v = self.agent.verifier.candidate(self.kernel, self.text, timing=True)
-        figures = {k: v.figures[k] for k in ("median_ms", "spread", "gb_per_s") if v.figures.get(k) is not None}
+        figures = {k: v.figures[k] for k in ("median_ms", "spread", "gb_per_s", "j_per_call", "energy_unmeasured")
+                   if v.figures.get(k) is not None}
         return f"{v.verdict}: {v.label}" + (f"\nfigures: {figures}" if figures else "")
 
     def _tool_profile(self) -> str:

@@ -39,6 +39,9 @@ def add_parsers(sub) -> None:
             p.add_argument("--apply", action="store_true", help="write the verified patch into the file")
         if name == "optimize":
             search_options(p)
+            p.add_argument("--objective", dest="optimize_objective", choices=CHOICES["optimize_objective"],
+                           default=DEFAULTS.optimize_objective,
+                           help="what a better candidate is: less time, less energy per call (NVML), or energy × delay")
         p.set_defaults(run=lambda args, run=run, name=name: _main(args, run, name))
     g = command(sub, "generate", "write a first kernel for a KernelBench problem, then fix it until it verifies")
     g.add_argument("problem", type=Path, help="the KernelBench problem (.py with Model, get_inputs)")
@@ -103,7 +106,7 @@ def _settings(args):
     problem = None if isinstance(getattr(args, "problem", None), Path) else getattr(args, "problem", None)
     s = settings(args, problem=problem)
     for name in ("llm_api_key_env", "temperature", "max_tokens", "llm_timeout", "llm_retries", "max_rounds",
-                 "optimize_steps", "optimize_minutes", "optimize_tokens", *REQUEST_SETTINGS):
+                 "optimize_steps", "optimize_minutes", "optimize_tokens", "optimize_objective", *REQUEST_SETTINGS):
         if hasattr(args, name):
             setattr(s, name, getattr(args, name))
     if getattr(args, "search", None):

@@ -58,6 +58,8 @@ def verdict(r: RunRecord, err) -> None:
                 if tp.compute_share is not None:
                     line += f" = {tp.compute_share:.0%} of peak"
         print(line)
+        if energy := r.energy_text():
+            print(f"  {energy}")
         for key, label in BASELINE_LABELS.items():
             if key in r.baselines:
                 print(f"  {label}: {r.baselines[key].median_ms:.4f} ms → {r.ratio_text(key, label)}")

@@ -12,7 +12,7 @@ import itertools
 
 import torch
 
-from cutegen.harness import intervals, memory
+from cutegen.harness import energy, intervals, memory
 from cutegen.harness.abi import InitValueError
 from cutegen.harness.calls import caller_for
 from cutegen.harness.compare import CHUNK
@@ -158,6 +158,7 @@ def _times(problem, model, lib, run: Trials, baselines, seed: int) -> dict:
     refresh(-1)
     handoff = getattr(lib, "handoff_ms", None)
     timings = time_interleaved(fns, before_round=refresh, handoff_ms={"kernel": handoff} if handoff else None)
+    joules = _energy(fns["kernel"], timings["kernel"].median_ms + (handoff or 0.0))  # its last call is checked too
     kept = originals[last["kernel"]]
     originals.clear()  # check_timed holds the last reference, and drops it before the truth is computed
     run.check_timed(kept, sets[last["kernel"]])
@@ -166,7 +167,7 @@ def _times(problem, model, lib, run: Trials, baselines, seed: int) -> dict:
     nbytes = sum(x.numel() * x.element_size() for x in [*_tensors(sets[0]), *run.outs])
     dtype = str(run.outs[0].dtype).removeprefix("torch.")
     rates = throughput(kernel.median_ms / 1e3, nbytes, problem.flops(), dtype)
-    result = {"timing": kernel.to_json(), "throughput": rates, **({"handoff_ms": handoff} if handoff else {})}
+    result = {"timing": kernel.to_json(), "throughput": rates, **({"handoff_ms": handoff} if handoff else {}), **joules}
     _below_floor(rates, kernel.median_ms)
     for name, key in (("eager", "eager"), ("compile", "torch_compile")):
         if name in timings:
@@ -174,6 +175,14 @@ def _times(problem, model, lib, run: Trials, baselines, seed: int) -> dict:
             paired = intervals.ratio(timings[name].block_ms, kernel.block_ms)  # as the record reads it back
             result[f"speedup_vs_{name}"] = paired[0] if paired else timings[name].median_ms / kernel.median_ms
     return result
+
+
+def _energy(fn, call_ms: float) -> dict:
+    """The kernel's J/call for the result ({"energy": ...}), or why there is none ({"energy_unmeasured": ...})."""
+    try:
+        return {"energy": energy.measure(fn, call_ms=call_ms).to_json()}
+    except energy.Unmeasured as e:
+        return {"energy_unmeasured": str(e)}
 
 
 FLOOR_MARGIN = 0.7  # a median under 70 % of the floor: measurement error does not reach that far

@@ -92,6 +92,8 @@ def kernel_markdown(ls: CuteGenServer, path: Path, anchor: kernels.Anchor) -> st
         lines.append(f"- **{kind}**: {shown.get(kind, record.summary())} ({runs.age(record)}){link}")
         if record.message and not record.note:
             lines.append(f"  {record.message}")
+        if (energy := record.energy_text()) and not record.note:
+            lines.append(f"  {energy}")
     if "regression" in shown:
         lines.append(f"- {shown['regression']}")
     return "\n\n".join(lines[:2]) + "\n\n" + "\n".join(lines[2:])

@@ -1,5 +1,5 @@
 // A PyTorch extension's source (what load / load_inline compile), next to its KernelBench problem: a check
-// must not ask it for the cutegen_forward launcher (tests/engine/test_model_errors.py).
+// must not ask it for the cutegen_forward launcher (tests/compile/test_model_errors.py).
 #include <torch/extension.h>
 
 __global__ void relu_kernel(const float* x, float* y, int64_t n) {
