@@ -56,6 +56,7 @@ gemm_bench_setup() {  # the GEMM benches' one build folder, and the libraries bu
 }
 for part in "${parts[@]}"; do
   case $part in
+    setup) ;;  # the wheels installed (above) and nothing run: for a call that runs its own commands after
     harness) run gpu-harness.log python3 -m pytest -q -m gpu tests/gpu tests/knowledge tests/profiler \
                -k "not gemm_sm90 and not gemm_bf16 and not lens" -p no:cacheprovider --durations=10 ;;
     # The Hopper GEMM ladder: CUTLASS-collective builds take 1-2 minutes each, so they have parts of their own.
@@ -230,7 +231,7 @@ print(availability(), '| memory cgroup:', cgroup.memory_binds(), '| seccomp name
                    --compile-workers "$(nproc)"
                  run kernelbench-table.log python3 bench/kernelbench_table.py .cutegen/kb-h200 --out "$OUT/kernelbench.md"
                  tar czf "$OUT/kb-h200.tgz" --exclude=.cutegen -C .cutegen kb-h200 ;;
-    *) echo "unknown part '$part' (${ALL[*]} kernelbench flagship gemm-methods gemm-shapes gemm-clocks gemm-traffic gemm-sass placement abi judge-signed judge-bench judge-new judge-probe typed-records fixtures all)" >&2
+    *) echo "unknown part '$part' (${ALL[*]} setup energy search kernelbench flagship gemm-methods gemm-shapes gemm-clocks gemm-traffic gemm-sass placement abi judge-signed judge-bench judge-new judge-probe typed-records fixtures all)" >&2
        exit 2 ;;
   esac
 done
