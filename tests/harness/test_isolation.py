@@ -104,3 +104,32 @@ def test_a_reply_header_that_claims_gigabytes_is_named(worker, tmp_path):
     reply = worker.call({"problem": str(PROBLEM), "modelnew": str(bad), "device": "cpu", "trials": 1, "seed": 1},
                         timeout=120)
     assert reply["verdict"] == "candidate-protocol", reply
+
+
+def test_a_request_gets_the_buffers_of_the_last_one_already_open():
+    """The buffers a candidate process was handed are recycled when a request ends, not freed: the next request of
+    the same code gets them back by shape and dtype and needs no new mapping (remote.Shared)."""
+    import torch
+
+    from cutegen.harness.remote import Shared
+
+    shared = Shared("cpu")
+    try:
+        first = [shared.empty((4, 8), torch.float32), shared.empty((4, 8), torch.float32),
+                 shared.empty((3,), torch.int64)]
+        assert set(shared.new_refs(first)) == {0, 1, 2}
+        shared.recycle()
+        again = [shared.empty((4, 8), torch.float32), shared.empty((3,), torch.int64),
+                 shared.empty((4, 8), torch.float64)]
+        assert {id(t) for t in again[:2]} <= {id(t) for t in first}
+        assert list(shared.new_refs(again)) == [3]  # only the new shape is handed over
+    finally:
+        shared.close()
+
+
+@pytest.mark.parametrize("name", ["caches_by_pointer", "honest"])
+def test_recycled_buffers_judge_the_next_request_as_the_first(worker, name):
+    """A process kept warm for the same code, its buffers recycled: every request still ends in the same verdict
+    (a cache of the last request's outputs is stale once the inputs are drawn fresh)."""
+    for seed in (21, 22, 23):
+        assert judged(worker, name, seed=seed)["verdict"] in EXPECTED[name]

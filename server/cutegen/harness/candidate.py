@@ -92,7 +92,8 @@ class CandidateHost:
             self.shared[key] = open_shared(ref)
 
     def op_forget(self, msg: dict) -> None:
-        self.shared.clear()
+        """The request ended. The judge's buffers stay open here: it hands them out again to the next request of
+        this process (remote.Shared recycles them), which then needs no new IPC mapping."""
         release = getattr(self.lib, "release", None)
         if release is not None:
             release()

@@ -66,6 +66,7 @@ class CandidateProcess:
         self._events: dict = {}
         self.handoff_ms: float | None = None
         self.pool = shared_pool() if device == "cuda" else None  # only buffers a candidate may see live there
+        self.shared = Shared(device, self.pool)  # this process's buffers, reused from one request to the next
         self._connected = device != "cuda"
 
     def ready(self) -> "CandidateProcess":
@@ -142,6 +143,7 @@ class CandidateProcess:
         for conn in (self._down, self._up):
             conn.close()
         self._events = {}
+        self.shared.close()
 
 
 def _checked(raw: bytes, op: str) -> dict:
@@ -193,16 +195,35 @@ def _fields(reply: dict, op: str) -> dict:
 
 class Shared:
     """The buffers the candidate may touch, allocated apart from the judge's other memory, and the ids the
-    candidate knows them by. Only buffers made here can be handed over (`ref` refuses any other tensor)."""
+    candidate knows them by. Only buffers made here can be handed over (`ref` refuses any other tensor).
+
+    One per candidate process, for its life: when a request ends its buffers are recycled, not freed, and the next
+    request of the same code gets them back by shape and dtype, already open in the candidate's process. (Opening
+    a CUDA IPC handle, and closing it, costs milliseconds a buffer; a verify allocates a dozen.) The candidate
+    keeps its mappings of them; the values are the judge's to write before every call, as on the first request."""
 
     def __init__(self, device: str, pool=None):
         self.device = device
-        self._pool = pool  # the CUDA memory pool the buffers come from (the candidate process's, reused warm)
+        self._pool = pool  # the CUDA memory pool the buffers come from (the judge's shared pool)
         self._files = tempfile.mkdtemp(prefix="cutegen-shared-") if device != "cuda" else None
         self._ours: dict[int, Any] = {}  # data_ptr -> the tensor made here (kept alive while shared)
         self._ids: dict[tuple, int] = {}
+        self._free: dict[tuple, list] = {}  # (shape, dtype) -> buffers of an earlier request, free to hand out
+        self._lent: list = []  # the buffers handed out since the last recycle
 
     def empty(self, shape, dtype):
+        free = self._free.get((tuple(shape), dtype))
+        t = free.pop() if free else self._allocate(tuple(shape), dtype)
+        self._lent.append(t)
+        return t
+
+    def recycle(self) -> None:
+        """The request ended: every buffer it was given is free for the next one."""
+        for t in self._lent:
+            self._free.setdefault((tuple(t.shape), t.dtype), []).append(t)
+        self._lent = []
+
+    def _allocate(self, shape: tuple, dtype):
         import torch
 
         if self.device == "cuda":
@@ -252,6 +273,8 @@ class Shared:
     def close(self) -> None:
         self._ours.clear()
         self._ids.clear()
+        self._free.clear()
+        self._lent = []
         if self._files:
             for name in os.listdir(self._files):
                 os.unlink(os.path.join(self._files, name))
@@ -265,7 +288,7 @@ class RemoteKernel:
 
     def __init__(self, process: CandidateProcess, *, kind: str, path: str, init: list, seed: int):
         self.process, self.device, self.kind = process, process.device, kind
-        self.shared = Shared(self.device, process.pool)
+        self.shared = process.shared
         reply = process.ask({"op": "load", "kind": kind, "path": path, "init": init, "seed": seed},
                             timeout=LOAD_TIMEOUT)
         self.abi_version = reply["abi_version"]
@@ -356,13 +379,14 @@ class RemoteKernel:
         self.process.ask({"op": "release"})
 
     def close(self) -> None:
-        """Ends this judge's use: the candidate drops the shared buffers (its process may serve the next one)."""
+        """Ends this judge's use: the candidate lets go of the loaded code's state (its process, with the shared
+        buffers still open, may serve the next request of the same code), and the buffers are recycled."""
         if self.process.alive():
             try:
                 self.process.ask({"op": "forget"})
             except Failed:
                 pass
-        self.shared.close()
+        self.shared.recycle()
 
 
 class RemoteModelNew(RemoteKernel):
@@ -385,7 +409,8 @@ class RemoteModelNew(RemoteKernel):
         if self._final is None:
             final = [self.shared.empty_like(o) for o in self._outs]
             refs = self.shared.new_refs(final)
-            self.process.ask({"op": "share", "refs": refs})
+            if refs:
+                self.process.ask({"op": "share", "refs": refs})
             self.process.ask({"op": "final", "outputs": [self.shared.id_of(f) for f in final]})
             self._final = final
         return self._final
