@@ -307,14 +307,14 @@ def _compose(prefix: str, root: str, api: str, bindings: dict[str, str], notes: 
         ranked = dict(sorted(bindings.items(), key=lambda kv: -2 if kv[0] in decisive else
                              -1 if kv[0] in named else _binding_rank(*kv)))
         # Shorter forms in order of how little they lose: strides nobody needs, then every stride.
-        forms = [ranked, {k: v if k in decisive else drop_strides(v) for k, v in ranked.items()},
-                 {k: drop_strides(v) for k, v in ranked.items()}]
+        binding_forms = [ranked, {k: v if k in decisive else drop_strides(v) for k, v in ranked.items()},
+                         {k: drop_strides(v) for k, v in ranked.items()}]
         partial = []
-        for form in forms:
-            shown = [f"{k} = {v}" for k, v in form.items()]
+        for bound in binding_forms:
+            shown = [f"{k} = {v}" for k, v in bound.items()]
             while shown and len(message) + len(", ".join(shown)) + 6 > _MAX_MESSAGE:
                 shown.pop()
-            if len(shown) == len(form):
+            if len(shown) == len(bound):
                 return message + " [" + ", ".join(shown) + "]"
             partial.append(shown)
         # Fewer bindings before a decisive stride is lost (a stride-free form that shows more is the fallback).

@@ -106,7 +106,8 @@ def parse_log(log: str) -> list[RawMessage]:
             m = pattern.match(line)
             if m:
                 d = m.groupdict()
-                sev = {"fatal error": "fatal", None: "fatal"}.get(d.get("sev"), d.get("sev"))
+                sev = d.get("sev") or "fatal"  # nvcc's own refusals name no severity
+                sev = "fatal" if sev == "fatal error" else sev
                 messages.append(
                     RawMessage(
                         tool, sev, d["text"], d.get("file"), int(d["line"]) if d.get("line") else None,
