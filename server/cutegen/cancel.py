@@ -105,7 +105,7 @@ def _kill(proc: subprocess.Popen) -> None:
 
 
 def _session_members(sid: int) -> list[int]:
-    members = []
+    members: list[int] = []
     try:
         entries = os.listdir("/proc")
     except OSError:

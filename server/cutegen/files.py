@@ -21,10 +21,11 @@ class WriteError(OSError):
     def __init__(self, path: Path, error: OSError, existed: bool) -> None:
         self.path = path
         kept = f"{path.name} is unchanged" if existed else f"{path.name} was not created"
-        super().__init__(error.errno, f"cannot write {path}: {_reason(error)} ({_disk(path)}); {kept}")
+        self.sentence = f"cannot write {path}: {_reason(error)} ({_disk(path)}); {kept}"
+        super().__init__(error.errno, self.sentence)
 
     def __str__(self) -> str:
-        return self.strerror  # the sentence, without OSError's "[Errno 28]"
+        return self.sentence  # without OSError's "[Errno 28]"
 
 
 def write_atomic(path: str | os.PathLike, data: str | bytes, *, new: bool = False) -> Path:

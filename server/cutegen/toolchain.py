@@ -122,7 +122,8 @@ def cuda_root(nvcc: str) -> str:
 
 
 def find_cutlass_include(setting: str | None) -> Path:
-    for origin, candidate in (("setting cutegen.cutlassPath", setting), ("CUTLASS_PATH", os.environ.get("CUTLASS_PATH"))):
+    for origin, candidate in (("setting cutegen.cutlassPath", setting),
+                              ("CUTLASS_PATH", os.environ.get("CUTLASS_PATH"))):
         if candidate:
             include = _as_include_dir(Path(candidate))
             if include is None:

@@ -168,7 +168,8 @@ def detect(text: str) -> str | None:
     return None
 
 
-_FENCE = re.compile(r"^(?P<fence>```+|~~~+)[ \t]*(?P<lang>[\w+.-]*)[^\n]*\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.M | re.S)
+_FENCE = re.compile(r"^(?P<fence>```+|~~~+)[ \t]*(?P<lang>[\w+.-]*)[^\n]*\n(?P<body>.*?)^(?P=fence)[ \t]*$",
+                    re.M | re.S)
 _CODE_LANGS = {"", "cuda", "cu", "cpp", "c++", "cxx", "c", "cuh", "hpp"}
 _COMMENT = re.compile(r"^(//+|/\*+|#)\s*(?P<body>.*?)\s*(\*+/)?$")
 _ELIDED_WORDS = re.compile(r"\b(unchanged|existing code|rest of (the )?(file|code|function|kernel)|"
@@ -253,7 +254,8 @@ def _search_replace(text: str, name: str) -> Edits:
     blocks = list(_SR_BLOCK.finditer(text))
     raw = "\n".join(m.group(0) for m in blocks)
     if len(blocks) < len(_SR_START.findall(text)):
-        raise EditRefused("truncated", "a SEARCH block has no `>>>>>>> REPLACE` end: the reply was cut off", text[-1500:])
+        raise EditRefused("truncated", "a SEARCH block has no `>>>>>>> REPLACE` end: the reply was cut off",
+                          text[-1500:])
     edits = Edits("search-replace", raw=raw)
     for i, m in enumerate(blocks, 1):
         _check_named(text[:m.start()], name, raw)
@@ -325,7 +327,8 @@ def _json_problem(e: ValueError | RecursionError) -> str:
 def _json(text: str, name: str, shown: str) -> Edits:
     data, raw = _json_payload(text)
     if isinstance(data, dict):
-        data = next((data[k] for k in ("edits", "changes", "patches", "patch") if isinstance(data.get(k), list)), [data])
+        data = next((data[k] for k in ("edits", "changes", "patches", "patch") if isinstance(data.get(k), list)),
+                    [data])
     if not isinstance(data, list) or not data:
         raise EditRefused("malformed", "the JSON holds no list of edits", raw)
     lines = shown.split("\n")

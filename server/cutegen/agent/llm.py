@@ -23,7 +23,8 @@ from cutegen.agent.reply import LLMError, Reply, ToolCall, Usage, from_completio
 from cutegen.sandbox import redact
 from cutegen.settings import Settings
 
-__all__ = ["LLMClient", "LLMError", "Reply", "ToolCall", "Usage", "configured", "cut_off", "scrub"]  # the reply model, re-exported
+# the client, and the reply model (agent/reply.py) re-exported
+__all__ = ["LLMClient", "LLMError", "Reply", "ToolCall", "Usage", "configured", "cut_off", "scrub"]
 
 MAX_RETRY_AFTER_S = 30.0  # a Retry-After longer than this is reported, not waited out
 BACKOFF_BASE_S, BACKOFF_CAP_S = 0.5, 8.0
@@ -83,7 +84,8 @@ class LLMClient:
         except (o.APIStatusError, o.APIResponseValidationError, ValueError, TypeError):
             pass  # it answered
 
-    def chat(self, messages: list[dict], *, cancel: threading.Event | None = None, tools: list[dict] | None = None) -> Reply:
+    def chat(self, messages: list[dict], *, cancel: threading.Event | None = None,
+             tools: list[dict] | None = None) -> Reply:
         """One completion; with `tools` (OpenAI function specs) the reply may hold tool calls instead
         of text. An endpoint that does not take tools fails with kind "no-tools" (not retried)."""
         s = self.settings
@@ -169,7 +171,8 @@ class LLMClient:
         except o.APIResponseValidationError as e:
             raise LLMError("malformed", f"the LLM endpoint sent a malformed reply ({type(e).__name__})") from None
         except o.APIError as e:  # an error event inside a stream
-            raise LLMError("server", f"the LLM endpoint reported an error in its stream: {self._scrub(_brief(e))}") from None
+            raise LLMError("server",
+                           f"the LLM endpoint reported an error in its stream: {self._scrub(_brief(e))}") from None
         except (ValueError, TypeError) as e:
             raise LLMError("malformed", f"the LLM endpoint sent a malformed reply ({type(e).__name__})") from None
 
@@ -196,7 +199,8 @@ class LLMClient:
         cut = type(cause).__name__ in ("ReadError", "RemoteProtocolError") or isinstance(cause, ConnectionError)
         if cut:
             return LLMError("connection", f"the LLM endpoint at {s.llm_base_url} closed the connection before its "
-                                          f"reply was complete ({type(cause).__name__}: {self._scrub(str(cause))[:120]})")
+                                          f"reply was complete ({type(cause).__name__}: "
+                                          f"{self._scrub(str(cause))[:120]})")
         return LLMError("connection", f"cannot reach the LLM endpoint at {s.llm_base_url}")
 
     def _named(self, e: LLMError) -> LLMError:

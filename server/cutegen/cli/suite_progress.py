@@ -38,14 +38,15 @@ class RichProgress:
         with self._lock:
             if e.kind == "started":
                 self.gpus = {g: "idle" for g in e.gpus}
-            elif e.kind == "gpu-busy":
+            elif e.kind == "gpu-busy" and e.gpu is not None:
                 self.gpus[e.gpu] = e.name or "busy"
-            elif e.kind == "gpu-idle":
+            elif e.kind == "gpu-idle" and e.gpu is not None:
                 self.gpus[e.gpu] = "idle"
-            elif e.kind == "stage":
+            elif e.kind == "stage" and e.name is not None and e.stage is not None:
                 self.stages[e.name] = e.stage
             elif e.kind == "problem-done":
-                self.stages.pop(e.name, None)
+                if e.name is not None:
+                    self.stages.pop(e.name, None)
                 row = e.row or {}
                 self.console.print(f"{e.name}: {row.get('verdict')} {_speed(row)}", highlight=False)
             counts = f"{e.running} running · {e.failed} failed" + (f" · {e.skipped} done before" if e.skipped else "")

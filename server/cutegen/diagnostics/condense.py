@@ -46,10 +46,12 @@ class _Anchored:
     macro_line: int | None = None  # the macro invocation the error was reported at, when moved inside it
 
 
-def condense(messages: list[RawMessage], main_file: str, is_user: Callable[[str], bool], lines: SourceLines) -> list[Diagnostic]:
+def condense(messages: list[RawMessage], main_file: str, is_user: Callable[[str], bool],
+             lines: SourceLines) -> list[Diagnostic]:
     groups: dict[tuple[str, int], list[_Anchored]] = {}
     for msg in messages:
-        if msg.tool not in ("edg", "host", "nvcc", "clang") or msg.severity == "remark" or msg.code == _PARSING_RESTARTS:
+        if (msg.tool not in ("edg", "host", "nvcc", "clang") or msg.severity == "remark"
+                or msg.code == _PARSING_RESTARTS):
             continue
         anchored = _anchor(msg, main_file, is_user, lines)
         groups.setdefault((anchored.file, anchored.line), []).append(anchored)
@@ -184,7 +186,8 @@ def _diagnostic(a: _Anchored, members: list[_Anchored], is_user, lines: SourceLi
 
     related = []
     if m.file and not is_user(m.file) and m.line:
-        related.append(Location(m.file, m.line, 1, "root cause: " + ("static_assert" if "static assertion" in m.text else "error") + " here"))
+        cause = "static_assert" if "static assertion" in m.text else "error"
+        related.append(Location(m.file, m.line, 1, f"root cause: {cause} here"))
     signature = _signature(m, is_user, lines)
     if signature:  # the parameter the argument does not match, in the user's own code: the other place to fix
         related.append(Location(signature["file"], signature["line"], signature["col"],
@@ -193,7 +196,8 @@ def _diagnostic(a: _Anchored, members: list[_Anchored], is_user, lines: SourceLi
     related += [r for r in _note_locations(m, is_user) if (r.file, r.line) != (a.file, a.line)
                 and not (signature and _ARG_MISMATCH.search(r.message))]
     if a.macro_line:
-        related.append(Location(a.file, a.macro_line, 1, "inside the macro invocation nvcc reports (at its first line)"))
+        related.append(Location(a.file, a.macro_line, 1,
+                                "inside the macro invocation nvcc reports (at its first line)"))
     outer = _outermost_user_frame(m, is_user)
     if outer and (outer.file, outer.line) != (a.file, a.line):
         related.append(Location(outer.file, outer.line, 1, "instantiated from here"))
@@ -303,14 +307,14 @@ def _compose(prefix: str, root: str, api: str, bindings: dict[str, str], notes: 
         ranked = dict(sorted(bindings.items(), key=lambda kv: -2 if kv[0] in decisive else
                              -1 if kv[0] in named else _binding_rank(*kv)))
         # Shorter forms in order of how little they lose: strides nobody needs, then every stride.
-        forms = [ranked, {k: v if k in decisive else drop_strides(v) for k, v in ranked.items()},
-                 {k: drop_strides(v) for k, v in ranked.items()}]
+        binding_forms = [ranked, {k: v if k in decisive else drop_strides(v) for k, v in ranked.items()},
+                         {k: drop_strides(v) for k, v in ranked.items()}]
         partial = []
-        for form in forms:
-            shown = [f"{k} = {v}" for k, v in form.items()]
+        for bound in binding_forms:
+            shown = [f"{k} = {v}" for k, v in bound.items()]
             while shown and len(message) + len(", ".join(shown)) + 6 > _MAX_MESSAGE:
                 shown.pop()
-            if len(shown) == len(form):
+            if len(shown) == len(bound):
                 return message + " [" + ", ".join(shown) + "]"
             partial.append(shown)
         # Fewer bindings before a decisive stride is lost (a stride-free form that shows more is the fallback).

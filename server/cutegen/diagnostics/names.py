@@ -136,7 +136,9 @@ def explain_names(diagnostics: list, lines) -> list:
         if m:
             d.message = f"{d.message}: {_where_declared(m['name'], d.line, first[(d.file, m['name'])], lines(d.file))}"
         m = _REDECLARED.match(d.root)
-        earlier = m and [n for n in declaration_lines(m["name"], code_view(lines(d.file))) if n < d.line]
+        if m is None:
+            continue
+        earlier = [n for n in declaration_lines(m["name"], code_view(lines(d.file))) if n < d.line]
         if earlier:
             d.message = f"{d.message} (first declared at line {earlier[-1]})"
             d.related.append(Location(d.file, earlier[-1], 1, f"`{m['name']}` first declared here"))

@@ -37,17 +37,22 @@ class RawMessage:
 
 
 # /path/file.hpp(370): error: static assertion failed with "..."   (also "error #20011-D:")
-_EDG = re.compile(r"^(?P<file>.+?)\((?P<line>\d+)\): (?P<sev>error|warning|remark|note|catastrophic error)(?: #(?P<code>[\w-]+))?: (?P<text>.*)$")
+_EDG = re.compile(r"^(?P<file>.+?)\((?P<line>\d+)\): (?P<sev>error|warning|remark|note|catastrophic error)"
+                  r"(?: #(?P<code>[\w-]+))?: (?P<text>.*)$")
 # file.cu:12:5: error: ...   (host compiler on the cudafe-generated code, with #line mapping)
 # At end of source: error: expected a "}"      (its location is the note after it: 'to match this "{"')
-_END_OF_SOURCE = re.compile(r"^At end of source: (?P<sev>error|warning|catastrophic error)(?: #(?P<code>[\w-]+))?: (?P<text>.*)$")
-_GCC = re.compile(r"^(?P<file>[^:\s][^:]*):(?P<line>\d+):(?:(?P<col>\d+):)? (?P<sev>error|warning|fatal error): (?P<text>.*)$")
+_END_OF_SOURCE = re.compile(r"^At end of source: (?P<sev>error|warning|catastrophic error)"
+                            r"(?: #(?P<code>[\w-]+))?: (?P<text>.*)$")
+_GCC = re.compile(r"^(?P<file>[^:\s][^:]*):(?P<line>\d+):(?:(?P<col>\d+):)? "
+                  r"(?P<sev>error|warning|fatal error): (?P<text>.*)$")
 # gcc: error: unrecognized command-line option '-fbogus'   (a tool's own refusal, no file)
-_TOOL = re.compile(r"^(?:gcc|g\+\+|cc1plus|clang\+\+|clang|cudafe\+\+|cicc|fatbinary): (?P<sev>error|fatal error|warning): (?P<text>.*)$")
+_TOOL = re.compile(r"^(?:gcc|g\+\+|cc1plus|clang\+\+|clang|cudafe\+\+|cicc|fatbinary): "
+                   r"(?P<sev>error|fatal error|warning): (?P<text>.*)$")
 _PTXAS = re.compile(r"^ptxas (?P<sev>error|warning|fatal)\s*: (?:\((?P<code>C\d+)\) )?(?P<text>.*)$")
 _NVLINK = re.compile(r"^nvlink (?P<sev>error|warning|fatal)\s*: (?P<text>.*)$")
 _NVCC_FATAL = re.compile(r"^nvcc (?:fatal|error)\s*: (?P<text>.*)$")
-_FRAME = re.compile(r'instantiation of (?:class |function |template )?(?P<what>".*") at line (?P<line>\d+)(?: of (?P<file>.+?))?\s*$')
+_FRAME = re.compile(r'instantiation of (?:class |function |template )?(?P<what>".*") '
+                    r'at line (?P<line>\d+)(?: of (?P<file>.+?))?\s*$')
 _DETAIL_PREFIXES = ("argument types are", "object type is", "function ", "operand types are")
 INCLUDE = "#include"  # Frame.what of an include-chain frame
 # The host compiler's include chain above a message in a header: "In file included from a.h:4," / "    from x.cu:3:"
@@ -101,7 +106,8 @@ def parse_log(log: str) -> list[RawMessage]:
             m = pattern.match(line)
             if m:
                 d = m.groupdict()
-                sev = {"fatal error": "fatal", None: "fatal"}.get(d.get("sev"), d.get("sev"))
+                sev = d.get("sev") or "fatal"  # nvcc's own refusals name no severity
+                sev = "fatal" if sev == "fatal error" else sev
                 messages.append(
                     RawMessage(
                         tool, sev, d["text"], d.get("file"), int(d["line"]) if d.get("line") else None,

@@ -48,7 +48,8 @@ def trap_diagnostics(ptx: str, source: str, file: str, arch: str) -> list[Diagno
         text = source.splitlines()[line - 1] if 0 < line <= len(source.splitlines()) else ""
         col = len(text) - len(text.lstrip()) + 1
         out.append(Diagnostic(file=file, line=line, col=col, end_col=max(col + 1, len(text.rstrip()) + 1),
-                              severity=Severity.WARNING, message=message, code="cute-arch-trap", root=f"{atom} without {macro}",
+                              severity=Severity.WARNING, message=message, code="cute-arch-trap",
+                              root=f"{atom} without {macro}",
                               data={"atom": atom, "macro": macro, "arch": arch}))
     return out
 
@@ -76,4 +77,5 @@ def cp_async_local_diagnostics(ptx: str, source: str, file: str, stack_bytes: in
                f"the data goes to a bogus shared address (the kernel has a {stack_bytes} bytes stack frame). "
                "Copy global→shared with cp.async, then shared→registers with a plain copy.")
     return [Diagnostic(file=file, line=line, col=1, end_col=2, severity=Severity.WARNING, message=message,
-                       code="cute-cp-async-registers", root="cp.async into registers", data={"stack_bytes": stack_bytes})]
+                       code="cute-cp-async-registers", root="cp.async into registers",
+                       data={"stack_bytes": stack_bytes})]

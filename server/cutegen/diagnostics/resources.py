@@ -188,13 +188,14 @@ def resource_diagnostics(kernels: list[KernelResources], file: str) -> list[Diag
         line = k.line or 1
         if k.spill_stores or k.spill_loads:
             out.append(_at(file, line, Severity.WARNING, "ptxas-spill",
-                f"{k.instantiation or k.name} spills registers to local memory: {k.spill_stores} bytes spill stores, {k.spill_loads} bytes spill loads "
-                f"({k.registers} registers used). Lower register pressure (smaller per-thread tiles, fewer live "
-                "fragments) or allow more registers per thread (__launch_bounds__).", k))
+                f"{k.instantiation or k.name} spills registers to local memory: {k.spill_stores} bytes spill stores, "
+                f"{k.spill_loads} bytes spill loads ({k.registers} registers used). Lower register pressure "
+                "(smaller per-thread tiles, fewer live fragments) or allow more registers per thread "
+                "(__launch_bounds__).", k))
         elif k.stack_bytes:
             out.append(_at(file, line, Severity.WARNING, "ptxas-stack",
-                f"{k.instantiation or k.name} uses a {k.stack_bytes} B stack frame: a local array indexed at run time, or a "
-                "non-inlined call, lives in local memory (slow). Index register arrays only with "
+                f"{k.instantiation or k.name} uses a {k.stack_bytes} B stack frame: a local array indexed at run time, "
+                "or a non-inlined call, lives in local memory (slow). Index register arrays only with "
                 "compile-time constants.", k))
         out.append(_at(file, line, Severity.INFO, "ptxas-resources", k.summary(), k))
     return out

@@ -322,7 +322,8 @@ def _check_indent(scan: _Scan, opener: _Open, n: int, indent: int) -> None:
     if indent < opener.indent and any(o.char == "{" and o.indent == indent for o in scan.stack):
         outer = next(o for o in reversed(scan.stack) if o.char == "{" and o.indent == indent)
         scan.defects.append(_unclosed(
-            scan, opener, f"the `}}` at line {n}, indented as the {outer.label} of line {outer.line}, closes it instead",
+            scan, opener,
+            f"the `}}` at line {n}, indented as the {outer.label} of line {outer.line}, closes it instead",
             [(n, f"closes the {opener.label}, by its indentation the {outer.label}'s brace")]))
     elif indent > opener.indent and (header := _braceless_header(scan.lines, opener.line, n, indent)):
         scan.defects.append(Defect(

@@ -13,6 +13,7 @@ says which truth and which rule).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import torch
@@ -74,7 +75,7 @@ def worst_error(out: torch.Tensor, truth: torch.Tensor, atol: float, rtol: float
     return measure(out, truth, atol, rtol, chunk=chunk).worst
 
 
-def chunks(a: torch.Tensor, b: torch.Tensor, chunk: int):
+def chunks(a: torch.Tensor, b: torch.Tensor, chunk: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
     """Pairs of flat, equally placed pieces of two same-shape tensors. A non-contiguous one (a transposed view
     returned by a reference) is made contiguous first: the one full-size copy a comparison can cost."""
     fa, fb = _flat(a), _flat(b)
@@ -159,7 +160,8 @@ def classify(bad_mask: torch.Tensor, bad: int, first: int, nan_bad: int) -> tupl
         rows = bad_mask.reshape(-1, bad_mask.shape[-1])
         cols_bad = rows.any(dim=0)
         k = int(cols_bad.sum())
-        if k < rows.shape[1] and bool(cols_bad[-k:].all()) and bool(rows[:, -k:].all()) and int(rows.sum()) == k * rows.shape[0]:
+        if (k < rows.shape[1] and bool(cols_bad[-k:].all()) and bool(rows[:, -k:].all())
+                and int(rows.sum()) == k * rows.shape[0]):
             return "row-tail", f"the last {k} columns of every row (the row tail is not handled)"
     for stride in (2, 4, 8, 16, 32, 64, 128, 256, 512, 1024):
         if n % stride:
@@ -167,7 +169,8 @@ def classify(bad_mask: torch.Tensor, bad: int, first: int, nan_bad: int) -> tupl
         cols = flat.reshape(-1, stride)
         per_col = cols.sum(dim=0)
         full = per_col == cols.shape[0]
-        if bool((full | (per_col == 0)).all()) and 0 < int(full.sum()) < stride // 2 + 1 and int(full.sum()) * cols.shape[0] == bad:
+        if (bool((full | (per_col == 0)).all()) and 0 < int(full.sum()) < stride // 2 + 1
+                and int(full.sum()) * cols.shape[0] == bad):
             offsets = [int(i) for i in torch.nonzero(full).reshape(-1)[:4]]
             return "periodic", f"one element in every {stride} (offsets {offsets}): an indexing or vector-lane bug"
     for block in (65536, 32768, 16384, 8192, 4096, 2048, 1024, 512, 256, 128, 64, 32):

@@ -94,7 +94,8 @@ def message(p: Plan, device: str, *, returned: bool = False, cause: str = "") ->
     held = "" if need is None else (f"; judging it holds about {gb(need)} at once (the input buffers and a trial's "
                                     "fresh values, the outputs, the truth, one temporary of the reference"
                                     + (", the candidate's own outputs" if returned else "") + ")")
-    card = f"; the GPU has {gb(available(device))} free of {gb(total(device))}" if device == "cuda" else ""
+    free, size = available(device), total(device)  # both None off a GPU
+    card = f"; the GPU has {gb(free)} free of {gb(size)}" if free is not None and size is not None else ""
     tail = f" ({cause})" if cause else ""
     return f"out of memory: the problem's {p.describe()}{held}{card}{tail}"
 

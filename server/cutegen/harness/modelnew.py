@@ -116,6 +116,8 @@ def _shares_memory(a: torch.Tensor, b: torch.Tensor) -> bool:
 def _import(path: Path):
     name = f"cutegen_modelnew_{abs(hash(str(path)))}"
     spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:  # not a Python file (by its name)
+        raise ImportError(f"{path.name} cannot be imported: a ModelNew is a Python file (.py)")
     module = importlib.util.module_from_spec(spec)
     try:
         spec.loader.exec_module(module)

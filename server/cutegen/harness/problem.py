@@ -66,6 +66,8 @@ def load_problem(path: str | Path) -> Problem:
         raise ProblemError(f"problem file not found: {path}")
     name = f"cutegen_problem_{abs(hash(str(path)))}"
     spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:  # not a Python file (by its name)
+        raise ProblemError(f"{path.name} cannot be imported: a problem is a Python file (.py)")
     module = importlib.util.module_from_spec(spec)
     try:
         spec.loader.exec_module(module)

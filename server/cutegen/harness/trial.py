@@ -35,16 +35,35 @@ class Trials:
     """The state a run's trials share: the buffers, the previous trial's output fingerprints, the errors seen."""
 
     def __init__(self, problem, lib, caller, model, mode: str, *, chunk: int = CHUNK):
-        self.problem, self.lib, self.caller, self.model, self.mode, self.chunk = problem, lib, caller, model, mode, chunk
+        self.problem, self.lib, self.caller, self.model = problem, lib, caller, model
+        self.mode, self.chunk = mode, chunk
         self.plan: memory.Plan | None = None  # the sizes, from the first trial (see _allocate)
         self.truth: truths.Truth | None = None
         self.buffers: list | None = None
         self._refs: list[torch.Tensor] | None = None  # this trial's fp32 reference, when at hand (_allocate, _expected)
         self.outs: list[torch.Tensor] | None = None
         self.prev: list[int] | None = None
-        self.kernel_error, self.reference_error = 0.0, None
+        self.kernel_error = 0.0
+        self.reference_error: float | None = None
         self.tolerance: tuple[float, float] | None = None
         self.count = 0
+
+    # -- what the first trial made (_allocate): every other step runs after it ----------------------
+
+    @property
+    def _buffers(self) -> list:
+        assert self.buffers is not None, "used before the first trial"
+        return self.buffers
+
+    @property
+    def _outs(self) -> list[torch.Tensor]:
+        assert self.outs is not None, "used before the first trial"
+        return self.outs
+
+    @property
+    def _truth(self) -> truths.Truth:
+        assert self.truth is not None, "used before the first trial"
+        return self.truth
 
     # -- a trial ----------------------------------------------------------------------------------
 
@@ -112,41 +131,42 @@ class Trials:
 
     def _args(self, fresh: list) -> list:
         """The call's values: the input buffers for tensors, this trial's numbers as they are."""
-        return [b if isinstance(b, torch.Tensor) else f for b, f in zip(self.buffers, fresh)]
+        return [b if isinstance(b, torch.Tensor) else f for b, f in zip(self._buffers, fresh)]
 
     def _call(self, args: list, fresh: list | None = None) -> tuple[bool, list[int]]:
         """One call under the protocol. With `fresh`, its values are written into the input buffers on the caller's
         stream just before the call (staged); without, the buffers already hold them and the device is
         synchronized before the call. Returns (late, final fingerprints): late = the outputs changed after the
         caller's stream read them."""
-        caller, lib, outs = self.caller, self.lib, self.outs
+        caller, lib, outs = self.caller, self.lib, self._outs
         for o in outs:
             poison(o)
         if fresh is not None:
-            for b in _tensors(self.buffers):
+            for b in _tensors(self._buffers):
                 poison(b, inputs=True)
         caller.sync()
         if fresh is not None:
             getattr(caller, "expect_outputs", lambda n: None)(len(outs or []))
-            caller.stage(_tensors(self.buffers), _tensors(fresh))
+            caller.stage(_tensors(self._buffers), _tensors(fresh))
         prepare = getattr(lib, "arguments", None)
         started = time.perf_counter()
         code = lib(prepare(args) if prepare else args, outs, caller.stream)
         caller.called(time.perf_counter() - started)
         consumed = caller.consume(lambda: fingerprints(outs))
         if code != 0:
-            raise Failed(Verdict.LAUNCH_ERROR, f"cutegen_forward returned {code} (a cudaError_t: {cuda_error_name(code)})")
+            raise Failed(Verdict.LAUNCH_ERROR,
+                         f"cutegen_forward returned {code} (a cudaError_t: {cuda_error_name(code)})")
         caller.sync()
         final = caller.value(fingerprints(_final_values(lib, outs)))
         return caller.value(consumed) != final, final
 
     def _check_unchanged(self, fresh: list) -> None:
-        for b, f in zip(_tensors(self.buffers), _tensors(fresh)):
+        for b, f in zip(_tensors(self._buffers), _tensors(fresh)):
             if not same_bits(b, f):
                 raise Failed(Verdict.INPUTS_MUTATED, "the kernel wrote into its inputs (they must stay unchanged)")
 
     def _check_kinds(self, expected: list[torch.Tensor]) -> None:
-        returned = _final_values(self.lib, self.outs)
+        returned = _final_values(self.lib, self._outs)
         for i, (r, t) in enumerate(zip(returned, expected)):
             wrong = kind_mismatch(r, t)
             if wrong is not None:
@@ -214,7 +234,7 @@ class Trials:
 
     def _reference_errors(self, args, expected) -> list[float] | None:
         tolerances = [self._tolerance(t) for t in expected]
-        return truths.reference_error(self.truth, args, expected, tolerances, chunk=self.chunk, refs=self._refs)
+        return truths.reference_error(self._truth, args, expected, tolerances, chunk=self.chunk, refs=self._refs)
 
     def _within_reference(self, i: int, out: torch.Tensor, args: list) -> bool:
         """KernelBench's own check, the rule's other half under the fp64 truth: within tolerance of the fp32
@@ -249,7 +269,7 @@ class Trials:
         inputs_bad = False
         if synced_ok:
             fresh = self._fresh(seed)
-            if all(same_bits(b, f) for b, f in zip(_tensors(self.buffers), _tensors(fresh))):  # a repeatable trial
+            if all(same_bits(b, f) for b, f in zip(_tensors(self._buffers), _tensors(fresh))):  # a repeatable trial
                 staged = [self._rerun(args, fresh, expected) for _ in range(RERUNS)]
                 late = late or any(lt for _, lt in staged)
                 inputs_bad = not any(ok for ok, _ in staged)
@@ -259,21 +279,21 @@ class Trials:
         """(correct, late) of one more call: with `fresh`, staged as in a trial; without, the device synchronized
         before it. Correct is judged on the final values (a ModelNew's returned tensors after synchronizing)."""
         late, _ = self._call(args, fresh)
-        ok = self._judge(_final_values(self.lib, self.outs), expected, args, first=False, record=False) is None
+        ok = self._judge(_final_values(self.lib, self._outs), expected, args, first=False, record=False) is None
         _release(self.lib)
         return ok, late
 
     def _constant_output(self, expected) -> dict | None:
         """A constant (often zero) output where the truth is not is a failure even within tolerance: zeros pass
         a loose tolerance wherever the true values are small (a known reward hack)."""
-        for i, (out, t) in enumerate(zip(self.outs, expected)):
+        for i, (out, t) in enumerate(zip(self._outs, expected)):
             if out.numel() > 1 and t.numel() > 1 and _constant(out) and not _constant(t):
                 return {"output": i, "constant": True}
         return None
 
     def _kernel_fault(self, failure, expected, final, seed) -> None:
         i = failure["output"]
-        out, t = self.outs[i], expected[i]
+        out, t = self._outs[i], expected[i]
         if failure.get("constant") or (out.numel() > 1 and t.numel() > 1 and _constant(out) and not _constant(t)):
             first = float(out.reshape(-1)[0])
             kind = "zero" if first == 0.0 else f"constant ({first:.6g})"
@@ -288,7 +308,7 @@ class Trials:
                      mismatch=mismatch.to_json())
 
     def errors_text(self, failure: dict) -> str:
-        against = "the fp64 truth" if self.truth.kind == "fp64" else "the fp32 eager reference"
+        against = "the fp64 truth" if self._truth.kind == "fp64" else "the fp32 eager reference"
         text = f"worst error {failure['error']:.3g}× the tolerance against {against}"
         if failure["reference_error"] is not None:
             text += f" (the fp32 eager reference's own: {failure['reference_error']:.3g}×)"
@@ -298,8 +318,8 @@ class Trials:
 
     def accuracy(self) -> dict:
         atol, rtol = self.tolerance or (0.0, 0.0)
-        return {"truth": self.truth.kind, "mode": self.mode, "atol": atol, "rtol": rtol, "kernel_error": self.kernel_error,
-                "reference_error": self.reference_error, "note": self.truth.note}
+        return {"truth": self._truth.kind, "mode": self.mode, "atol": atol, "rtol": rtol,
+                "kernel_error": self.kernel_error, "reference_error": self.reference_error, "note": self._truth.note}
 
 
 def _stream_verdict(inputs_bad: bool, late: bool, synced_ok: bool) -> Failed | None:

@@ -58,7 +58,7 @@ class Truth:
     def __init__(self, model, mode: str, out_dtypes: list[torch.dtype], fp64_fits: bool):
         self.model, self.mode = model, ReferenceMode(mode)
         self.note = ""
-        self._model64 = None
+        self._model64: torch.nn.Module | None = None
         self.kind = "fp32"
         if self.mode is ReferenceMode.KERNELBENCH:
             return

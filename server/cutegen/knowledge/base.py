@@ -141,7 +141,8 @@ class KnowledgeBase:
     def _stall_problems(self) -> list[str]:
         from cutegen.profiler.stalls import MEANINGS
 
-        out, seen = [], {}
+        out: list[str] = []
+        seen: dict[str, str] = {}
         for name, s in self.signals.items():
             for reason, advice in s.stalls.items():
                 if reason not in MEANINGS:
@@ -187,7 +188,7 @@ class KnowledgeBase:
 
     def snippet_sources(self, entry: Entry) -> dict[str, str]:
         """{'before': TU text, 'after': TU text} for the entry's fix pair (only those it has)."""
-        out = {}
+        out: dict[str, str] = {}
         ctx = self.contexts.get(entry.context)
         if ctx is None:
             return out

@@ -96,7 +96,8 @@ def _declaration_start(lines: list[str], row: int, before: str) -> int | None:
     start = row
     for r in range(row - 1, max(-1, row - 12), -1):
         s = lines[r].split("//")[0].strip()
-        if not s or s.endswith((";", "}", "{", "*/")) or s.startswith(("#", "public", "private", "protected", "*", "/*")):
+        if (not s or s.endswith((";", "}", "{", "*/"))
+                or s.startswith(("#", "public", "private", "protected", "*", "/*"))):
             break
         start = r
     # A declaration has a return type somewhere: before the name on its line, or on the lines above.

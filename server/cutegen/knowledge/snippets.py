@@ -45,7 +45,7 @@ def judge(kb: KnowledgeBase, entry: Entry, side: str, expect: str, result: Check
             and kb.recognizes(entry.id, diagnostic=d)]
     compiled = not errors and not result.cancelled
     diags = [d.to_json() for d in result.diagnostics if d.severity is not Severity.INFO]
-    first = (errors or warnings or [None])[0]
+    first = next(iter(errors or warnings), None)
     shown = first.format() if first else "clean"
     if expect == "fail":
         ok = bool(errors) and bool(mine)

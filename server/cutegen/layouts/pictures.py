@@ -177,7 +177,8 @@ def _hsl(value: int, top: int) -> str:
 
 def _window(ev: Evaluated) -> tuple[int, int, str]:
     rows, cols = min(ev.rows, MAX_ROWS), min(ev.cols, MAX_COLS)
-    note = "" if (rows, cols) == (ev.rows, ev.cols) else f" (rows 0-{rows - 1} of {ev.rows}, cols 0-{cols - 1} of {ev.cols})"
+    note = ("" if (rows, cols) == (ev.rows, ev.cols)
+            else f" (rows 0-{rows - 1} of {ev.rows}, cols 0-{cols - 1} of {ev.cols})")
     return rows, cols, note
 
 
@@ -287,13 +288,15 @@ def _fold_axes(fold: _Fold, top: int, left: int) -> list[str]:
     for band in range(fold.bands):
         for m in range(0, fold.rows, every if fold.rows > 1 else 1):
             y = top + (band * fold.rows + m) * size + size // 2 + 4
-            label = str(band * fold.width) if fold.rows == 1 else (f"n+{band * fold.width} {m}" if m == 0 and fold.folded else str(m))
+            label = (str(band * fold.width) if fold.rows == 1
+                     else f"n+{band * fold.width} {m}" if m == 0 and fold.folded else str(m))
             if fold.rows == 1 and band % every:
                 continue
             out.append(f'<text x="{left - 6}" y="{y}" text-anchor="end" fill="#777">{label}</text>')
         if band and fold.rows > 1:  # a band boundary
             y = top + band * fold.rows * size
-            out.append(f'<line x1="{left}" y1="{y}" x2="{left + fold.width * size}" y2="{y}" stroke="#000" stroke-width="2"/>')
+            out.append(f'<line x1="{left}" y1="{y}" x2="{left + fold.width * size}" y2="{y}" '
+                       'stroke="#000" stroke-width="2"/>')
     return out
 
 
@@ -326,7 +329,8 @@ def banks_svg(title: str, layout: str, element_bits: int) -> str:
         for n in range(cols):
             bank = ev.at(m, n) * element_bits // 32 % 32
             lane = marks.get((m, n))
-            stroke, width = ("#d00", 2.5) if lane in conflicted else ("#06c", 2.5) if lane is not None else ("#555", 0.5)
+            stroke, width = (("#d00", 2.5) if lane in conflicted
+                             else ("#06c", 2.5) if lane is not None else ("#555", 0.5))
             body.append(_cell(40 + n * CELL, top + m * CELL, _hsl(bank, 31), f"b{bank}", stroke, width))
     verdict = (f"{len(conflicted)} of {len(touched)} lanes conflict (red)" if conflicted
                else f"{len(touched)} lanes, no bank conflict (blue)")

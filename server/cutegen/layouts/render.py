@@ -111,7 +111,8 @@ def layout_text(node: TypeNode) -> str:
 
 
 def _atom_text(atom: TypeNode) -> str:
-    """Copy_Atom<Copy_Traits<SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>>, bfloat16_t> → 'SM80_CP_ASYNC_CACHEGLOBAL<uint128_t> bfloat16_t'."""
+    """Copy_Atom<Copy_Traits<SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>>, bfloat16_t>
+    → 'SM80_CP_ASYNC_CACHEGLOBAL<uint128_t> bfloat16_t'."""
     parts = []
     for arg in atom.args:
         if _bare(arg) in ("Copy_Traits", "MMA_Traits") and arg.args:

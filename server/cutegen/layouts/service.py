@@ -33,7 +33,8 @@ def version_key(path: Path, text: str) -> str:
 
 
 class LayoutService:
-    def __init__(self, probe_for: Callable[[Path], LayoutProbe], on_done: Callable[[Path, ProbeResult], None] | None = None):
+    def __init__(self, probe_for: Callable[[Path], LayoutProbe],
+                 on_done: Callable[[Path, ProbeResult], None] | None = None):
         self._probe_for = probe_for  # may block (toolchain discovery): called on the worker thread only
         self._on_done = on_done
         self._results: dict[str, ProbeResult] = {}  # by version key

@@ -1,5 +1,6 @@
 """Why a kernel is slow: NVIDIA's Speed-of-Light rule, a roofline position against the ceilings of the GPU that
-ran it (hardware.py), and signals, each with the evidence that triggered it (what the knowledge base and the agent act on)."""
+ran it (hardware.py), and signals, each with the evidence that triggered it (what the knowledge base and the agent
+act on)."""
 
 from __future__ import annotations
 
@@ -90,14 +91,16 @@ def _verdict_line(bound: str, roof: dict, gpu: Gpu) -> str:
     if "share_of_peak" not in roof:
         return f"{bound}-bound"
     if roof["roofline_bound"] == "memory":
-        where = f"{roof['share_of_peak']:.0%} of achievable DRAM bandwidth ({roof['bytes_per_s'] / 1e12:.2f} of {gpu.ceiling_text()})"
+        where = (f"{roof['share_of_peak']:.0%} of achievable DRAM bandwidth "
+                 f"({roof['bytes_per_s'] / 1e12:.2f} of {gpu.ceiling_text()})")
     else:
         where = f"{roof['share_of_peak']:.0%} of the {roof['peak']} peak ({roof['flops_per_s'] / 1e12:.1f} TFLOP/s)"
     kind = {"latency": "latency-bound", "balanced": "balanced"}.get(bound, f"{bound}-bound")
     return f"{kind} at {where}"
 
 
-def _signals(k: dict, bound: str, roof: dict, spills: int, wgmma_serialized: bool, matmul: bool, gpu: Gpu) -> list[dict]:
+def _signals(k: dict, bound: str, roof: dict, spills: int, wgmma_serialized: bool, matmul: bool,
+             gpu: Gpu) -> list[dict]:
     out: list[dict] = []
 
     def add(name: str, evidence: str) -> None:
@@ -116,9 +119,9 @@ def _signals(k: dict, bound: str, roof: dict, spills: int, wgmma_serialized: boo
     limits = _find(k, r"^launch__occupancy_limit_(registers|shared_mem|warps|blocks)$")
     achieved = _num(k, "sm__warps_active.avg.pct_of_peak_sustained_active")
     waves = _num(k, "launch__waves_per_multiprocessor")
-    if occupancy_matters and limits and regs and min(limits, key=limits.get).endswith("registers") \
-            and limits[min(limits, key=limits.get)] < 4:
-        add("register-pressure", f"{regs:.0f} registers/thread limit occupancy to {limits[min(limits, key=limits.get)]:.0f} blocks/SM")
+    tightest = min(limits, key=limits.__getitem__) if limits else None
+    if occupancy_matters and tightest and regs and tightest.endswith("registers") and limits[tightest] < 4:
+        add("register-pressure", f"{regs:.0f} registers/thread limit occupancy to {limits[tightest]:.0f} blocks/SM")
     if spills:
         add("spills", f"ptxas: {spills} bytes spill stores")
     if waves is not None and waves < 1:
@@ -136,7 +139,7 @@ def _signals(k: dict, bound: str, roof: dict, spills: int, wgmma_serialized: boo
     stalls = {re.sub(r".*stalled_(\w+?)_per_issue_active.*", r"\1", n): v
               for n, v in _find(k, r"issue_stalled_\w+_per_issue_active\.ratio$").items()}
     if stalls:
-        top = max(stalls, key=stalls.get)
+        top = max(stalls, key=stalls.__getitem__)
         if top == "long_scoreboard" and stalls[top] > 0.3 * sum(stalls.values()):
             add("long-scoreboard-stalls", f"long-scoreboard (waiting on global/local memory) is the top stall: "
                                           f"{stalls[top]:.1f} cycles per issue of {sum(stalls.values()):.1f}")

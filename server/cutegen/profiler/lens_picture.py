@@ -42,13 +42,15 @@ def draw(profile: LineProfile, file: str, source: str, *, top: int = 8, stale: b
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            f'viewBox="0 0 {width} {height}" font-family="monospace" font-size="11">',
            f'<title>{escape(_title(profile, file, stale))}</title>',
-           f'<rect class="strip-frame" x="0" y="20" width="{STRIP_W}" height="{strip_h}" fill="#fafafa" stroke="#999"/>']
+           f'<rect class="strip-frame" x="0" y="20" width="{STRIP_W}" height="{strip_h}" '
+           'fill="#fafafa" stroke="#999"/>']
     out.append(f'<text x="0" y="12">{"stale: " if stale else ""}lines 1–{len(lines)}</text>')
     for n in sorted(by_line):
         if n <= len(lines):
             h = by_line[n]
             out.append(f'<rect class="heat" data-line="{n}" x="1" y="{20 + (n - 1) * ROW}" width="{STRIP_W - 2}" '
-                       f'height="{ROW}" fill="{heat(h.share, hottest)}"><title>line {n}: {h.share * 100:.1f} %</title></rect>')
+                       f'height="{ROW}" fill="{heat(h.share, hottest)}">'
+                       f'<title>line {n}: {h.share * 100:.1f} %</title></rect>')
     x0 = STRIP_W + 30
     out.append(f'<text x="{x0}" y="12" font-weight="bold">{escape(_title(profile, file, stale))}</text>')
     for i, h in enumerate(hot):

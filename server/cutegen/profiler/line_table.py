@@ -86,7 +86,8 @@ class LineTableError(RuntimeError):
     pass
 
 
-def read_line_table(library: Path, nvdisasm: str, cuobjdump: str | None, timeout: float = 120) -> dict[str, FunctionLines]:
+def read_line_table(library: Path, nvdisasm: str, cuobjdump: str | None,
+                    timeout: float = 120) -> dict[str, FunctionLines]:
     """Every kernel in the shared library `library`, with its line table and inlining (raises LineTableError)."""
     with tempfile.TemporaryDirectory(prefix="cutegen-cubin-") as tmp:
         cubins = _embedded_cubins(Path(library).read_bytes(), Path(tmp))
@@ -109,7 +110,8 @@ EM_CUDA = 190
 def _embedded_cubins(data: bytes, folder: Path) -> list[Path]:
     """The uncompressed CUDA ELF images inside a host binary's fatbins, each written to `folder`. (cuobjdump
     -xelf names them after the source file, so two images of one library overwrite each other.)"""
-    out, at = [], data.find(b"\x7fELF", 1)
+    out: list[Path] = []
+    at = data.find(b"\x7fELF", 1)
     while at > 0:
         header = data[at:at + 64]
         if len(header) == 64 and header[4] == 2 and int.from_bytes(header[18:20], "little") == EM_CUDA:

@@ -35,7 +35,8 @@ _EXCESS = {"derived__memory_l2_theoretical_sectors_global_excessive": "excess_se
 _EXECUTED = "inst_executed"
 # CUTLASS's, CCCL's and CUDA's headers wherever they are installed (a report may come from another machine,
 # whose CUTLASS wheel sits elsewhere): never the user's.
-_LIBRARY = re.compile(r"/include/(cute|cutlass|cub|thrust|cuda|nv|cooperative_groups)(/|\.h)|/cuda[-.\d]*/(include|targets)/|"
+_LIBRARY = re.compile(r"/include/(cute|cutlass|cub|thrust|cuda|nv|cooperative_groups)(/|\.h)|"
+                      r"/cuda[-.\d]*/(include|targets)/|"
                       r"/include/(crt|cccl)/|/site-packages/(torch|cutlass_library|nvidia)/")
 
 
@@ -150,7 +151,7 @@ class Folder:
 def fold(data: dict, tables: dict[str, FunctionLines], folder: Folder, table_problem: str = "") -> dict:
     """The report's kernels → a records.LineProfile as JSON."""
     lines: dict[Place, dict] = {}
-    totals = Counter()
+    totals: Counter[str] = Counter()
     attribution, kernels, notes = "inlined-at", [], []
     for kernel in data.get("kernels", []):
         pcs = pcs_of(kernel)
@@ -161,8 +162,9 @@ def fold(data: dict, tables: dict[str, FunctionLines], folder: Folder, table_pro
         base, agreement = function_base(kernel, table)
         if table is None or base is None or agreement < MIN_MATCH:
             attribution = "innermost"
-            notes.append(f"{kernel.get('name', '?')}: " + (table_problem or "no line table for this kernel" if table is None
-                         else f"the line table matched {agreement:.0%} of the sampled SASS"))
+            why = (table_problem or "no line table for this kernel" if table is None
+                   else f"the line table matched {agreement:.0%} of the sampled SASS")
+            notes.append(f"{kernel.get('name', '?')}: {why}")
             base, table = None, None
         for pc, measured in pcs.items():
             place = _place(pc, kernel, table, base, folder)
@@ -215,7 +217,8 @@ def _profile(lines: dict[Place, dict], totals: Counter, attribution: str, kernel
     rows = []
     for row in sorted(lines.values(), key=lambda r: (-r["samples"], r["file"], r["line"])):
         hottest = sorted(row.pop("_sass"), key=lambda s: (-s[0], s[1]))[:SASS_PER_LINE]
-        row["sass"] = [f"{text}" + (f"  // {n} samples" if n else "") for n, _, text in sorted(hottest, key=lambda s: s[1])]
+        row["sass"] = [f"{text}" + (f"  // {n} samples" if n else "")
+                       for n, _, text in sorted(hottest, key=lambda s: s[1])]
         row["stalls"] = dict(row["stalls"].most_common())
         row["share"] = row["samples"] / total if total else 0.0
         for excess, (have, ideal) in (("excess_sectors", ("sectors", "ideal_sectors")),
@@ -226,8 +229,8 @@ def _profile(lines: dict[Place, dict], totals: Counter, attribution: str, kernel
         row["text"] = _source_line(texts, row["file"], row["line"])
         rows.append(row)
     files = sorted({r["file"] for r in rows})
-    return {"lines": rows, "total_samples": total, "user_samples": totals["user"], "innermost_samples": totals["innermost"],
-            "attribution": attribution,
+    return {"lines": rows, "total_samples": total, "user_samples": totals["user"],
+            "innermost_samples": totals["innermost"], "attribution": attribution,
             "digests": {f: digest_file(f) for f in files}, "kernels": kernels, "note": "; ".join(notes)}
 
 
@@ -263,7 +266,8 @@ def system_folders(toolchain) -> tuple[str, ...]:
     return tuple(os.path.realpath(r) + os.sep for r in roots if r)
 
 
-def profile_lines(report: Path, ncu: str | None, library: str, kernel: Path, toolchain, wrap=None) -> tuple[dict | None, str]:
+def profile_lines(report: Path, ncu: str | None, library: str, kernel: Path, toolchain,
+                  wrap=None) -> tuple[dict | None, str]:
     """(the LineProfile JSON, "") or (None, why there is none). `library` is the built .so the report profiled;
     its compiled copy of `kernel` (the build cache's) is where the line table points. The report and the line
     table are read at the same time (two processes each)."""
@@ -290,7 +294,8 @@ def _line_tables(library: Path, toolchain) -> tuple[dict, str]:
     bins = [Path(toolchain.cuda_root) / "bin", Path(toolchain.nvcc).parent]
     nvdisasm = find_tool("nvdisasm", bins)
     if nvdisasm is None:
-        return {}, "nvdisasm was not found (CUDA toolkit, or pip install nvidia-cuda-nvdisasm): header lines stay unplaced"
+        return {}, ("nvdisasm was not found (CUDA toolkit, or pip install nvidia-cuda-nvdisasm): "
+                    "header lines stay unplaced")
     try:
         return read_line_table(library, nvdisasm, find_tool("cuobjdump", bins)), ""
     except LineTableError as e:

@@ -79,26 +79,30 @@ def profile_kernel(kernel: Path, builder: Builder, worker=None, *, problem: str 
         return finish(V.NCU_MISSING, "Nsight Compute (ncu) was not found: install it with the CUDA toolkit, put it on "
                                      f"PATH or set {builder.settings.name_of('ncu')}")
     lines = lines and not reference  # the reference is PyTorch's code: it has no lines of the user's
-    spills, serialized, target, build = 0, False, ["--reference"], None
+    spills, serialized, target = 0, False, ["--reference"]
+    library: str | None = None
     if not reference:
         stage("build")
         build = builder.run(Tier.BUILD, kernel)
         if build.cancelled:
             raise Cancelled("the build was stopped")
-        if not build.ok:
+        if not build.ok or build.artifact is None:  # an ok build has its library: nvcc exited 0 and wrote it
             return finish(V.BUILD_FAILED, "the kernel does not build; fix its errors first")
         spills = sum(k.spill_stores for k in build.resources)
         serialized = "C7510" in build.raw_log
-        target = ["--library", build.artifact]
+        library = build.artifact
+        target = ["--library", library]
     if local_gpu_arch() is None:
         return finish(V.NOT_RUN, "no NVIDIA GPU on this machine: nothing to profile")
+    assert ncu is not None  # there is a GPU, so a missing ncu stopped the run above (NCU_MISSING)
 
     folder = StateDir(state_dir).profile_folder(kernel)
     folder.mkdir(parents=True, exist_ok=True)
     report = folder / ("reference.ncu-rep" if reference else "kernel.ncu-rep")
     stage("ncu")
     started = time.perf_counter()
-    if jail is not None:  # ncu, the problem and the library (with its compiled source) read-only; only the report folder writable
+    if jail is not None:
+        # ncu, the problem and the library (with its compiled source) read-only; only the report folder writable
         jail = jail.with_paths(readonly=[os.path.dirname(os.path.realpath(ncu)), problem_path, *target[1:],
                                          *([os.path.dirname(target[1])] if lines else [])],
                                writable=[folder])
@@ -128,11 +132,11 @@ def profile_kernel(kernel: Path, builder: Builder, worker=None, *, problem: str 
     dtype = _output_dtype(loaded)
     gpu = hardware.present() or hardware.H200  # a card not in the table is read against the one measured here
     result = summarize(kernels, gpu=gpu, flops=loaded.flops(), dtype=dtype, spills=spills, wgmma_serialized=serialized)
-    if lines:
+    if lines and library is not None:  # (lines are never asked of the reference, which has no library)
         stage("lines")
         started = time.perf_counter()
         try:
-            record["lines"], problem = profile_lines(report, ncu, build.artifact, kernel, builder.toolchain,
+            record["lines"], problem = profile_lines(report, ncu, library, kernel, builder.toolchain,
                                                      jail.command if jail is not None else None)
         except Exception as e:  # the kernel-level profile stands without its lines
             record["lines"], problem = None, f"the per-line profile failed ({type(e).__name__}: {e})"
@@ -148,7 +152,8 @@ def _run_ncu(ncu: str, report: Path, problem: Path, target: list[str], timeout: 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[2]),
                                                         os.environ.get("PYTHONPATH", "")])}
     wrap = jail.command if jail is not None else (lambda argv: argv)
-    base = [ncu, "--clock-control", "none", "--nvtx", "--nvtx-include", f"{RANGE}/", "-f", "-o", str(report.with_suffix(""))]
+    base = [ncu, "--clock-control", "none", "--nvtx", "--nvtx-include", f"{RANGE}/",
+            "-f", "-o", str(report.with_suffix(""))]
     sections = [a for s in SECTIONS + LINE_SECTIONS * lines for a in ("--section", s)] + LINE_ARGS * lines
     program = [sys.executable, "-m", "cutegen.profiler.driver", "--problem", str(problem), *target]
     for extra in (["--metrics", ",".join(METRICS)], []):  # retry with sections only if a metric is unknown
@@ -235,7 +240,8 @@ def curated(kernels: list[dict]) -> list[dict]:
         row["occupancy_limits"] = {n.removeprefix("launch__occupancy_limit_"): v for n, v in k.items()
                                    if n.startswith("launch__occupancy_limit_")}
         row["stalls"] = {n.split("stalled_")[1].split("_per_issue")[0]: v for n, v in k.items()
-                         if "issue_stalled_" in n and n.endswith("per_issue_active.ratio") and isinstance(v, (int, float))}
+                         if "issue_stalled_" in n and n.endswith("per_issue_active.ratio")
+                         and isinstance(v, (int, float))}
         row["tensor_pipe_pct"] = max((v for n, v in k.items() if "pipe_tensor" in n and "pct_of_peak" in n
                                       and isinstance(v, (int, float))), default=None)
         out.append(row)

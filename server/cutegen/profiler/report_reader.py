@@ -125,7 +125,7 @@ def _function_base(action) -> int | None:
 
 
 def _markers(action) -> list[dict]:
-    out = []
+    out: list[dict] = []
     try:
         markers = action.source_markers()
     except Exception:  # an older report interface without markers

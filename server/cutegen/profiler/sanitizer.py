@@ -56,7 +56,8 @@ def find_sanitizer(cuda_root: str) -> str | None:
 def command(sanitizer: str, tool: str, problem: Path, library: str) -> list[str]:
     program = [sys.executable, "-m", "cutegen.profiler.driver", "--problem", str(problem), "--library", library,
                "--warmup", "0", "--calls", "1", "--no-reference"]
-    return [sanitizer, "--tool", tool, "--print-limit", str(PRINT_LIMIT), "--show-backtrace", "device", *TOOL_ARGS[tool], *program]
+    return [sanitizer, "--tool", tool, "--print-limit", str(PRINT_LIMIT), "--show-backtrace", "device",
+            *TOOL_ARGS[tool], *program]
 
 
 def run_tool(argv: list[str], timeout: float, wrap=None) -> tuple[str, str | None]:
@@ -139,6 +140,7 @@ def sanitize_kernel(kernel: Path, builder, *, problem: str | Path | None = None,
         verdict = V.TIMEOUT if all("did not finish" in f for f in failures) else V.FAILED
         return finish(verdict, "compute-sanitizer " + "; ".join(failures), **extra)
     errors = sum(counts.values())
-    message = (f"{errors} error(s): " + "; ".join(f"{f['tool']} at line {f['line']}: {f['message']}" for f in findings[:3])
-               if errors else f"no errors from {', '.join(tools)}") + (f" ({'; '.join(failures)})" if failures else "")
+    first = "; ".join(f"{f['tool']} at line {f['line']}: {f['message']}" for f in findings[:3])
+    message = ((f"{errors} error(s): {first}" if errors else f"no errors from {', '.join(tools)}")
+               + (f" ({'; '.join(failures)})" if failures else ""))
     return finish(V.ERRORS if errors else V.CLEAN, message, **extra)

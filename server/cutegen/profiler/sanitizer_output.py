@@ -16,7 +16,8 @@ from cutegen.profiler.lines import Folder
 EVIDENCE = 4  # threads and addresses kept per finding
 
 _PREFIX = re.compile(r"^=+ ?")
-_PLACE = re.compile(r"(?:\bat\s+|Device Frame:\s*)(?P<fn>.+?)\+(?P<offset>0x[0-9a-f]+)\s+in\s+(?P<file>\S+?):(?P<line>\d+)")
+_PLACE = re.compile(r"(?:\bat\s+|Device Frame:\s*)(?P<fn>.+?)\+(?P<offset>0x[0-9a-f]+)"
+                    r"\s+in\s+(?P<file>\S+?):(?P<line>\d+)")
 _THREAD = re.compile(r"by thread \((?P<t>[\d, ]+)\) in block \((?P<b>[\d, ]+)\)")
 _HAZARD_THREAD = re.compile(r"^(?P<kind>Read|Write)\s+Thread \((?P<t>[\d, ]+)\)")
 _BLOCK = re.compile(r"in block \((?P<b>[\d, ]+)\)")
@@ -82,7 +83,8 @@ def _headline(line: str) -> str:
     """'Error: Race reported between Write access at k+0x80 in f.cu:15' → 'Race reported between Write access …'."""
     line = re.sub(r"^(Error|Warning|ERROR|WARNING):\s*", "", line)
     line = _PLACE.sub("", line)
-    line = re.sub(r"\s+(?:detected\s+)?at __\w+__ 0x[0-9a-f]+", lambda m: " detected" if "detected" in m.group(0) else "", line)
+    line = re.sub(r"\s+(?:detected\s+)?at __\w+__ 0x[0-9a-f]+",
+                  lambda m: " detected" if "detected" in m.group(0) else "", line)
     line = re.sub(r"\s+in block \([\d, ]+\)\s*:?\s*$", "", line)
     line = re.sub(r"\s+(at|in)\s*$", "", line.strip())
     return " ".join(line.split()).rstrip(":")
@@ -90,9 +92,9 @@ def _headline(line: str) -> str:
 
 def _evidence(r: Report, line: str, headline: bool = False) -> None:
     found = False
-    for m in _PLACE.finditer(line):
-        before = re.findall(r"\b(Read|Write)\b", line[:m.start()])
-        r.places.append((before[-1] if before else "", (m["file"], int(m["line"])), int(m["offset"], 16)))
+    for place in _PLACE.finditer(line):
+        before = re.findall(r"\b(Read|Write)\b", line[:place.start()])
+        r.places.append((before[-1] if before else "", (place["file"], int(place["line"])), int(place["offset"], 16)))
         found = True
     if m := _BLOCK.search(line):
         r.block = m["b"]
@@ -147,9 +149,10 @@ def _user_place(r: Report, folder: Folder, tables: dict[str, FunctionLines]):
     return None
 
 
-def _walk(place: Place, offset: int, folder: Folder, tables: dict[str, FunctionLines]):
+def _walk(place: Place, offset: int, folder: Folder,
+          tables: dict[str, FunctionLines]) -> tuple[Place | None, list[dict]]:
     """(the first user place of the instruction's inline chain, the header frames before it)."""
-    frames = []
+    frames: list[dict] = []
     for file, line in _chain_at(place, offset, tables) or (place,):
         user = folder.user_file(file)
         if user is not None:

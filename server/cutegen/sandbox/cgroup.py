@@ -117,6 +117,7 @@ def _layout() -> tuple[int, Path, Path | None] | None:
     mounts = _mounts()
     own = _own_paths()
     found = _v2_parent(mounts.get("cgroup2"), own.get(""))
+    layout: tuple[int, Path, Path | None] | None
     if found is not None:
         layout = (2, found, found)
     elif "memory" in mounts:

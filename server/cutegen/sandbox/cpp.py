@@ -1,7 +1,7 @@
 """C++ text as the compiler sees it, for the gate: translation phases 1-3 on raw text (line splices joined,
 comments blanked, string, raw-string, character and pp-number tokens kept whole, C++14 digit separators
-included), directives of the raw text, and the tokens of a preprocessed file (the build's host `gcc -E`) that come from the
-main file, by its line markers.
+included), directives of the raw text, and the tokens of a preprocessed file (the build's host `gcc -E`) that come
+from the main file, by its line markers.
 
 The preprocessor itself is the real one (the build's flags); this module only reads what it wrote.
 """

@@ -222,7 +222,9 @@ def device_ranges(toks: list[Token]) -> list[tuple[int, int]]:
     as written or as the preprocessor expands them: `__attribute__((device))`), lambdas included: code there
     never runs on the host. Only attributes at the top level of a function's head count (not one inside a
     default argument), and never for a struct, class or namespace."""
-    spans, stack, head_start = [], [], 0
+    spans: list[tuple[int, int]] = []
+    stack: list[tuple[int, bool]] = []  # (where each open brace is, whether its body is device-only)
+    head_start = 0
     for i, t in enumerate(toks):
         if t.text == "{":
             inherited = bool(stack) and stack[-1][1]

@@ -106,7 +106,8 @@ class Jail:
     hidden: tuple[str, ...] = ()
 
     def with_paths(self, readonly=(), writable=(), hidden=()) -> "Jail":
-        return replace(self, readonly=(*self.readonly, *map(str, readonly)), writable=(*self.writable, *map(str, writable)),
+        return replace(self, readonly=(*self.readonly, *map(str, readonly)),
+                       writable=(*self.writable, *map(str, writable)),
                        hidden=(*self.hidden, *(os.path.realpath(h) for h in hidden)))
 
     def command(self, program: list[str], *, limited: bool = True, group=AUTO) -> list[str]:
@@ -141,7 +142,8 @@ class Jail:
     def environment(self) -> dict[str, str]:
         env = {k: os.environ[k] for k in ALLOWED_ENV if k in os.environ}
         env = {k: v for k, v in env.items() if k not in self.forbidden_env and not _SECRET_NAME.search(k)}
-        env.update(HOME="/tmp", TMPDIR="/tmp", XDG_CACHE_HOME="/tmp/.cache", TORCH_EXTENSIONS_DIR="/tmp/torch_extensions",
+        env.update(HOME="/tmp", TMPDIR="/tmp", XDG_CACHE_HOME="/tmp/.cache",
+                   TORCH_EXTENSIONS_DIR="/tmp/torch_extensions",
                    PYTHONPATH=str(SERVER_ROOT), PYTHONNOUSERSITE="1", PYTHONDONTWRITEBYTECODE="1")
         return env
 

@@ -41,8 +41,8 @@ _MATH = re.compile(r"(?:__)?(?:a?sinh?|a?cosh?|a?tanh?|atan2|sincos|exp|exp2|exp
                    r"hypot|fabs|floor|ceil|round|lround|llround|trunc|fmod|remainder|remquo|fmin|fmax|fdim|fma|erfc?|"
                    r"tgamma|lgamma|ldexp|frexp|modf|nearbyint|rint|lrint|llrint|copysign|nan|nextafter|ilogb|logb|"
                    r"scalbl?n|significand)[fl]?(?:_finite)?$")
-_CXX_ALLOWED = re.compile(r"(?:std::|operator new|operator delete|typeinfo for |typeinfo name for |vtable for |VTT for |"
-                          r"__cxxabiv1::|__gnu_cxx::|guard variable for |construction vtable for )")
+_CXX_ALLOWED = re.compile(r"(?:std::|operator new|operator delete|typeinfo for |typeinfo name for |vtable for |"
+                          r"VTT for |__cxxabiv1::|__gnu_cxx::|guard variable for |construction vtable for )")
 _CXX_DENIED = re.compile(r"filesystem|fstream|filebuf|__basic_file|std::thread|std::jthread|std::system|"
                          r"popen|std::getenv")
 _OWN_INIT = re.compile(r"(?:frame_dummy|_GLOBAL__sub_I_\S+|\S*__sti____cudaRegisterAll\S*)$")
@@ -136,7 +136,7 @@ def _short(readable: str) -> str:
 
 
 def _function_addresses(library: str) -> dict[int, str]:
-    out = {}
+    out: dict[int, str] = {}
     for line in _run(["nm", "--defined-only", library]).splitlines():
         fields = line.split()
         if len(fields) == 3 and fields[1] in "tTwW":

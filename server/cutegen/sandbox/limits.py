@@ -14,6 +14,7 @@ import argparse
 import os
 import resource
 import sys
+from typing import NoReturn
 
 _KINDS = {"cpu": resource.RLIMIT_CPU, "memory": resource.RLIMIT_DATA, "file_size": resource.RLIMIT_FSIZE,
           "processes": resource.RLIMIT_NPROC}
@@ -38,10 +39,11 @@ def cpu_budget(seconds: float) -> None:
     spent = used.ru_utime + used.ru_stime
     soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
     want = int(spent + seconds) + 1
-    resource.setrlimit(resource.RLIMIT_CPU, (want if hard == resource.RLIM_INFINITY else max(1, min(want, hard - 1)), hard))
+    soft = want if hard == resource.RLIM_INFINITY else max(1, min(want, hard - 1))
+    resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> NoReturn:
     ap = argparse.ArgumentParser(prog="python -m cutegen.sandbox.limits")
     for name in ("cpu", "memory", "file-size", "processes"):
         ap.add_argument(f"--{name}", type=int, required=True)

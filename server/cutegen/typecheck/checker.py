@@ -145,7 +145,8 @@ class TypeChecker:
     def _answered(self, path: Path, source: str, args: list[str], answer: dict, seconds: float) -> CheckResult:
         """The parser's answer as the tier's result."""
         if "failure" in answer:  # not a fact about the code: a warning, never an error the user must fix
-            message = f"the type tier could not parse this file: {answer['failure']} (the nvcc check on save still runs)"
+            message = (f"the type tier could not parse this file: {answer['failure']} "
+                       "(the nvcc check on save still runs)")
             return _result(path, [_file_level(path, message)], answer["failure"], args, seconds)
         diagnostics = self._diagnose(answer["diagnostics"], path, source)
         return _result(path, diagnostics, raw_log(answer["diagnostics"]), args, seconds, pch=answer.get("pch", ""))

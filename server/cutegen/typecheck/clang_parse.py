@@ -167,12 +167,14 @@ def parse(request: dict) -> dict:
         kept = build_warm(ci, index, pch, request["uses"])
         return {"pch": "built" if kept else "failed", "uses": kept or [], "seconds": time.perf_counter() - started}
     if request.get("pch_only"):  # the header set alone (checker.py builds it apart from any parse)
-        return {"pch": "built" if build_pch(ci, index, pch) else "failed", "seconds": time.perf_counter() - started}
+        built = build_pch(ci, index, request["pch"])  # such a request always names its header set
+        return {"pch": "built" if built else "failed", "seconds": time.perf_counter() - started}
     if pch:
         state = "used" if Path(pch["path"]).is_file() else ("built" if build_pch(ci, index, pch) else "failed")
     options, extra = _FIRST_PASS if request.get("first_pass") else (0, [])
     for attempt in range(2):
-        args = list(request["args"]) + extra + (["-include-pch", pch["path"]] if state in ("used", "built") else [])
+        with_pch = ["-include-pch", pch["path"]] if pch and state in ("used", "built") else []
+        args = list(request["args"]) + extra + with_pch
         try:
             tu = index.parse(request["file"], args, unsaved_files=[(request["file"], request["text"])],
                              options=options)
@@ -180,7 +182,7 @@ def parse(request: dict) -> dict:
             if state != "used" or attempt:
                 raise
             tu = None  # libclang refuses a PCH whose inputs changed without a word: rebuild it once
-        if state == "used" and attempt == 0 and (tu is None or _stale(tu)):
+        if pch and state == "used" and attempt == 0 and (tu is None or _stale(tu)):
             state = "built" if build_pch(ci, index, pch) else "failed"
             continue
         break
