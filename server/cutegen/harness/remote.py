@@ -230,6 +230,8 @@ class Shared:
             with torch.cuda.use_mem_pool(self._pool):
                 t = torch.empty(shape, dtype=dtype, device="cuda")
         else:
+            if self._files is None:
+                raise ValueError("a buffer asked of closed shared buffers (its candidate process was stopped)")
             nbytes = max(1, _numel(shape) * dtype.itemsize)
             path = os.path.join(self._files, f"b{len(self._ours)}")
             raw = torch.from_file(path, shared=True, size=nbytes, dtype=torch.uint8)
