@@ -27,6 +27,7 @@ from cutegen.toolchain import Toolchain, discover
 from cutegen.compile.fitness import unfit as unfit
 from cutegen.compile.inline_sources import is_modelnew as is_modelnew
 from cutegen.layouts.probe import LayoutFact as LayoutFact, LayoutProbe, ProbeResult as ProbeResult
+from cutegen.layouts.probe import nothing_at as nothing_at  # why a line has no layout (cli/layout.py, lsp/layouts.py)
 
 Stage = Callable[[str], None]
 
