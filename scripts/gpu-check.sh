@@ -188,8 +188,9 @@ print(availability(), '| memory cgroup:', cgroup.memory_binds(), '| seccomp name
     # --reps 1: one interleaved pair per kernel (the lead's probe had two: 1.0-1.1x). Measured on the H200: the bench
     # 2.5 minutes, the CLI and sanitizer tests 1 minute; the agent's hot-lines test not yet to its end.
     lens) run lens.log python3 bench/profile_lines.py --out "$OUT/lens.json" --reps 1 ;;
+    # With the user's own program through the language server's Profile Program / Sanitize Program (issue 56 part 4).
     lens-tests) run lens-tests.log python3 -m pytest -q -s -m gpu tests/profiler/test_lens_gpu.py tests/agent/test_gpu_hot_lines.py \
-            -p no:cacheprovider --durations=10 ;;
+            tests/lsp/test_program_command_gpu.py -p no:cacheprovider --durations=10 ;;
     # Issue 27 on a GPU: a full disk under `cutegen test` and `fix --apply` (a real filled tmpfs: root), profile
     # without ncu on a GPU, CUTLASS names in resource lines (cpp_demangle, carried in .whl/agent), ~2 minutes.
     edges) run edges.log python3 -m pytest -q tests/cli/test_full_disk.py tests/cli/test_cli_edges.py \

@@ -27,6 +27,7 @@ from cutegen.toolchain import Toolchain, discover
 from cutegen.compile.fitness import unfit as unfit
 from cutegen.compile.inline_sources import is_modelnew as is_modelnew
 from cutegen.layouts.probe import LayoutFact as LayoutFact, LayoutProbe, ProbeResult as ProbeResult
+from cutegen.layouts.probe import nothing_at as nothing_at  # why a line has no layout (cli/layout.py, lsp/layouts.py)
 
 Stage = Callable[[str], None]
 
@@ -269,9 +270,12 @@ class Session:
             if ncu is None:
                 return program.ProgramRun(argv, problem="Nsight Compute (ncu) was not found: install it with the "
                                                         f"CUDA toolkit or set {self.settings.name_of('ncu')}")
-            report = self.state_dir(cwd / "program").program_report(argv[0])
-            return program.profile_program(argv, cwd=cwd, report=report, toolchain=toolchain, ncu=ncu, kernel=kernel,
-                                           launches=launches, binary=binary, timeout=timeout)
+            state = self.state_dir(cwd / "program")
+            run = program.profile_program(argv, cwd=cwd, report=state.program_report(argv[0]), toolchain=toolchain,
+                                          ncu=ncu, kernel=kernel, launches=launches, binary=binary, timeout=timeout)
+        if run.lines is not None:  # filed for the editor: its hot lines land in the program's sources
+            run.record = str(program.file_lines(state, run))
+        return run
 
     @contextmanager
     def gpu_turn(self, cancel: Cancel | None = None):

@@ -26,6 +26,13 @@ class Settings:
     test_timeout: float = 120.0
     ncu: str | None = None  # path of Nsight Compute's ncu; else PATH, else CUDA's bin/
     profile_timeout: float = 300.0
+    # The user's own program, profiled or sanitized from the editor (CuTeGen: Profile Program): its argv (a user
+    # setting: a workspace cannot choose what runs, workspace_trust.py), which kernels (a name or `regex:...`), how
+    # many matching launches, and the ELF whose line tables map the samples (`python x.py` needs the extension's .so).
+    program_command: list[str] = field(default_factory=list)
+    program_kernel: str | None = None
+    program_launches: int = 1
+    program_binary: str | None = None
     problem: str | None = None  # explicit problem file, overrides pairing
     # What fp32 outputs are judged against (harness/truth.py): "fp64", the reference evaluated in float64 (pass
     # within tolerance of it, or no farther from it than the fp32 reference is); "kernelbench", KernelBench's own

@@ -104,6 +104,12 @@ class StateDir:
         """A new folder for one Nsight Compute run (the report, its CSV and text exports)."""
         return self.path / "profiles" / f"{Path(kernel).stem}-{time.strftime('%Y%m%dT%H%M%S')}"
 
+    @property
+    def program_record(self) -> str:
+        """The name a user's own program's run records are filed under (records.write's `file`): one per state
+        dir, so that the editor finds the newest program profile of the workspace again after a restart."""
+        return str(self.path / "program")
+
     def program_report(self, program: str) -> Path:
         """The Nsight Compute report of one run of a user's own program (`cutegen profile -- CMD`)."""
         return self.profile_folder(Path(program)) / "program.ncu-rep"

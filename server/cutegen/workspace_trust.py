@@ -23,7 +23,8 @@ from pathlib import Path
 from cutegen.settings import editor_key
 
 # Settings that name a program, an LLM endpoint or where the key is read from, or turn the sandbox off: user only.
-PROTECTED = ("nvcc", "ncu", "llm_base_url", "llm_model", "llm_api_key_env", "sandbox", "background_agent")
+PROTECTED = ("nvcc", "ncu", "llm_base_url", "llm_model", "llm_api_key_env", "sandbox", "background_agent",
+             "program_command")
 # nvcc options that make it start another program, and host-compiler options that do (passed with -Xcompiler).
 _PROGRAM_OPTIONS = ("-ccbin", "--compiler-bindir", "--run", "-run", "--run-args", "-run-args")
 _HOST_PROGRAM_PREFIXES = ("-wrapper", "-fplugin", "-B", "-specs", "--specs", "-fuse-ld", "-plugin", "--plugin")

@@ -111,6 +111,15 @@ async function uiCommand(command: UiCommand, arg: unknown, parts: Parts): Promis
   if (!command.server) {
     return undefined;
   }
+  if (command.target === "workspace") {
+    const active = vscode.window.activeTextEditor?.document.uri;
+    const folder = (active && vscode.workspace.getWorkspaceFolder(active)) ?? vscode.workspace.workspaceFolders?.[0];
+    if (!folder) {
+      void vscode.window.showInformationMessage(`CuTeGen: ${command.title} runs the program in a workspace folder: open one first.`);
+      return undefined;
+    }
+    return parts.run(command.server, [{ uri: folder.uri.toString() }]);
+  }
   if (command.target === "reference") {
     const reference = await pickReference(arg);
     return reference ? parts.run(command.server, [{ uri: reference.toString() }]) : undefined;

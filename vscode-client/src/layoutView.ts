@@ -4,14 +4,15 @@
 
 import * as vscode from "vscode";
 
-import { LAYOUT_PICTURE_COMMAND, layoutPage, layoutTarget, parseLayoutReply } from "./core/layoutPage";
+import { LAYOUT_PICTURE_COMMAND, SHOW_LAYOUT_COMMAND, layoutPage, layoutTarget, parseLayoutReply } from "./core/layoutPage";
 
 export class LayoutView implements vscode.Disposable {
   private panel: vscode.WebviewPanel | undefined;
 
   constructor(private readonly log: vscode.LogOutputChannel) {}
 
-  /** The `cutegen.showLayout` command: from a code action or CodeLens ({uri, line, character}), from the
+  /** The `cutegen.showLayout` command: from a code action, CodeLens or the page's own links ({uri, line,
+   * character[, instantiation]}), from the
    * explorer (a Uri), or from the palette (the active editor's cursor). */
   async show(arg?: unknown): Promise<void> {
     const editor = vscode.window.activeTextEditor;
@@ -27,7 +28,7 @@ export class LayoutView implements vscode.Disposable {
     const position = { line: where.line, character: where.character };
     let reply: unknown;
     try {
-      reply = await vscode.commands.executeCommand(LAYOUT_PICTURE_COMMAND, { uri: target, ...position });
+      reply = await vscode.commands.executeCommand(LAYOUT_PICTURE_COMMAND, { ...where, uri: target, ...position });
     } catch (e) {
       reply = { error: `the language server could not draw it: ${e instanceof Error ? e.message : String(e)}` };
     }
@@ -43,7 +44,9 @@ export class LayoutView implements vscode.Disposable {
   private ensurePanel(title: string): vscode.WebviewPanel {
     if (!this.panel) {
       this.panel = vscode.window.createWebviewPanel("cutegen.layout", title,
-        { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true }, { enableScripts: false });
+        { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
+        // links to the template's other instantiations run this one command, nothing else
+        { enableScripts: false, enableCommandUris: [SHOW_LAYOUT_COMMAND] });
       this.panel.onDidDispose(() => { this.panel = undefined; });
     }
     this.panel.title = title.length > 60 ? `${title.slice(0, 57)}…` : title;

@@ -49,6 +49,7 @@ def _past_the_end(path: Path, line: int) -> str | None:
 def run(args) -> int:
     from cutegen.cli.options import file_problem, settings
     from cutegen.layouts.pictures import NotDrawable, picture
+    from cutegen.session import nothing_at
     from cutegen.session import Session
     from cutegen.toolchain import ToolchainError
 
@@ -73,14 +74,15 @@ def run(args) -> int:
         print(f"note: {result.problem}", file=sys.stderr)
     if args.json:
         print(json.dumps([{"name": f.name, "line": f.line, "col": f.col, "kind": f.kind,
-                           "instantiation": f.instantiation, "layout": f.layout} for f in facts], indent=1))
+                           "instantiation": f.instantiation, "template": f.template, "shown": f.shown_as(facts),
+                           "layout": f.layout} for f in facts], indent=1))
     else:
         for f in facts:
             several = sum(g.name == f.name and g.col == f.col for g in facts) > 1
             print(f.line_text(several))
     if not facts:
         where = f"{path}:{line}" + (f":{col}" if col else "")
-        print(f"{where}: no CuTe object declared here", file=sys.stderr)
+        print(f"{where}: {nothing_at(path.read_text(errors='replace'), line)}", file=sys.stderr)
         return 1
     if args.svg:
         try:

@@ -41,10 +41,26 @@ class LayoutFact:
     layout: str  # in CuTe notation; for a Tensor "gmem float (_4,_8):(_1,_4)"
     instantiation: str | None = None  # "N=4" when the declaration is in a template; None otherwise
     type: str = ""  # the compiler's own spelling (canonical, typedefs stripped)
+    template: str | None = None  # the instantiation as a user names it: "gemm_tn<half_t, half_t>"
+    function: str | None = None  # the template declaring it, when the file instantiates it ("gemm_tn")
+    instances: int = 0  # how many instantiations the file makes of that template (0: not in one)
 
     def line_text(self, several: bool) -> str:
         prefix = f"[{self.instantiation}] " if several and self.instantiation else ""
         return f"{prefix}{self.name}: {self.layout}"
+
+    def shown_as(self, facts: list["LayoutFact"]) -> str:
+        """'in gemm_tn<half_t, half_t> (1 of 2)': which of the instantiations among `facts` (this object's, in
+        the order the compiler met them) this one is; '' outside templates."""
+        mine = [f.instantiation for f in facts if f.name == self.name and f.line == self.line and f.instantiation]
+        if self.instantiation and self.instantiation in mine:
+            count = max(len(mine), self.instances)
+            return f"in {self.template or self.instantiation} ({mine.index(self.instantiation) + 1} of {count})"
+        if self.instances == 1 and self.template:  # no dependence on the arguments, one instantiation
+            return f"in {self.template} (1 of 1)"
+        if self.instances > 1:  # EDG names a type that depends on no template argument once
+            return f"the same in all {self.instances} instantiations of {self.function}"
+        return ""
 
 
 @dataclass
@@ -93,21 +109,56 @@ def parse_probe_log(log: str, file: str, declarations: list[Declaration]) -> lis
         if decl is not None:
             hits.append((decl, hit["aka"] or hit["type"], m))
     aliases = _alias_types(hits)
+    made = _instantiations(hits)
     facts, seen = [], set()
     for decl, type_text, m in hits:
         type_text = _expand_aliases(type_text, aliases)
         kind, text = render(type_text)
         if kind is None:
             continue  # not a CuTe object (an int, a lambda, a struct of the user's)
-        instantiation = _instantiation(m.frames[0].what) if m.frames else None
+        frame = _own_frame(decl, m.frames)
+        instantiation = _instantiation(frame.what) if frame else None
         key = (decl.line, decl.col, instantiation)
         if key in seen:
             continue
         seen.add(key)
+        known = made.get(decl.function or "", [])
+        template = _template(frame.what) if frame else (known[0] if len(known) == 1 else None)
         facts.append(LayoutFact(decl.name, decl.line, decl.col, kind, text.replace("cutlass::", ""), instantiation,
-                                type_text))
+                                type_text, template, decl.function if known else None, len(known)))
     facts.sort(key=lambda f: (f.line, f.col))
     return facts
+
+
+def _own_frame(decl: Declaration, frames):
+    """The instantiation of the template that declares `decl`: the frame naming its function. A type that
+    depends on none of that template's arguments is reported once, under whatever instantiation made EDG look
+    (sgemm_sm80.cu's `gemm_tn` body under `gemm<...>`): no frame of its own then."""
+    if decl.function is None:
+        return frames[0] if frames else None
+    return next((f for f in frames if _function_name(f.what.split(" [with ", 1)[0]) == decl.function), None)
+
+
+def _instantiations(hits) -> dict[str, list[str]]:
+    """{function: the instantiations the file makes of it, as the user names them, in the compiler's order},
+    from every probe's frames (an `int`'s or a function pointer's as much as a layout's)."""
+    made: dict[str, dict[str, str]] = {}  # by the full bindings: two labels may be cut alike
+    for _, _, m in hits:
+        for f in m.frames:
+            name, label = _function_name(f.what.split(" [with ", 1)[0]), _template(f.what)
+            if name and label:
+                made.setdefault(name, {})[_instantiation(f.what) or label] = label
+    return {name: list(labels.values()) for name, labels in made.items()}
+
+
+def nothing_at(text: str, line: int) -> str:
+    """Why a probed file has no layout on `line`: nothing declared there, or a declaration that no
+    instantiation the file makes reaches (a template never called) or that is no CuTe object."""
+    declared = [d.name for d in find_declarations(text) if d.line == line]
+    if not declared:
+        return "no CuTe object declared here"
+    return (f"{', '.join(declared)} is declared here, but the compiler gave it no CuTe type: it is in a template "
+            "no call in this file instantiates, or it is not a CuTe object")
 
 
 def _alias_types(hits) -> dict[str, str]:
@@ -129,6 +180,40 @@ def _instantiation(what: str) -> str | None:
     if not bindings:
         return None
     return ", ".join(f"{k}={cute_notation(v)}" for k, v in bindings.items())
+
+
+TEMPLATE_MAX = 60  # a kernel's instantiation binds a dozen long types: its name is cut, the bindings stay whole
+
+
+def _template(what: str) -> str | None:
+    """'void gemm_tn(int, ...) [with Alpha=cutlass::half_t, Beta=float]' → 'gemm_tn<half_t, float>'."""
+    name, bindings = _function_name(what.split(" [with ", 1)[0]), template_bindings(what)
+    if not name or not bindings:
+        return None
+    args = ", ".join(cute_notation(v).replace("cutlass::", "") for v in bindings.values())
+    text = f"{name}<{args}>"
+    return text if len(text) <= TEMPLATE_MAX else text[: TEMPLATE_MAX - 2] + "…>"
+
+
+def _function_name(head: str) -> str | None:
+    """The name before the parameter list: the identifier before the first `(` outside `<...>`, its own
+    template arguments dropped (`Tensor<A> make<T>(T)` → 'make')."""
+    depth = 0
+    for j, c in enumerate(head):
+        depth += {"<": 1, ">": -1}.get(c, 0)
+        if c == "(" and depth == 0:
+            before = head[:j].rstrip()
+            while before.endswith(">"):  # `make<T>`: its arguments, balanced
+                k, d = len(before) - 1, 0
+                while k >= 0:
+                    d += {">": 1, "<": -1}.get(before[k], 0)
+                    if d == 0:
+                        break
+                    k -= 1
+                before = before[:k].rstrip()
+            m = re.search(r"(~?[A-Za-z_]\w*)$", before)
+            return m[1] if m else None
+    return None
 
 
 class LayoutProbe:

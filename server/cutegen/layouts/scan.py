@@ -20,6 +20,7 @@ class Declaration:
     col: int  # 1-based column of the name
     end: int  # offset just after the declaration's ';' (where its probe goes)
     alias: bool = False  # `using NAME = TYPE;`: the probe names the type itself
+    function: str | None = None  # the function whose body declares it ("gemm_tn"); None at namespace scope
 
 
 @dataclass(frozen=True)
@@ -73,10 +74,36 @@ def find_declarations(text: str) -> list[Declaration]:
     return walker.found
 
 
+_NOT_A_FUNCTION = {"__launch_bounds__", "decltype", "noexcept", "alignas", "__attribute__", "__declspec", "sizeof",
+                   "requires", "throw"}
+
+
+def _function_name(head: list[_Tok]) -> str | None:
+    """The name a definition's head declares: the identifier before its parameter list (`__launch_bounds__(...)`
+    and the like skipped; a `name<args>(` has its arguments stepped over)."""
+    depth = 0
+    for j, t in enumerate(head):
+        if t.text == "(" and depth == 0 and j:
+            k = j - 1
+            if head[k].text == ">":  # `make<T>(`: back over the template arguments
+                d = 0
+                while k >= 0:
+                    d += {">": 1, "<": -1}.get(head[k].text, 0)
+                    if d == 0:
+                        break
+                    k -= 1
+                k -= 1
+            if k >= 0 and head[k].kind == "id" and head[k].text not in _NOT_A_FUNCTION | _KEYWORDS:
+                return head[k].text
+        depth += {"(": 1, ")": -1}.get(t.text, 0)
+    return None
+
+
 class _Walker:
     def __init__(self, text: str, toks: list[_Tok]):
         self.text, self.toks = text, toks
         self.found: list[Declaration] = []
+        self.function: str | None = None  # the function whose body is being walked
         self._line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
 
     # -- scopes -----------------------------------------------------------------------------------
@@ -128,11 +155,19 @@ class _Walker:
     def _simple(self, i: int, scope: str, probe: bool) -> int:
         """A statement up to its `;`, or a namespace-scope definition with a body (function, class, namespace)."""
         toks, start = self.toks, i
+        # `=` at this level only: a default argument `(..., int s = 0) {` or a template's `<class T = int>`
+        # is no initializer, and reading one as such would swallow the function's body and every one after it.
+        has_eq = False
+        if toks[i].text == "template" and i + 1 < len(toks) and toks[i + 1].text == "<":
+            i = self._skip_template_header(i + 1)
         while i < len(toks):
             t = toks[i].text
             if t in "([":
                 i = self._skip_group(i)
                 continue
+            if t == "=" and not (i > start and toks[i - 1].text in ("operator", "=")) and \
+                    not (i + 1 < len(toks) and toks[i + 1].text == "="):
+                has_eq = True
             if t == ";":
                 if probe:
                     self._declaration(start, i, scope)
@@ -141,7 +176,6 @@ class _Walker:
                 return i  # a missing ';' before the block's end: leave the '}' to the block
             if t == "{":
                 words = {tok.text for tok in toks[start:i]}
-                has_eq = any(tok.text == "=" for tok in toks[start:i])
                 if scope == "function" or has_eq:
                     i = self._skip_group(i)  # an initializer or a lambda body
                     continue
@@ -151,7 +185,11 @@ class _Walker:
                     i = self._skip_group(i)  # a class body: its members are not probed
                     continue
                 if any(tok.text == ")" for tok in toks[start:i]):
-                    return self.block(i + 1, "function")
+                    outer, self.function = self.function, _function_name(toks[start:i])
+                    try:
+                        return self.block(i + 1, "function")
+                    finally:
+                        self.function = outer
                 i = self._skip_group(i)
                 continue
             i += 1
@@ -229,7 +267,7 @@ class _Walker:
     def _add(self, tok: _Tok, end: int, alias: bool = False) -> None:
         line = self._line_of(tok.start)
         col = tok.start - self._line_starts[line - 1] + 1
-        self.found.append(Declaration(tok.text, line, col, end, alias))
+        self.found.append(Declaration(tok.text, line, col, end, alias, self.function))
 
     def _line_of(self, offset: int) -> int:
         lo, hi = 0, len(self._line_starts)
@@ -256,6 +294,20 @@ class _Walker:
                 if not stack:
                     return i + 1
             i += 1
+        return i
+
+    def _skip_template_header(self, i: int) -> int:
+        """From the `<` after `template`: the index after its `>` (nested `<...>` and groups inside skipped)."""
+        depth = 0
+        while i < len(self.toks):
+            t = self.toks[i].text
+            if t in "([{":
+                i = self._skip_group(i)
+                continue
+            depth += {"<": 1, ">": -1}.get(t, 0)
+            i += 1
+            if depth == 0 or t in (";", "}"):
+                return i
         return i
 
     def _to_semicolon(self, i: int) -> int:

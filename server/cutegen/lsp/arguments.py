@@ -120,6 +120,7 @@ SHAPES: dict[str, type] = {
     Command.APPLY_PATCH.value: PatchArgs, Command.LAYOUT_PICTURE.value: PlaceArgs,
     Command.PROFILE_LINES.value: LinesArgs, Command.SANITIZE.value: FileArgs,
     Command.VERSIONS.value: FileArgs, Command.SHOW_VERSION.value: PatchArgs, Command.RESTORE_VERSION.value: PatchArgs,
+    Command.PROFILE_PROGRAM.value: FileArgs, Command.SANITIZE_PROGRAM.value: FileArgs,  # a file or folder's URI
 }
 
 

@@ -23,6 +23,9 @@ class Command(str, Enum):
     VERSIONS = "cutegen.server.versions"  # [{uri}] → {tree}: the kernel's versions (lsp/versions.py)
     SHOW_VERSION = "cutegen.server.showVersion"  # [{uri, id}] → {version: {text, diff, ...}}
     RESTORE_VERSION = "cutegen.server.restoreVersion"  # [{uri, id[, version]}] → {patch}: re-verified
+    # [{uri}] (a file or folder of the workspace the program runs in) → {ok, message, lines, record} (lsp/program.py)
+    PROFILE_PROGRAM = "cutegen.server.profileProgram"
+    SANITIZE_PROGRAM = "cutegen.server.sanitizeProgram"  # [{uri}] → {ok, message, findings}
 
     def __str__(self) -> str:
         return self.value

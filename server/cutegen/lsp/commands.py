@@ -1,6 +1,7 @@
 """Server-side commands (ids distinct from the VS Code client's UI commands).
 
-`check` is real; `test` and `profile` live in `gpu_commands`, `profileLines` and `sanitize` in `profile_lens`; the
+`check` is real; `test` and `profile` live in `gpu_commands`, `profileLines` and `sanitize` in `profile_lens`,
+`profileProgram` and `sanitizeProgram` (the user's own command) in `program`; the
 agent commands (diagnose, fix, optimize, applyPatch, tune, restoreBest, generate) live in `agent`.
 Every command replies with a plain dict: {"ok": bool, "message": str, ...}; fix/optimize/tune/restoreBest
 add {"patch": {...}} when a verified patch is proposed, applyPatch answers {"applied": bool, "message": str}.
@@ -12,7 +13,7 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Awaitable, Callable
 
-from cutegen.lsp import gpu_commands, profile_lens
+from cutegen.lsp import gpu_commands, profile_lens, program
 from cutegen.lsp.arguments import AgentArgs, FileArgs, LinesArgs, PatchArgs
 from cutegen.lsp.command_ids import Command
 from cutegen.lsp.documents import path_of
@@ -72,6 +73,8 @@ def register(server: CuteGenServer) -> None:
     server.command(TEST)(_file_command(gpu_commands.test))
     server.command(PROFILE)(_file_command(gpu_commands.profile))
     server.command(SANITIZE)(_file_command(profile_lens.sanitize))
+    server.command(Command.PROFILE_PROGRAM.value)(_file_command(program.profile_program))
+    server.command(Command.SANITIZE_PROGRAM.value)(_file_command(program.sanitize_program))
 
     @server.command(PROFILE_LINES)
     async def profile_lines_command(ls, a: LinesArgs):

@@ -23,7 +23,7 @@ from cutegen.lsp import kernels
 from cutegen.lsp.arguments import PlaceArgs
 from cutegen.lsp.command_ids import Command
 from cutegen.lsp.documents import is_checked, path_of, word_at
-from cutegen.session import LayoutFact, ProbeResult
+from cutegen.session import LayoutFact, ProbeResult, nothing_at
 
 if TYPE_CHECKING:
     from cutegen.lsp.server import CuteGenServer
@@ -120,11 +120,28 @@ def layout_hover(ls: CuteGenServer, uri: str, position: types.Position, text: st
         if state == COMPUTING and any(d.name == word for d in find_declarations(text)):
             return COMPUTING_TEXT
         return None
-    line = chosen[0].line
-    body = "\n".join(f"[{f.instantiation}] {f.layout}" if f.instantiation and len(chosen) > 1 else f.layout
-                     for f in chosen)
-    stale = "" if state == READY else "\n\n*from the last probed version; the current one is not probed yet*"
-    return f"**`{word}`** — CuTe {chosen[0].kind} (line {line})\n```\n{body}\n```{stale}"
+    shown, others = chosen[0], chosen[1:]
+    where = shown.shown_as(chosen)
+    head = f"**`{word}`** — CuTe {shown.kind} (line {shown.line})" + (f", {_code(where)}" if where else "")
+    parts = [head, f"```\n{_labelled(shown, several=bool(others))}\n```"]
+    if others:
+        rest = "\n".join(_labelled(f, several=True) for f in others)
+        parts.append(f"The other instantiations (*CuTeGen: show layout of {word} in …* draws each):\n```\n{rest}\n```")
+    if state != READY:
+        parts.append("*from the last probed version; the current one is not probed yet*")
+    return "\n\n".join(parts)
+
+
+def _labelled(f: LayoutFact, several: bool) -> str:
+    return f"[{f.instantiation}] {f.layout}" if f.instantiation and several else f.layout
+
+
+def _code(where: str) -> str:
+    """'in gemm_tn<half_t, half_t> (1 of 2)' with the instantiation as code ('the same in all 2 ...' as it is)."""
+    if not where.startswith("in "):
+        return where
+    name, _, count = where.removeprefix("in ").rpartition(" (")
+    return f"in `{name}` ({count}"
 
 
 def layout_code_actions(ls: CuteGenServer, uri: str, at: types.Range) -> list[types.CodeAction]:
@@ -133,13 +150,14 @@ def layout_code_actions(ls: CuteGenServer, uri: str, at: types.Range) -> list[ty
     if doc is None:
         return []
     facts = [f for f in facts_at(ls, uri, at.start, doc.source) if f.kind in DRAWABLE]
-    if not facts:
-        return []
-    f = facts[0]
-    title = f"CuTeGen: show layout of {f.name}"
-    return [types.CodeAction(title=title, kind=types.CodeActionKind.Empty,
-                             command=types.Command(title=title, command=SHOW_COMMAND,
-                                                   arguments=[_place(uri, f)]))]
+    out = []
+    for f in facts:  # one per instantiation the file makes of the template the object is declared in
+        where = f.shown_as(facts)
+        title = f"CuTeGen: show layout of {f.name}" + (f" {where}" if where.startswith("in ") else "")
+        out.append(types.CodeAction(title=title, kind=types.CodeActionKind.Empty,
+                                    command=types.Command(title=title, command=SHOW_COMMAND,
+                                                          arguments=[_place(uri, f)])))
+    return out
 
 
 def layout_code_lenses(ls: CuteGenServer, uri: str, text: str) -> list[types.CodeLens]:
@@ -166,7 +184,8 @@ def layout_code_lenses(ls: CuteGenServer, uri: str, text: str) -> list[types.Cod
 
 
 def _place(uri: str, f: LayoutFact) -> dict:
-    return {"uri": uri, "line": f.line - 1, "character": f.col - 1}
+    place = {"uri": uri, "line": f.line - 1, "character": f.col - 1}
+    return place | ({"instantiation": f.instantiation} if f.instantiation else {})
 
 
 class HintRefresh:
@@ -236,7 +255,8 @@ async def picture_for(ls: CuteGenServer, args: dict) -> dict:
     if not facts:
         state = _service(ls).lookup(path, doc.source).state
         why = {COMPUTING: "the layouts are being computed; try again in a moment",
-               READY: "no CuTe object is declared or named here"}.get(state, "save the file: layouts are computed after a clean check")
+               READY: nothing_at(doc.source, position.line + 1)}.get(
+            state, "save the file: layouts are computed after a clean check")
         return {"error": why}
     wanted = args.get("instantiation")
     fact = next((f for f in facts if f.instantiation == wanted), facts[0])
@@ -253,4 +273,7 @@ async def picture_for(ls: CuteGenServer, args: dict) -> dict:
     except NotDrawable as e:
         return {"error": f"no picture of {fact.name}: {e}"}
     return {"title": fact.line_text(True), "kind": fact.kind, "svg": svg,
-            "instantiations": [f.instantiation for f in facts if f.instantiation]}
+            "instantiations": [f.instantiation for f in facts if f.instantiation],
+            "shown": fact.shown_as(facts),  # 'in gemm_tn<half_t, half_t> (1 of 2)'; '' outside templates
+            "others": [{"label": f.shown_as(facts), "arguments": _place(uri, f)} for f in facts
+                       if f.instantiation and f is not fact]}

@@ -46,11 +46,15 @@ class Lens:
         self._read: dict[str, tuple[float, LineProfile | None]] = {}  # record path → (mtime, its lines)
 
     def profile_for(self, ls: CuteGenServer, path: Path) -> LineProfile | None:
+        """The file's own profile, else the kernel's whose profile ran its lines, else the workspace's newest
+        profile of the user's own program (Profile Program, `cutegen profile --lines -- CMD`)."""
         for kernel in dict.fromkeys([str(path), self.owner.get(str(path), str(path))]):
             lines = self._lines(records.latest_path(ls.session.state_dir(Path(kernel)), kernel, "profile"))
             if lines is not None and any(h.file == str(path) for h in lines.lines):
                 return lines
-        return None
+        state = ls.session.state_dir(path)
+        lines = self._lines(records.latest_path(state, state.program_record, "profile"))
+        return lines if lines is not None and any(h.file == str(path) for h in lines.lines) else None
 
     def _lines(self, record_path: Path) -> LineProfile | None:
         """A record's lines, read again only when the record changed (hints are asked for on every scroll)."""

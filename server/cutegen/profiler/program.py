@@ -29,6 +29,7 @@ class ProgramRun:
     report: str | None = None  # the .ncu-rep, for Nsight Compute's GUI
     findings: list[dict] = field(default_factory=list)  # the sanitizer's, at user lines
     output: str = ""  # the tool's and the program's output, its tail kept
+    record: str | None = None  # the run record holding the line profile (the editor's hot lines read it)
 
 
 def ncu_command(ncu: str, argv: list[str], report: Path, kernel: str | None, launches: int) -> list[str]:
@@ -87,6 +88,16 @@ def profile_program(argv: list[str], *, cwd: Path, report: Path, toolchain, ncu:
         return run
     run.lines = fold(data, tables, folder_for(toolchain, library_dirs), table_problem)
     return run
+
+
+def file_lines(state, run: ProgramRun) -> Path:
+    """Files a program's line profile as the workspace's program record (state.StateDir.program_record), where the
+    editor's profile lens reads it: the hot lines land in the program's sources as an ABI kernel's do."""
+    from cutegen import records
+
+    return records.write(state, "profile", state.program_record, {
+        "verdict": "profiled", "message": f"the lines of {' '.join(run.argv)}", "lines": run.lines,
+        "program": run.argv, "report": run.report})
 
 
 def sanitize_program(argv: list[str], *, cwd: Path, sanitizer: str, toolchain, tool: str = "memcheck",

@@ -6,6 +6,8 @@ export type Target =
   | "kernel"
   /** A KernelBench reference (.py): the active one, else one picked in a dialog. */
   | "reference"
+  /** The workspace folder the program runs in (the active file's, else the first), sent as [{"uri"}]. */
+  | "workspace"
   /** No server call (handled by the extension). */
   | "none";
 
@@ -36,6 +38,8 @@ export const SERVER = {
   versions: "cutegen.server.versions",
   showVersion: "cutegen.server.showVersion",
   restoreVersion: "cutegen.server.restoreVersion",
+  profileProgram: "cutegen.server.profileProgram",
+  sanitizeProgram: "cutegen.server.sanitizeProgram",
 } as const;
 
 export const UI_COMMANDS: UiCommand[] = [
@@ -44,6 +48,9 @@ export const UI_COMMANDS: UiCommand[] = [
   { id: "cutegen.profile", title: "Profile", server: SERVER.profile, target: "kernel", palette: true },
   { id: "cutegen.profileLines", title: "Profile Lines", server: SERVER.profileLines, target: "kernel", palette: true },
   { id: "cutegen.sanitize", title: "Sanitize", server: SERVER.sanitize, target: "kernel", palette: true },
+  // the user's own program (the cutegen.programCommand setting), its hot lines in its sources
+  { id: "cutegen.profileProgram", title: "Profile Program", server: SERVER.profileProgram, target: "workspace", palette: true },
+  { id: "cutegen.sanitizeProgram", title: "Sanitize Program", server: SERVER.sanitizeProgram, target: "workspace", palette: true },
   { id: "cutegen.tune", title: "Tune", server: SERVER.tune, target: "kernel", palette: true },
   { id: "cutegen.generate", title: "Generate Kernel from Reference", server: SERVER.generate, target: "reference", palette: true },
   { id: "cutegen.restoreBest", title: "Restore Best Version", server: SERVER.restoreBest, target: "kernel", palette: true },

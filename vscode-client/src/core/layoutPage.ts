@@ -12,6 +12,8 @@ export interface LayoutTarget {
   uri: string;
   line: number;
   character: number;
+  /** Which instantiation of the template the object is declared in ("BM=16, Element=float"); absent: the first. */
+  instantiation?: string;
 }
 
 /** Where to draw: a code action's or CodeLens's {uri, line, character}; a file URI (its cursor position
@@ -20,7 +22,11 @@ export function layoutTarget(arg: unknown, cursor: LayoutTarget | undefined): La
   if (typeof arg === "object" && arg !== null) {
     const a = arg as Record<string, unknown>;
     if (typeof a.uri === "string" && typeof a.line === "number") {
-      return { uri: a.uri, line: a.line, character: typeof a.character === "number" ? a.character : 0 };
+      const target: LayoutTarget = { uri: a.uri, line: a.line, character: typeof a.character === "number" ? a.character : 0 };
+      if (typeof a.instantiation === "string") {
+        target.instantiation = a.instantiation;
+      }
+      return target;
     }
   }
   if (typeof arg === "string") {
@@ -30,7 +36,11 @@ export function layoutTarget(arg: unknown, cursor: LayoutTarget | undefined): La
 }
 
 export type LayoutReply =
-  | { kind: "picture"; title: string; objectKind: string; svg: string; instantiations: string[] }
+  | { kind: "picture"; title: string; objectKind: string; svg: string; instantiations: string[];
+      /** "in gemm_tn<half_t, half_t> (1 of 2)"; "" outside templates */
+      shown: string;
+      /** the template's other instantiations, each a link that draws it */
+      others: { label: string; target: LayoutTarget }[] }
   | { kind: "error"; message: string };
 
 /** The server's reply ({title, kind, svg, instantiations} or {error}) checked field by field. */
@@ -46,13 +56,37 @@ export function parseLayoutReply(reply: unknown): LayoutReply {
     return { kind: "error", message: "the language server's answer held no picture" };
   }
   const instantiations = Array.isArray(r.instantiations) ? r.instantiations.filter((i): i is string => typeof i === "string") : [];
+  const others: { label: string; target: LayoutTarget }[] = [];
+  for (const o of Array.isArray(r.others) ? r.others : []) {
+    const other = typeof o === "object" && o !== null ? o as Record<string, unknown> : {};
+    const target = layoutTarget(other.arguments, undefined);
+    if (typeof other.label === "string" && target?.instantiation !== undefined) {
+      others.push({ label: other.label, target });
+    }
+  }
   return {
     kind: "picture",
     title: typeof r.title === "string" ? r.title : "layout",
     objectKind: typeof r.kind === "string" ? r.kind : "",
     svg: r.svg,
     instantiations,
+    shown: typeof r.shown === "string" ? r.shown : "",
+    others,
   };
+}
+
+/** A link that runs `cutegen.showLayout` on `target` (the panel allows command links to that command only). */
+export function showLayoutLink(label: string, target: LayoutTarget): string {
+  const href = `command:${SHOW_LAYOUT_COMMAND}?${encodeURIComponent(JSON.stringify([target]))}`;
+  return `<a href="${escapeHtml(href)}">${escapeHtml(label)}</a>`;
+}
+
+function instantiationsLine(reply: Extract<LayoutReply, { kind: "picture" }>): string {
+  if (reply.shown) {
+    const others = reply.others.map((o) => showLayoutLink(o.label, o.target));
+    return ` · ${escapeHtml(reply.shown)}${others.length ? ` · also: ${others.join(", ")}` : ""}`;
+  }
+  return reply.instantiations.length > 1 ? ` · instantiations: ${reply.instantiations.map(escapeHtml).join(", ")}` : "";
 }
 
 export function escapeHtml(text: string): string {
@@ -76,8 +110,7 @@ export function layoutPage(reply: LayoutReply, nonce: string, cspSource: string)
   const body = reply.kind === "error"
     ? `<p class="error">${escapeHtml(reply.message)}</p>`
     : `<h1>${escapeHtml(reply.title)}</h1>
-<p class="meta">${escapeHtml(reply.objectKind)}${reply.instantiations.length > 1
-      ? ` · instantiations: ${reply.instantiations.map(escapeHtml).join(", ")}` : ""}</p>
+<p class="meta">${escapeHtml(reply.objectKind)}${instantiationsLine(reply)}</p>
 <div class="paper">${inertSvg(reply.svg)}</div>`;
   return `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">

@@ -40,3 +40,19 @@ test("the target: a code action's position, else the cursor", () => {
   assert.deepEqual(layoutTarget("file:///b.cu", cursor), { uri: "file:///b.cu", line: 0, character: 0 });
   assert.equal(layoutTarget(undefined, undefined), undefined);
 });
+
+test("a template's object: the page says which instantiation it shows and links the others", () => {
+  // the shape server/cutegen/lsp/layouts.py's picture_for replies with
+  const other = { uri: "file:///t.cu", line: 24, character: 7, instantiation: "BM=32, Element=float" };
+  const reply = parseLayoutReply({ title: "[BM=16, Element=float] smem: (_16,_8):(_8,_1)", kind: "Layout", svg: SVG,
+                                   instantiations: ["BM=16, Element=float", "BM=32, Element=float"],
+                                   shown: "in launch_tiles<16, float> (1 of 2)",
+                                   others: [{ label: "in launch_tiles<32, float> (2 of 2)", arguments: other }, { label: 3 }] });
+  assert.equal(reply.kind, "picture");
+  if (reply.kind !== "picture") return;
+  assert.deepEqual(reply.others, [{ label: "in launch_tiles<32, float> (2 of 2)", target: other }]);
+  const page = layoutPage(reply, "n", "x");
+  assert.ok(page.includes("in launch_tiles&lt;16, float&gt; (1 of 2)"));
+  assert.ok(page.includes(`href="command:cutegen.showLayout?${encodeURIComponent(JSON.stringify([other])).replace(/'/g, "&#39;")}"`));
+  assert.deepEqual(layoutTarget(other, undefined), other);
+});
