@@ -108,13 +108,64 @@ def workspace(kept_path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def builder(toolchain, build_state):
-    from cutegen.compile import Builder
+def shared_session(toolchain, build_state):
+    """The Session of the tests that compile the repository's files (the corpus, the examples, the snippets), its
+    state dir the shared test build cache. A check timeout of 10 minutes, not the editor's 2: on a loaded 2-core
+    CI machine a cold check of a big kernel (15_Matmul's triangle GEMM) has taken longer than 120 s. The tests of
+    the timeout set their own."""
+    from cutegen.session import Session
     from cutegen.settings import Settings
 
-    # A check timeout of 10 minutes, not the editor's 2: on a loaded 2-core CI machine a cold check of a big
-    # kernel (15_Matmul's triangle GEMM) has taken longer than 120 s. The tests of the timeout set their own.
-    return Builder(toolchain, Settings(check_timeout=600), build_state)
+    session = Session(Settings(check_timeout=600), state_dir=build_state)
+    yield session
+    session.close()
+
+
+@pytest.fixture(scope="session")
+def builder(shared_session):
+    """The shared Session's Builder (its state dir is fixed: one Builder for every path)."""
+    return shared_session.builder(ROOT)
+
+
+@pytest.fixture(scope="session")
+def arch_builder(shared_session, build_state):
+    """`arch_builder(arch)`: the shared test build cache's Builder for a target arch (None: the toolchain's own),
+    each from a Session of that arch on the same state dir, made on first use."""
+    from cutegen.session import Session
+    from cutegen.settings import Settings
+
+    sessions = {None: shared_session}
+
+    def builder_for(arch: str | None):
+        if arch not in sessions:
+            sessions[arch] = Session(Settings(check_timeout=600, arch=arch), state_dir=build_state)
+        return sessions[arch].builder(ROOT)
+
+    yield builder_for
+    for session in sessions.values():
+        if session is not shared_session:
+            session.close()
+
+
+@pytest.fixture
+def make_session(toolchain):
+    """`make_session(settings, state_dir=folder)`: a Session as the CLI builds one (its --state-dir), for a test
+    that needs settings of its own (an LLM endpoint, a short check timeout, the sandbox off, another arch). Its
+    Builder, agent and worker are the product's (`.builder(path)`, `.agent(path, gpu=False)`, `.worker()`);
+    each Session is closed (worker and jailed judges stopped) when the test ends. Skips without a CUDA toolchain.
+    Give a kept folder (`kept_path`, `build_state`) where the test's texts are the same every run, so a warm run
+    hits the build cache."""
+    from cutegen.session import Session
+
+    made: list[Session] = []
+
+    def make(settings=None, *, state_dir: Path) -> Session:
+        made.append(Session(settings, state_dir=state_dir))
+        return made[-1]
+
+    yield make
+    for session in made:
+        session.close()
 
 
 # -- the engine of the GPU tests -----------------------------------------------------------------

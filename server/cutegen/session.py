@@ -136,13 +136,15 @@ class Session:
             return Checked(result, unsaved=e)
 
     def agent(self, path: Path, *, problem: str | Path | None = None, trials: int = 5,
-              on_stage: Stage | None = None):
+              on_stage: Stage | None = None, gpu: bool | None = None):
         """The agent (fix, diagnose, optimize, generate, tune) for one file, on this session's Builder and warm
-        worker. Blocking (toolchain discovery): the editor calls it from a thread."""
+        worker. Blocking (toolchain discovery): the editor calls it from a thread. `gpu`: whether candidates are
+        tested and timed (None: when this machine has a GPU; False: checked and built only)."""
         from cutegen.agent.agent import Agent
 
         return Agent(self.settings, self.builder(path), self.worker(), state_dir=self.state_dir(path),
-                     problem=problem, trials=trials, on_stage=on_stage, candidate_runner=self.jailed_workers())
+                     problem=problem, trials=trials, on_stage=on_stage, gpu=gpu,
+                     candidate_runner=self.jailed_workers())
 
     def jailed_workers(self):
         """The jailed judges of model-written candidates, one per jail, warm across agent requests (closed with

@@ -62,17 +62,12 @@ def test_the_endpoints_count_calibrates_the_estimate():
     assert b.scale >= 1.0
 
 
-def test_each_step_records_its_tokens_and_fit_in_the_transcript(kept_path, scripted):
-    from cutegen.agent.agent import Agent
-    from cutegen.compile import Builder
-    from cutegen.toolchain import discover
-
+def test_each_step_records_its_tokens_and_fit_in_the_transcript(make_session, kept_path, scripted):
     pytest.importorskip("cutegen.knowledge")
     server = scripted([{"reply": "**What**: a dynamic owning tensor."}, {"reply": "**What**: again."}])
     settings = llm_settings(server.url, llm_context_tokens=2600, max_tokens=512)
-    agent = Agent(settings, Builder(discover(settings), settings, kept_path / ".cutegen"), None,
-                  state_dir=kept_path / ".cutegen", gpu=False)
     kernel = kept_path / "slow.cu"
+    agent = make_session(settings, state_dir=kept_path / ".cutegen").agent(kernel, gpu=False)
     kernel.write_text(KERNEL)
     d = Diagnostic(file=str(kernel), line=17, col=3, end_col=9, severity=Severity.ERROR,
                    message="make_tensor: Dynamic owning tensors not supported", code="cute-static-assert",

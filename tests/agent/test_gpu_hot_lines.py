@@ -23,19 +23,14 @@ CASES = {  # kernel → lines of the H200 captures (tests/profiler/fixtures) tha
 
 
 @pytest.mark.parametrize("kernel", list(CASES), ids=lambda k: Path(k).stem)
-def test_the_optimize_prompt_holds_the_hot_lines(kernel, builder, scripted, tmp_path):
-    from cutegen.agent.agent import Agent
-    from cutegen.harness.worker import Worker
-
+def test_the_optimize_prompt_holds_the_hot_lines(kernel, make_session, scripted, kept_path):
     server = scripted([{"match": "TASK: optimize", "reply": "CHANGE: none\nNo edit this time."}])
-    worker = Worker()
-    try:
-        agent = Agent(llm_settings(server.url, max_rounds=1, test_timeout=300), builder, worker, state_dir=tmp_path)
-        path = ROOT / kernel
-        agent.optimize(path, path.read_text())
-    finally:
-        worker.stop()
-    files = sorted((tmp_path / "agent").rglob("*.json"))  # the transcript's steps, beside history.json and summary.json
+    state = kept_path / ".cutegen"  # kept: the examples' builds outlive the run
+    session = make_session(llm_settings(server.url, max_rounds=1, test_timeout=300), state_dir=state)
+    path = ROOT / kernel
+    session.agent(path).optimize(path, path.read_text())
+    session.close()  # the worker stops
+    files = sorted((state / "agent").rglob("*.json"))  # the transcript's steps, beside history.json and summary.json
     steps = [s for s in (json.loads(p.read_text()) for p in files) if "step" in s]
     context = next((s for s in steps if s["step"] == "context"), None)
     baseline = next((s for s in steps if s["step"] == "baseline"), {}).get("verification", {})
@@ -53,4 +48,4 @@ def test_the_optimize_prompt_holds_the_hot_lines(kernel, builder, scripted, tmp_
     assert "advice for " in prompt
     assert CASES[kernel] <= {(Path(h["file"]).name, h["line"]) for h in hot}, hot
     print(Path(kernel).name, [(Path(h["file"]).name, h["line"], round(h["share"], 3)) for h in hot])
-    no_key_anywhere(tmp_path)
+    no_key_anywhere(kept_path)

@@ -10,13 +10,10 @@ import pytest
 
 from cutegen import records
 from cutegen.agent.history import History
-from cutegen.agent.agent import Agent
 from cutegen.agent.candidates import _compare
 from cutegen.model import Diagnostic, Severity
 from cutegen.settings import Settings
 from tests.agent.conftest import llm_settings, no_key_anywhere
-from cutegen.compile import Builder
-from cutegen.toolchain import discover
 
 KERNEL = """#include <cutegen/abi.h>
 
@@ -34,13 +31,14 @@ def _diff(old: str, new: str, name: str = "k.cu") -> str:
     return f"```diff\n--- a/{name}\n+++ b/{name}\n@@ -4,3 +4,3 @@\n   int i = threadIdx.x;\n-  {old}\n+  {new}\n }}\n```\n"
 
 
-def _builder(kept_path, settings=None) -> Builder:
-    settings = settings or Settings()
-    return Builder(discover(settings), settings, kept_path / ".cutegen")
+@pytest.fixture
+def agent_with(make_session, kept_path):
+    """`agent_with(settings)`: the agent of a Session on `kept_path`, as the editor gets it; never on the GPU
+    (the GPU path is tests/agent's GPU-marked tests)."""
+    def agent(settings):
+        return make_session(settings, state_dir=kept_path / ".cutegen").agent(kept_path / "k.cu", gpu=False)
 
-
-def _agent(kept_path, settings, gpu=False):
-    return Agent(settings, _builder(kept_path, settings), None, state_dir=kept_path / ".cutegen", gpu=gpu)
+    return agent
 
 
 def _kernel(kept_path, text=KERNEL) -> Path:
@@ -54,7 +52,7 @@ def _error(path: Path) -> Diagnostic:
                       message=UNDEFINED, code="edg-error", root=UNDEFINED)
 
 
-def test_a_failed_round_feeds_the_next_and_only_the_verified_patch_comes_back(kept_path, scripted):
+def test_a_failed_round_feeds_the_next_and_only_the_verified_patch_comes_back(agent_with, kept_path, scripted):
     server = scripted([
         {"match": "TASK: diagnose", "reply": "**What**: BROKEN on line 5."},
         {"match": "TASK: patch", "reply": _diff("y[i] = BROKEN;", "y[i] = BROKEN + 1;")},
@@ -62,7 +60,7 @@ def test_a_failed_round_feeds_the_next_and_only_the_verified_patch_comes_back(ke
         {"match": "TASK: patch", "reply": "Here:\n" + _diff("y[i] = BROKEN;", "y[i] = 1.0f;")},
     ])
     path = _kernel(kept_path)
-    out = _agent(kept_path, llm_settings(server.url)).fix(path, KERNEL, diagnostic=_error(path))
+    out = agent_with(llm_settings(server.url)).fix(path, KERNEL, diagnostic=_error(path))
     assert out.ok and out.proposal is not None
     assert [r["verdict"] for r in out.rounds] == ["check-failed", "verified"]
     assert out.proposal.new_text == KERNEL.replace("BROKEN", "1.0f")
@@ -80,7 +78,7 @@ def test_a_failed_round_feeds_the_next_and_only_the_verified_patch_comes_back(ke
     no_key_anywhere(kept_path)
 
 
-def test_rejected_diffs_are_fed_back_and_never_verified(kept_path, scripted):
+def test_rejected_diffs_are_fed_back_and_never_verified(agent_with, kept_path, scripted):
     server = scripted([
         {"match": "TASK: diagnose", "reply": "d1"},
         {"match": "TASK: patch", "reply": _diff("y[i] = BROKEN;", "y[i] = 0.f;", name="other.cu")},
@@ -91,67 +89,67 @@ def test_rejected_diffs_are_fed_back_and_never_verified(kept_path, scripted):
         {"match": "TASK: patch", "reply": _diff("y[i] = BROKEN;", "y[i] = 2.0f;")},
     ])
     path = _kernel(kept_path)
-    out = _agent(kept_path, llm_settings(server.url)).fix(path, KERNEL, diagnostic=_error(path))
+    out = agent_with(llm_settings(server.url)).fix(path, KERNEL, diagnostic=_error(path))
     assert out.ok and [r["verdict"] for r in out.rounds] == ["patch-rejected", "patch-rejected", "verified"]
     assert "only k.cu may change" in out.rounds[0]["message"] and "token limit" in out.rounds[1]["message"]
     assert "only k.cu may change" in server.requests[3]["messages"][-1]["content"]
 
 
-def test_giving_up_is_reported_with_every_round(kept_path, scripted):
+def test_giving_up_is_reported_with_every_round(agent_with, kept_path, scripted):
     server = scripted([{"match": "TASK: diagnose", "reply": "d"}, {"match": "TASK: patch",
                                                                   "reply": _diff("y[i] = BROKEN;", "y[i] = BROKEN2;")}] * 2)
     path = _kernel(kept_path)
-    out = _agent(kept_path, llm_settings(server.url, max_rounds=2)).fix(path, KERNEL, diagnostic=_error(path))
+    out = agent_with(llm_settings(server.url, max_rounds=2)).fix(path, KERNEL, diagnostic=_error(path))
     assert not out.ok and out.proposal is None
     assert out.message == "No verified fix after 2 round(s) (round 1: check-failed; round 2: check-failed)."
 
 
-def test_an_endpoint_that_stays_down_is_reported_plainly(kept_path, scripted, monkeypatch):
+def test_an_endpoint_that_stays_down_is_reported_plainly(agent_with, kept_path, scripted, monkeypatch):
     monkeypatch.setattr("cutegen.agent.llm.BACKOFF_BASE_S", 0.01)
     server = scripted([{"status": 500}] * 3)
     path = _kernel(kept_path)
-    out = _agent(kept_path, llm_settings(server.url, llm_retries=2)).fix(path, KERNEL, diagnostic=_error(path))
+    out = agent_with(llm_settings(server.url, llm_retries=2)).fix(path, KERNEL, diagnostic=_error(path))
     assert not out.ok and "HTTP 500" in out.message and "after 3 attempts" in out.message
     assert out.usage.attempts == 3
 
 
-def test_without_an_llm_everything_says_so(kept_path):
+def test_without_an_llm_everything_says_so(agent_with, kept_path):
     path = _kernel(kept_path)
-    agent = _agent(kept_path, Settings())
+    agent = agent_with(Settings())
     assert "no LLM endpoint is configured" in agent.fix(path, KERNEL, diagnostic=_error(path)).message
     assert "Optimize needs an LLM" in agent.optimize(path, KERNEL).message
 
 
-def test_diagnose_without_llm_uses_the_knowledge_base(kept_path):
+def test_diagnose_without_llm_uses_the_knowledge_base(agent_with, kept_path):
     pytest.importorskip("cutegen.knowledge")
     path = _kernel(kept_path)
     d = Diagnostic(file=str(path), line=5, col=3, end_col=9, severity=Severity.ERROR,
                    message="make_tensor: Dynamic owning tensors not supported", code="cute-static-assert",
                    root="Dynamic owning tensors not supported", data={"api": "cute::make_tensor"})
-    out = _agent(kept_path, Settings()).diagnose(path, KERNEL, diagnostic=d)
+    out = agent_with(Settings()).diagnose(path, KERNEL, diagnostic=d)
     assert out.ok and out.diagnosis_source == "knowledge" and "static" in out.diagnosis.lower()
     record = records.read(next((kept_path / ".cutegen" / "runs").rglob("latest-diagnose.json")))
     assert record.details["source"] == "knowledge" and record.details["diagnosis"] == out.diagnosis
 
 
-def test_optimize_without_gpu_is_labelled_as_such(kept_path, scripted):
+def test_optimize_without_gpu_is_labelled_as_such(agent_with, kept_path, scripted):
     good = KERNEL.replace("BROKEN", "0.5f")
     (kept_path / "k.py").write_text("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n"
                                    "        return x * 0.5\ndef get_inputs():\n    return [torch.rand(8)]\n"
                                    "def get_init_inputs():\n    return []\n")
     server = scripted([{"match": "TASK: optimize", "reply": "CHANGE: fast-math\n" + _diff("y[i] = 0.5f;", "y[i] = __fmul_rn(1.0f, 0.5f);")}])
     path = _kernel(kept_path, good)
-    out = _agent(kept_path, llm_settings(server.url)).optimize(path, good)
+    out = agent_with(llm_settings(server.url)).optimize(path, good)
     assert out.ok and out.proposal.label == "compiled and built · not run: no GPU on this machine · speed not measured"
     assert out.proposal.figures["change"] == "fast-math" and out.proposal.figures["workload"] == "elementwise"
     prompt = server.requests[0]["messages"][-1]["content"]
     assert "ONE change" in prompt and "no GPU" in prompt
 
 
-def test_optimize_needs_a_passing_kernel(kept_path, scripted):
+def test_optimize_needs_a_passing_kernel(agent_with, kept_path, scripted):
     server = scripted([])
     path = _kernel(kept_path)
-    out = _agent(kept_path, llm_settings(server.url)).optimize(path, KERNEL)
+    out = agent_with(llm_settings(server.url)).optimize(path, KERNEL)
     assert not out.ok and out.message.startswith("Optimize needs a passing kernel") and not server.requests
 
 
@@ -165,7 +163,7 @@ def test_faster_only_beyond_noise():
     assert not slower.ok and "slower" in slower.feedback
 
 
-def test_generate_then_repair(kept_path, scripted):
+def test_generate_then_repair(agent_with, kept_path, scripted):
     problem = kept_path / "relu.py"
     problem.write_text("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n"
                        "        return torch.relu(x)\ndef get_inputs():\n    return [torch.rand(8)]\n"
@@ -176,16 +174,16 @@ def test_generate_then_repair(kept_path, scripted):
         {"match": "TASK: diagnose", "reply": "BROKEN"},
         {"match": "TASK: patch", "reply": _diff("y[i] = BROKEN;", "y[i] = 0.f;", "relu.cu").replace("-4,3 +4,3", "-6,3 +6,3")},
     ])
-    out = _agent(kept_path, llm_settings(server.url)).generate(problem, kept_path / "relu.cu")
+    out = agent_with(llm_settings(server.url)).generate(problem, kept_path / "relu.cu")
     assert out.ok, out.message
     assert out.proposal.new_text.startswith("// cutegen: problem=relu.py\n") and "y[i] = 0.f;" in out.proposal.new_text
     assert out.proposal.base_text == "" and [r["verdict"] for r in out.rounds] == ["check-failed", "verified"]
 
 
-def test_restore_best(kept_path):
+def test_restore_best(agent_with, kept_path):
     path = _kernel(kept_path, KERNEL.replace("BROKEN", "1.f"))
     fast, slow = KERNEL.replace("BROKEN", "2.f"), KERNEL.replace("BROKEN", "3.f")
     History(kept_path / ".cutegen", path).record({"action": "optimize"}, [(slow, {"median_ms": 5.0}), (fast, {"median_ms": 2.0})])
-    out = _agent(kept_path, Settings()).restore_best(path, slow)
+    out = agent_with(Settings()).restore_best(path, slow)
     assert out.ok and out.proposal.new_text == fast and "2.000 ms" in out.proposal.label
-    assert not _agent(kept_path, Settings()).restore_best(path, fast).ok  # already the best
+    assert not agent_with(Settings()).restore_best(path, fast).ok  # already the best

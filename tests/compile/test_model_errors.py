@@ -407,23 +407,14 @@ def test_a_modelnew_that_does_not_build_is_reported_as_cutegen_check_reports_it(
 
 
 @pytest.mark.gpu
-def test_cutegen_test_of_a_modelnew_that_does_not_build_on_the_gpu(tmp_path):
-    """The whole path on a GPU machine: torch's load_inline fails in the worker, the record says what
-    `cutegen check` says (about 1-2 minutes: two parses of PyTorch's headers)."""
-    from cutegen.compile import Builder
-    from cutegen.harness.run import verify_kernel
-    from cutegen.harness.worker import Worker
+def test_cutegen_test_of_a_modelnew_that_does_not_build_on_the_gpu(make_session, tmp_path):
+    """The whole path on a GPU machine (`cutegen test --problem`): torch's load_inline fails in the worker, the
+    record says what `cutegen check` says (about 1-2 minutes: two parses of PyTorch's headers)."""
     from cutegen.settings import Settings
-    from cutegen.toolchain import discover
 
-    settings = Settings()
-    builder, worker = Builder(discover(settings), settings, tmp_path / "state"), Worker()
     case = _case("modelnew_undeclared_name")
-    try:
-        record = verify_kernel(case.path, builder, worker, problem=LEVEL1 / "25_Swish.py",
-                               state_dir=tmp_path / ".cutegen")
-    finally:
-        worker.stop()
+    session = make_session(Settings(problem=str(LEVEL1 / "25_Swish.py")), state_dir=tmp_path / ".cutegen")
+    record = session.test(case.path)
     assert record.verdict == "build-failed", record.message
     first = record.build.diagnostics[0]
     assert (first.file, first.line) == (str(case.path), 19), first

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cutegen.compile import Builder, Tier
+from cutegen.compile import Tier
 from cutegen.diagnostics import condense, parse_log
 from cutegen.settings import Settings
 
@@ -40,12 +40,10 @@ def test_host_error_in_a_header_lands_on_the_users_include_line():
     assert "CPU-only build" in d.message
 
 
-def test_unsupported_arch_through_the_builder(toolchain, tmp_path):
+def test_unsupported_arch_through_the_builder(make_session, tmp_path):
     kernel = tmp_path / "scale.cu"
     kernel.write_text(KERNEL)
-    old = Settings(arch="sm_70")
-    tc = type(toolchain)(**{**toolchain.__dict__, "arch": "sm_70"})
-    result = Builder(tc, old, tmp_path / "state").run(Tier.CHECK, kernel)
+    result = make_session(Settings(arch="sm_70"), state_dir=tmp_path / "state").check(kernel).result
     assert not result.ok
     (d,) = result.errors
     assert d.line == 1 and "Unsupported gpu architecture 'compute_70'" in d.message
@@ -60,10 +58,10 @@ def test_a_python_file_without_load_inline_is_a_plain_error(builder, tmp_path):
     assert Path(d.file) == script.resolve()
 
 
-def test_check_timeout_is_the_setting_and_named(toolchain, tmp_path):
+def test_check_timeout_is_the_setting_and_named(make_session, tmp_path):
     kernel = tmp_path / "slow.cu"
     kernel.write_text("#include <cute/tensor.hpp>\n" + KERNEL)
-    result = Builder(toolchain, Settings(check_timeout=0.3), tmp_path / "state").run(Tier.CHECK, kernel)
+    result = make_session(Settings(check_timeout=0.3), state_dir=tmp_path / "state").check(kernel).result
     (d,) = result.errors
     assert d.code == "timeout" and "0 s" not in d.message
     assert "within 0.3 s" in d.message and "check timeout" in d.message and "checkTimeout" in d.message
@@ -74,7 +72,7 @@ def test_host_compiler_refusing_a_flag_is_an_error_line():
     assert d.line == 1 and d.message == "host compiler error: unrecognized command-line option \u2018-fbogus\u2019"
 
 
-def test_warnings_from_torch_and_isystem_headers_are_dropped(toolchain, tmp_path):
+def test_warnings_from_torch_and_isystem_headers_are_dropped(make_session, tmp_path):
     """A warning EDG prints from a system header (torch's, an -isystem directory's) is not the user's."""
     from cutegen.toolchain import torch_include_dirs
 
@@ -85,6 +83,7 @@ def test_warnings_from_torch_and_isystem_headers_are_dropped(toolchain, tmp_path
     if torch_include_dirs():
         log += (f"{torch_include_dirs()[0]}/c10/util/Half.h(5): warning #20012-D: __host__ annotation is ignored\n"
                 "  x\n  ^\n\n")
-    builder = Builder(toolchain, Settings(extra_flags=["-isystem", str(vendor)]), tmp_path / "state")
+    builder = make_session(Settings(extra_flags=["-isystem", str(vendor)]), state_dir=tmp_path / "state").builder(
+        tmp_path / "k.cu")
     diagnostics, _ = builder._diagnose(log, tmp_path / "k.cu", KERNEL, None)
     assert diagnostics == []

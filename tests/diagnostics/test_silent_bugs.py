@@ -4,18 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from cutegen.compile import Builder, Tier
+from cutegen.compile import Tier
 from cutegen.model import Severity
-from cutegen.settings import Settings
-from cutegen.toolchain import discover
 from tests.support.corpus import corpus
 
 
 @pytest.mark.parametrize("case", corpus("silent"), ids=repr)
-def test_silent_bug_is_a_warning_at_the_bug_line(case, build_state, toolchain):
-    settings = Settings(arch=case.arch) if case.arch else Settings()
-    builder = Builder(discover(settings), settings, build_state)  # compiles shared with test_retrieval's
-    result = builder.run(Tier.CHECK, case.path)
+def test_silent_bug_is_a_warning_at_the_bug_line(case, arch_builder):
+    result = arch_builder(case.arch).run(Tier.CHECK, case.path)  # compiles shared with test_retrieval's
     assert not result.errors, [d.format() for d in result.errors]
     warnings = [d for d in result.diagnostics if d.severity is Severity.WARNING]
     assert any(case.expect_warning in d.message for d in warnings), [d.format() for d in result.diagnostics]

@@ -13,11 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from cutegen.compile import Builder, Tier
+from cutegen.compile import Tier
 from cutegen.harness.run import verify_kernel
-from cutegen.harness.worker import Worker
+from cutegen.session import Session
 from cutegen.settings import Settings
-from cutegen.toolchain import discover
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "kernels" / "adversarial"
@@ -68,14 +67,14 @@ def engine(tmp_path_factory):
     parallel (plain CUDA: seconds each)."""
     settings = Settings(test_timeout=120, build_timeout=600)
     state = Path(os.environ.get("CUTEGEN_JUDGE_STATE") or tmp_path_factory.mktemp("adversarial-state"))
-    builder = Builder(discover(settings), settings, state)
+    session = Session(settings, state_dir=state)  # as the CLI's, with --state-dir
+    builder = session.builder(CORPUS)
     with ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1)) as pool:
         extension = pool.submit(_build_shared_extension)
         builds = dict(zip(ABI, pool.map(lambda n: builder.run(Tier.BUILD, CORPUS / f"{n}.cu"), ABI)))
         extension.result()
-    worker = Worker()
-    yield builder, worker, state, builds
-    worker.stop()
+    yield builder, session.worker(), state, builds
+    session.close()
 
 
 @pytest.mark.gpu

@@ -13,11 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from cutegen.compile import Builder
 from cutegen.harness.run import verify_kernel
-from cutegen.harness.worker import Worker
+from cutegen.session import Session
 from cutegen.settings import Settings
-from cutegen.toolchain import discover
 
 ROOT = Path(__file__).resolve().parents[2]
 CHEATS = ROOT / "tests" / "kernels" / "cheats"
@@ -27,9 +25,9 @@ CHEATS = ROOT / "tests" / "kernels" / "cheats"
 def engine(tmp_path_factory):
     settings = Settings(test_timeout=300, build_timeout=600)
     state = Path(os.environ.get("CUTEGEN_JUDGE_STATE") or tmp_path_factory.mktemp("isolation-state"))
-    worker = Worker()
-    yield Builder(discover(settings), settings, state), worker, state
-    worker.stop()
+    session = Session(settings, state_dir=state)  # as the CLI's, with --state-dir
+    yield session.builder(CHEATS), session.worker(), state
+    session.close()
 
 
 def bench(engine, name: str):

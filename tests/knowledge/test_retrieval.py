@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from cutegen.compile import Builder, Tier
+from cutegen.compile import Tier
 from cutegen.model import Diagnostic, Severity
-from cutegen.settings import Settings
 from tests.support.corpus import corpus
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,14 +35,8 @@ def test_corpus_error_retrieves_its_entry_in_top3(kb, builder, case):
 
 
 @pytest.mark.parametrize("case", corpus("silent"), ids=repr)
-def test_corpus_silent_bug_warning_retrieves_its_entry(kb, arch_builders, case):
-    builder = arch_builders.get(case.arch)
-    if builder is None:
-        from cutegen.toolchain import discover
-
-        settings = Settings(arch=case.arch)
-        builder = arch_builders[case.arch] = Builder(discover(settings), settings, arch_builders["_state"])
-    result = builder.run(Tier.CHECK, case.path)
+def test_corpus_silent_bug_warning_retrieves_its_entry(kb, arch_builder, case):
+    result = arch_builder(case.arch).run(Tier.CHECK, case.path)
     warning = next(d for d in result.diagnostics if d.severity is Severity.WARNING and case.expect_warning in d.message)
     hits = kb.search(diagnostic=warning, k=3)
     expected = _expected(kb, case.path.stem)

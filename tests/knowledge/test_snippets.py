@@ -59,18 +59,10 @@ def _idiom_kernels():
             for k in kernels]
 
 
-@pytest.fixture(scope="module")
-def patient_builder(toolchain, build_state):
-    """The shared builder with room for CUTLASS's collectives: the cooperative GEMM's check took 92 s on a busy
-    2-core machine, close to the 120 s default check timeout. The timeout is not part of the cache key."""
-    from cutegen.compile import Builder
-    from cutegen.settings import Settings
-
-    return Builder(toolchain, Settings(check_timeout=600), build_state)
-
-
 @pytest.mark.parametrize("kernel", _idiom_kernels())
-def test_idiom_kernel_compiles_clean(patient_builder, kernel):
-    result = patient_builder.run(Tier.CHECK, ROOT / kernel)
+def test_idiom_kernel_compiles_clean(builder, kernel):
+    # the shared builder has room for CUTLASS's collectives (a 600 s check timeout): the cooperative GEMM's check
+    # took 92 s on a busy 2-core machine, close to the editor's 120 s default
+    result = builder.run(Tier.CHECK, ROOT / kernel)
     assert result.ok, [d.format() for d in result.diagnostics]
     assert not [d for d in result.diagnostics if d.severity is not Severity.INFO], [d.format() for d in result.diagnostics]

@@ -9,14 +9,24 @@ from pathlib import Path
 
 import pytest
 
-from cutegen.agent.candidates import Verifier
-from cutegen.compile import Builder, Tier
+from cutegen.compile import Tier
 from cutegen.settings import Settings
 
 
 @pytest.fixture
-def builder(toolchain, tmp_path):
-    return Builder(toolchain, Settings(), tmp_path / ".cutegen")
+def session(make_session, tmp_path):
+    return make_session(Settings(), state_dir=tmp_path / ".cutegen")
+
+
+@pytest.fixture
+def builder(session, tmp_path):
+    """The user's own Builder (the one the editor checks and builds with)."""
+    return session.builder(tmp_path / "k.cu")
+
+
+def _verifier(session, kernel):
+    """The agent's judge of candidates, as the editor's agent gets it (never on the GPU here)."""
+    return session.agent(kernel, gpu=False).verifier
 
 
 def test_a_jailed_compile_cannot_include_a_file_from_home(jail, builder, tmp_path):
@@ -34,22 +44,22 @@ def test_a_jailed_compile_cannot_include_a_file_from_home(jail, builder, tmp_pat
     assert "cannot open source file" in result.raw_log or "No such file" in result.raw_log, result.raw_log[-400:]
 
 
-def test_candidate_check_and_build_use_jailed_builders(jail, builder, tmp_path):
-    verifier = Verifier(builder, None, state_dir=tmp_path / ".cutegen", gpu=False)
+def test_candidate_check_and_build_use_jailed_builders(jail, session, builder, tmp_path):
     kernel = tmp_path / "k.cu"
+    verifier = _verifier(session, kernel)
     _, shadow_builder = verifier.shadow(kernel, "__global__ void k() {}\n")
     assert shadow_builder.jail is not None and verifier.check_builder(kernel).jail is not None
     assert builder.jail is None  # the user's own builder (the LSP's) is never jailed
 
 
-def test_sandbox_off_leaves_candidate_builds_unjailed(toolchain, tmp_path):
-    builder = Builder(toolchain, Settings(sandbox="off"), tmp_path / ".cutegen")
-    verifier = Verifier(builder, None, state_dir=tmp_path / ".cutegen", gpu=False)
+def test_sandbox_off_leaves_candidate_builds_unjailed(make_session, tmp_path):
+    session = make_session(Settings(sandbox="off"), state_dir=tmp_path / ".cutegen")
     kernel = tmp_path / "k.cu"
+    builder, verifier = session.builder(kernel), _verifier(session, kernel)
     assert verifier.shadow(kernel, "")[1].jail is None and verifier.check_builder(kernel) is builder
 
 
-def test_a_candidate_compile_sees_only_the_kernel_and_the_headers_its_version_includes(jail, builder, tmp_path):
+def test_a_candidate_compile_sees_only_the_kernel_and_the_headers_its_version_includes(jail, session, tmp_path):
     """The kernel's folder holds a secret and a header the user's version does not include: neither is
     visible to the jailed check or build of a candidate (even one the gate would not have let through);
     the header the user's version includes is."""
@@ -61,7 +71,7 @@ def test_a_candidate_compile_sees_only_the_kernel_and_the_headers_its_version_in
     kernel = tmp_path / "k.cu"
     original = '#include "common/tile.cuh"\n__global__ void k(float* y) { y[0] = kTile; }\n'
     kernel.write_text(original)
-    verifier = Verifier(builder, None, state_dir=tmp_path / ".cutegen", gpu=False)
+    verifier = _verifier(session, kernel)
     checker = verifier.check_builder(kernel)
     assert checker.run(Tier.CHECK, kernel, original.replace("y[0]", "y[1]")).ok
     for include in ('#include ".env"', '#include "other.cuh"', f'#include "{tmp_path}/.env"'):
@@ -73,7 +83,7 @@ def test_a_candidate_compile_sees_only_the_kernel_and_the_headers_its_version_in
     assert not built.ok and secret not in built.raw_log and "No such file" in built.raw_log, built.raw_log[-600:]
 
 
-def test_a_candidate_is_built_with_its_kernels_compile_commands_flags(jail, builder, tmp_path):
+def test_a_candidate_is_built_with_its_kernels_compile_commands_flags(jail, session, tmp_path):
     """The shadow copy of a candidate gets the kernel's own entry (a -D, an -isystem folder, mounted read-only in
     the jail), not the defaults its path under .cutegen/shadow/ would find."""
     import json
@@ -88,7 +98,7 @@ def test_a_candidate_is_built_with_its_kernels_compile_commands_flags(jail, buil
     entry = {"directory": str(tmp_path), "file": str(kernel),
              "arguments": ["nvcc", "-isystem", "vendor", "-DTILE=64", "-c", str(kernel), "-o", "k.o"]}
     (tmp_path / "compile_commands.json").write_text(json.dumps([entry]))
-    verifier = Verifier(builder, None, state_dir=tmp_path / ".cutegen", gpu=False)
+    verifier = _verifier(session, kernel)
     shadow, shadow_builder = verifier.shadow(kernel, text)
     assert shadow_builder.jail is not None
     result = shadow_builder.run(Tier.CHECK, shadow)

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from cutegen.compile import Builder
 from cutegen.harness.run import verify_kernel
 from cutegen.harness.worker import Worker
 from cutegen.sandbox import cgroup
@@ -20,8 +19,13 @@ pytestmark = pytest.mark.gpu
 
 
 @pytest.fixture
-def builder(toolchain, tmp_path):
-    return Builder(toolchain, Settings(), tmp_path / ".cutegen")
+def session(make_session, tmp_path):
+    return make_session(Settings(), state_dir=tmp_path / ".cutegen")
+
+
+@pytest.fixture
+def builder(session, tmp_path):
+    return session.builder(tmp_path / "k.cu")
 
 
 def test_a_verify_with_timing_passes_inside_the_sandbox(jail, builder, tmp_path):
@@ -35,13 +39,11 @@ def test_a_verify_with_timing_passes_inside_the_sandbox(jail, builder, tmp_path)
     assert rec.timing.median_ms > 0
 
 
-def test_a_candidate_is_verified_in_the_jailed_worker(builder, tmp_path):
-    from cutegen.agent.candidates import Verifier
-
+def test_a_candidate_is_verified_in_the_jailed_worker(session, tmp_path):
     kernel = tmp_path / "softsign.cu"
     kernel.write_text(KERNEL.read_text())
     (tmp_path / "softsign.py").write_text(KERNEL.with_suffix(".py").read_text())
-    verifier = Verifier(builder, Worker(), state_dir=tmp_path / ".cutegen")
+    verifier = session.agent(kernel).verifier  # the editor's agent's judge of candidates
     v = verifier.candidate(kernel, kernel.read_text() + "\n// a candidate: the same kernel\n", timing=True)
     verifier.cancel()
     assert v.ok and v.figures["sandbox"] == "jailed" and "time" in v.tiers, v.label
@@ -55,10 +57,9 @@ def test_nsight_compute_profiles_inside_the_sandbox(jail, builder, tmp_path):
     print(f"ncu in the sandbox: {rec.verdict}: {rec.message[:200]}")
 
 
-def test_one_optimize_step_runs_its_candidates_in_the_sandbox(toolchain, tmp_path, monkeypatch):
+def test_one_optimize_step_runs_its_candidates_in_the_sandbox(make_session, tmp_path, monkeypatch):
     import json
 
-    from cutegen.agent.agent import Agent
     from tests.support.scripted_openai import ScriptedOpenAI
 
     slow = ROOT / "tests" / "kernels" / "slow_correct.cu"
@@ -67,17 +68,16 @@ def test_one_optimize_step_runs_its_candidates_in_the_sandbox(toolchain, tmp_pat
                                                f"problem={KERNEL.with_suffix('.py')}"))
     replies = json.loads((ROOT / "tests" / "agent" / "replies" / "optimize_slow_softsign.json").read_text())
     monkeypatch.setenv("CUTEGEN_SANDBOX_TEST_KEY", "sk-sandbox-test")
-    worker = Worker()
     with ScriptedOpenAI(replies, expect_key="sk-sandbox-test") as server:
         settings = Settings(llm_base_url=server.url, llm_model="scripted", llm_api_key_env="CUTEGEN_SANDBOX_TEST_KEY",
                             max_rounds=2, test_timeout=300)
-        agent = Agent(settings, Builder(toolchain, settings, tmp_path / ".cutegen"), worker,
-                      state_dir=tmp_path / ".cutegen")
+        session = make_session(settings, state_dir=tmp_path / ".cutegen")
+        agent = session.agent(kernel)
         try:
             outcome = agent.optimize(kernel, kernel.read_text())
         finally:
             agent.cancel()
-            worker.stop()
+            session.close()  # the worker stops
     steps = [json.loads(p.read_text()) for p in Path(outcome.transcript).parent.glob("*-round*.json")]
     verified = [s["verification"] for s in steps if s.get("step") == "verify" and s.get("verification")]
     assert outcome.ok, outcome.message
@@ -139,10 +139,9 @@ def test_a_candidate_that_fills_the_cards_memory_is_a_verdict(jail, builder, tmp
     print(f"a card-filling candidate: {rec.verdict}: {rec.message[:160]}")
 
 
-def test_a_kernel_that_hangs_in_the_sandbox_is_a_timeout_and_frees_the_gpu(jail, toolchain, tmp_path):
-    settings = Settings(test_timeout=20)
-    builder = Builder(toolchain, settings, tmp_path / ".cutegen")
+def test_a_kernel_that_hangs_in_the_sandbox_is_a_timeout_and_frees_the_gpu(jail, make_session, tmp_path):
     kernel = tmp_path / "hang.cu"
+    builder = make_session(Settings(test_timeout=20), state_dir=tmp_path / ".cutegen").builder(kernel)
     kernel.write_text((ROOT / "tests" / "kernels" / "hang.cu").read_text().replace(
         "problem=../../examples/softsign/softsign.py", f"problem={TAIL.with_suffix('.py')}"))
     worker = _jailed_worker(jail, builder)

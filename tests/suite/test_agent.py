@@ -108,16 +108,14 @@ def test_the_llm_call_budget_ends_a_problem_cleanly(make_config, scripted):
     assert json.loads((config.out / "suite.json").read_text())["budget"]["llm_calls"] == 1
 
 
-def test_jailed_candidates_run_on_the_suites_gpu_workers(tmp_path):
+def test_jailed_candidates_run_on_the_suites_gpu_workers(make_session, tmp_path):
     """With the sandbox on, the agent's candidate runs go to the suite's worker of a free GPU, which starts the
     jail (real bwrap, the real harness inside: here it can only answer that the library is missing)."""
     from cutegen.agent.candidates import Verifier
-    from cutegen.compile import Builder
     from cutegen.sandbox import availability
     from cutegen.settings import Settings
     from cutegen.suite.gpus import GpuWorker, LocalBackend
     from cutegen.suite.judge import on_suite_gpus
-    from cutegen.toolchain import discover
 
     if not availability().ok:
         pytest.skip(f"no sandbox here: {availability().reason}")
@@ -125,8 +123,9 @@ def test_jailed_candidates_run_on_the_suites_gpu_workers(tmp_path):
     try:
         settings = Settings()
         worker = backend.worker("30_Softsign")
-        verifier = Verifier(Builder(discover(settings), settings, tmp_path / ".cutegen"), worker,
-                            state_dir=tmp_path / ".cutegen", gpu=True, candidate_runner=on_suite_gpus(worker))
+        builder = make_session(settings, state_dir=tmp_path / ".cutegen").builder(tmp_path / "k.cu")
+        verifier = Verifier(builder, worker, state_dir=tmp_path / ".cutegen", gpu=True,
+                            candidate_runner=on_suite_gpus(worker))  # as suite/judge.py wires the agent's
         worker, note = verifier.candidate_worker(LEVEL1 / "30_Softsign.py")
         assert isinstance(worker, GpuWorker) and worker.jail is not None and note == ""
         reply = worker.call({"problem": str(LEVEL1 / "30_Softsign.py"), "library": str(tmp_path / "missing.so")}, 60)

@@ -14,21 +14,20 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "server"))
 
 from cutegen import records  # noqa: E402
-from cutegen.compile import Builder, Tier  # noqa: E402
+from cutegen.compile import Tier  # noqa: E402
 from cutegen.profiler.line_table import find_tool, read_line_table  # noqa: E402
 from cutegen.profiler.lines import Folder, fold, read_report, system_folders  # noqa: E402
-from cutegen.settings import Settings  # noqa: E402
-from cutegen.state import StateDir  # noqa: E402
-from cutegen.toolchain import discover  # noqa: E402
+from cutegen.session import Session  # noqa: E402
 
 EXAMPLE = ROOT / "examples" / "softsign" / "softsign.cu"
 
 
 def main() -> None:
     kernel = Path(sys.argv[1]).resolve()
-    state = StateDir.for_file(kernel, [Path(a) for a in sys.argv[2:]])  # the editor's workspace folder
-    settings = Settings()
-    builder = Builder(discover(settings), settings, state.path)
+    session = Session()  # as the editor's: its workspace folders, the state dir of the kernel's
+    session.roots = [Path(a) for a in sys.argv[2:]]
+    state = session.state_dir(kernel)
+    builder = session.builder(kernel)
     build = builder.run(Tier.BUILD, EXAMPLE)
     if not build.ok:
         sys.exit(f"the example does not build: {build.raw_log[-1000:]}")
