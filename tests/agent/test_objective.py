@@ -81,14 +81,9 @@ def test_the_setting_its_manifest_entry_the_objectives_and_the_cli_agree():
     assert cli.name_of("optimize_objective") == "--objective"
 
 
-def test_the_agent_hands_its_objective_to_the_verifier(tmp_path):
-    from cutegen.agent.agent import Agent
-    from cutegen.compile import Builder
-    from cutegen.toolchain import discover
-
-    settings = Settings(optimize_objective="edp")
-    state = tmp_path / ".cutegen"
-    agent = Agent(settings, Builder(discover(settings), settings, state), state_dir=state, gpu=False)
+def test_the_agent_hands_its_objective_to_the_verifier(tmp_path, make_session):
+    session = make_session(Settings(optimize_objective="edp"), state_dir=tmp_path / ".cutegen")
+    agent = session.agent(tmp_path / "k.cu", gpu=False)
     assert agent.verifier.objective == "edp"
     assert Verifier.__init__.__kwdefaults__["objective"] == "time"
 
