@@ -102,6 +102,11 @@ def util_include() -> Path:
 def kernels() -> list[Kernel]:
     tut = tutorial_dir()
     out = [Kernel("row_max.cu", ROW_MAX, "make_shape(_4{})", "make_shape(cols)")]  # a dynamic owning tensor
+    # An example-sized kernel (99 lines, the ABI header), in a folder the server has never seen: a value layout
+    # too small for the 128-bit atom ("TiledCopy uses too few vals").
+    softsign = Path(__file__).resolve().parent.parent / "examples" / "softsign" / "softsign.cu"
+    out.append(Kernel("softsign.cu", softsign.read_text(), "Layout<Shape<Int<kVecElems>>>{});   // value layout",
+                      "Layout<Shape<_2>>{});   // value layout"))
     if tut.is_dir():
         out += [
             # An atom twice as wide as the value layout: "TiledCopy uses too few vals".
@@ -287,7 +292,7 @@ async def main(args) -> list[dict]:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", nargs="*", help="kernel names (row_max.cu, tiled_copy.cu, sgemm_1.cu, sgemm_2.cu)")
+    parser.add_argument("--only", nargs="*", help="kernel names (row_max.cu, softsign.cu, tiled_copy.cu, sgemm_1.cu, sgemm_2.cu)")
     parser.add_argument("--edits", type=int, default=5, help="steady-state edits after the first")
     parser.add_argument("--repeat", type=int, default=1, help="fresh folders per kernel")
     parser.add_argument("--settle", type=float, default=30.0, help="seconds from the open to the first edit")
