@@ -5,6 +5,7 @@
 #
 #   bash scripts/test-vscode.sh            # unit + e2e
 #   bash scripts/test-vscode.sh --unit     # unit tests only (no Chromium, no code-server)
+#   bash scripts/test-vscode.sh --e2e [NAME]  # the end-to-end tests only, or one (search: test/e2e/search.test.mjs)
 #
 # Environment: CUTEGEN_TOOLS (tool cache; default ~/.cache/cutegen/vscode-tools),
 # CUTEGEN_E2E_PYTHON (Python with CuTeGen installed; default .venv/bin/python, made by scripts/setup.sh),
@@ -14,6 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
 MODE=${1:-all}
+E2E_ONLY=${2:-}  # with --e2e: one end-to-end test file's name (e2e, search)
 source scripts/lib/vscode-tools.sh  # say, die, apt_install, install_node, package_vsix, install_code_server
 
 install_node
@@ -22,7 +24,7 @@ if [ "$MODE" = "--unit" ]; then
   say "done (unit tests only) in $(($(date +%s) - TOOLS_START)) s"
   exit 0
 fi
-package_vsix
+if [ "$MODE" = "--e2e" ]; then package_vsix --no-unit; else package_vsix; fi
 install_code_server
 
 # -- Chromium (Debian's; never a browser download) -------------------------------------------------
@@ -51,7 +53,12 @@ cleanup() {
 }
 trap cleanup EXIT
 status=0
-timeout --kill-after=30 1800 npm run -s test:e2e || status=$?
+if [ -n "$E2E_ONLY" ]; then
+  [ -f "test/e2e/$E2E_ONLY.test.mjs" ] || die "no end-to-end test test/e2e/$E2E_ONLY.test.mjs"
+  timeout --kill-after=30 2400 node --test --test-timeout=2400000 "test/e2e/$E2E_ONLY.test.mjs" || status=$?
+else
+  timeout --kill-after=30 3600 npm run -s test:e2e || status=$?
+fi
 say "screenshots and logs: vscode-client/test-artifacts/${CUTEGEN_ARTIFACTS:+ and $CUTEGEN_ARTIFACTS/vscode-e2e/}${OUT:+ and $OUT/vscode-e2e/}"
 say "done in $(($(date +%s) - TOOLS_START)) s (exit $status)"
 exit $status

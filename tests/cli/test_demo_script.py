@@ -25,8 +25,8 @@ def test_the_demo_editor_turns_off_vscodes_own_ai_as_the_e2e_test_does(tmp_path)
     shared = json.loads((ROOT / "scripts" / "lib" / "vscode-settings.json").read_text())
     assert shared["chat.disableAIFeatures"] is True and shared["chat.commandCenter.enabled"] is False
     assert shared["workbench.secondarySideBar.defaultVisibility"] == "hidden"  # no Chat panel on the side
-    e2e = (ROOT / "vscode-client" / "test" / "e2e" / "e2e.test.mjs").read_text()
-    assert '"scripts", "lib", "vscode-settings.json"' in e2e  # the e2e test's workbench is the same one
+    e2e = (ROOT / "vscode-client" / "test" / "e2e" / "workbench.mjs").read_text()
+    assert '"scripts", "lib", "vscode-settings.json"' in e2e  # the e2e tests' workbench is the same one
     for scope in ("User", "Machine"):
         written = json.loads((tmp_path / scope / "settings.json").read_text())
         assert written == {**shared, "cutegen.python": sys.executable}

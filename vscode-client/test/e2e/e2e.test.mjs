@@ -3,10 +3,8 @@
 // at the right line; the quick fix, served by the scripted OpenAI-compatible endpoint, must open as a
 // diff that says how far it was verified; Apply must change the file on disk and clear the diagnostic.
 //
-// Inputs (scripts/test-vscode.sh sets them): CODE_SERVER (its bin, run under Node 24 from PATH),
-// CUTEGEN_E2E_PYTHON (Python with cutegen[lsp]; default <repo>/.venv/bin/python), CUTEGEN_E2E_VSIX
-// (default vscode-client/cutegen.vsix), CHROMIUM (default /usr/bin/chromium). Screenshots and logs go to
-// vscode-client/test-artifacts/ (and $CUTEGEN_ARTIFACTS/vscode-e2e or $OUT/vscode-e2e).
+// Its inputs, and where screenshots and logs go: workbench.mjs. The search over three kernels is
+// search.test.mjs.
 
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
@@ -14,11 +12,11 @@ import * as path from "node:path";
 import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 
-import { chromium } from "playwright-core";
-
+import { Processes, repo, run, until } from "./harness.mjs";
 import {
-  Processes, artifactDirs, copyArtifactTree, extensionDir, firstLine, freePort, httpOk, repo, run, saveArtifact, tempDir, until,
-} from "./harness.mjs";
+  PYTHON, SCRIPTED, SLOW, cutegenLog, editorFocused, goToLine, keepArtifacts, launch, llmSettings, log, openFile, palette,
+  problems, quickInput, screenshot, scriptedEndpoint, stepper, throwaway, untilHover, untilQuickFix, userSettings,
+} from "./workbench.mjs";
 
 // A real example (kernel + its KernelBench reference, paired by name) with a real CuTe bug put in: a
 // register fragment sized at run time. The fix the scripted LLM sends puts the original line back.
@@ -27,12 +25,6 @@ const KERNEL = "softsign.cu";
 const GOOD_LINE = "    Tensor frag = make_fragment_like(tXgX);  // 16 floats in registers";
 const BAD_LINE = "    Tensor frag = make_tensor<float>(make_shape(int(size(tXgX))));  // 16 floats in registers";
 const ROOT = "Dynamic owning tensors not supported";
-const SCRIPTED = process.env.CUTEGEN_E2E_SCRIPTED ?? path.join(repo, "tests", "support", "scripted_openai.py");
-const PYTHON = process.env.CUTEGEN_E2E_PYTHON ?? path.join(repo, ".venv", "bin", "python");
-const VSIX = process.env.CUTEGEN_E2E_VSIX ?? path.join(extensionDir, "cutegen.vsix");
-const CODE_SERVER = process.env.CODE_SERVER ?? "code-server";
-const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
-const SLOW = Number(process.env.CUTEGEN_E2E_SLOW ?? "1"); // multiplies every wait (a loaded CI machine)
 
 /** The broken text, the 1-based line of the bug, and the unified diff that fixes it. */
 function brokenExample() {
@@ -59,189 +51,10 @@ function replies(diff) {
   return [1, 2].flatMap(() => [{ match: "TASK: diagnose", reply: diagnosis }, { match: "TASK: patch", reply: patch }]);
 }
 
-const lines = [];
-function log(message) {
-  const line = `[e2e ${new Date().toISOString().slice(11, 19)}] ${message}`;
-  lines.push(line);
-  console.log(line);
-}
-
-let shot = 0;
-async function screenshot(page, name) {
-  const file = `${String(++shot).padStart(2, "0")}-${name}.png`;
-  await sleep(500); // let fades and hovers settle
-  const data = await page.screenshot({ type: "png" });
-  saveArtifact(file, data);
-  log(`screenshot ${file}`);
-}
-
-/**
- * Open a quick input with `key`, put `value` in it, wait for `ready` (a locator, optional), press Enter.
- * Retried: the quick input closes when focus moves (an editor opening after a diff closed, say), and a
- * press that lands in that moment leaves nothing to type into.
- *
- * Keys go wherever the focus is when they arrive, not to the element they were meant for (playwright's fill
- * focuses the input, then types): a fresh clone's loaded run had the go-to-line's ":45:1" and its Enter land in
- * the kernel when the extension showed the applied file meanwhile, and Undo then undid that. So the value is
- * set on the input itself, and Enter is pressed only while the input holds the keyboard.
- */
-async function quickInput(page, key, value, ready, enter = true) {
-  let last;
-  for (let attempt = 1; attempt <= 4; attempt++) {
-    await noDialog(page);
-    try {
-      await page.keyboard.press(key);
-      const input = page.locator(".quick-input-widget input");
-      await input.waitFor({ state: "visible", timeout: 10_000 * SLOW });
-      await input.click({ trial: true, timeout: 5_000 * SLOW }); // only the checks a fill makes: visible, stable, enabled
-      // Set until it stays: a quick input still opening writes its own prefix (">") over a value set too early.
-      await until(async () => {
-        await input.evaluate((el, v) => {
-          if (el.value === v) return;
-          el.value = v;
-          el.dispatchEvent(new Event("input", { bubbles: true })); // what the quick input listens to
-        }, value);
-        await sleep(150);
-        return (await input.inputValue()) === value;
-      }, 5_000 * SLOW, `the quick input to hold ${JSON.stringify(value)}`, 0);
-      if (ready) await ready.waitFor({ state: "visible", timeout: 15_000 * SLOW });
-      await sleep(200);
-      if (enter) {
-        const holds = await input.evaluate((el, v) => el === document.activeElement && el.value === v, value);
-        if (!holds) throw new Error("the quick input lost the keyboard before Enter");
-        await page.keyboard.press("Enter");
-      }
-      return;
-    } catch (e) {
-      last = e;
-      // What the quick input held and offered, and where the keyboard was, when it gave up.
-      const seen = await page.evaluate(() => {
-        const input = document.querySelector(".quick-input-widget input");
-        const rows = [...document.querySelectorAll(".quick-input-list .monaco-list-row")].slice(0, 3).map((r) => r.textContent);
-        const focus = document.activeElement;
-        return { value: input?.value, rows, focus: focus ? `${focus.tagName.toLowerCase()}.${focus.className}`.slice(0, 60) : null };
-      }).catch(() => undefined);
-      log(`quick input ${key} ${JSON.stringify(value)}: attempt ${attempt} failed (${e.message.split("\n")[0]}) ${JSON.stringify(seen)}`);
-      await page.keyboard.press("Escape");
-      await sleep(1000);
-    }
-  }
-  throw last;
-}
-
-/** Run a command from the palette by its label. */
-async function palette(page, label) {
-  await quickInput(page, "F1", `>${label}`, page.locator(".quick-input-list .monaco-list-row", { hasText: label }).first());
-}
-
-async function openFile(page, name) {
-  await quickInput(page, "Control+P", name, page.locator(".quick-input-list .monaco-list-row", { hasText: name }).first());
-  await page.locator(".tab.active", { hasText: name }).waitFor({ timeout: 15_000 * SLOW });
-}
-
-/** A modal dialog makes the rest of the workbench inert: say what it asks. */
-async function noDialog(page) {
-  const dialog = page.locator(".monaco-dialog-box");
-  if (await dialog.count()) {
-    const text = ((await dialog.first().textContent()) ?? "").replace(/\s+/g, " ");
-    await screenshot(page, "unexpected-dialog");
-    throw new Error(`a modal dialog is open: ${text}`);
-  }
-}
-
-/** Go to a line; again when the cursor did not get there (the Enter reached a quick input that was closing). */
-async function goToLine(page, line, column = 1) {
-  const there = page.locator(".statusbar-item", { hasText: `Ln ${line}, Col ${column}` });
-  for (let attempt = 1; ; attempt++) {
-    await quickInput(page, "Control+G", `:${line}:${column}`);
-    try {
-      await there.waitFor({ timeout: 10_000 * SLOW });
-      return;
-    } catch (e) {
-      if (attempt === 3) throw e;
-      log(`go to line ${line}:${column}: attempt ${attempt} did not move the cursor`);
-    }
-  }
-}
-
-/** The keyboard in the active text editor: a click into its text when something else holds it. */
-async function editorFocused(page) {
-  const focused = page.locator(".editor-group-container.active .monaco-editor.focused");
-  for (let attempt = 1; attempt <= 3; attempt++) {
-    if (await focused.count()) return;
-    log(`the editor does not have the keyboard (attempt ${attempt}): clicking into its text`);
-    await page.locator(".editor-group-container.active .monaco-editor .view-lines").first().click({ position: { x: 40, y: 10 } });
-    await sleep(300);
-  }
-  assert.ok(await focused.count(), "the active editor never got the keyboard");
-}
-
-/** The Problems panel's rows (aria labels say severity, message, line and file). */
-/** Show the hover at the cursor (Ctrl+K Ctrl+I) until one holding `text` is visible; returns its text. A hover
- * can be asked for before its answer exists (a probe build still running): each miss is logged and asked again. */
-async function untilHover(page, text, ms, what, every = 1000) {
-  const hover = page.locator(".monaco-hover", { hasText: text }).first();
-  return until(async () => {
-    await page.keyboard.press("Escape");
-    await page.keyboard.press("Control+K");
-    await page.keyboard.press("Control+I"); // Show Hover at the cursor
-    try {
-      await hover.waitFor({ state: "visible", timeout: 3000 });
-      return (await hover.textContent()) || " ";
-    } catch {
-      const said = await page.locator(".monaco-hover").allTextContents().catch(() => []);
-      log(`hover so far: ${JSON.stringify(said.map((h) => h.replace(/\s+/g, " ").slice(0, 120)))}`);
-      return false;
-    }
-  }, ms, what, every);
-}
-
-/** Open the quick fixes at the cursor (Ctrl+.) until one labelled `label` is offered, and leave the menu open on it.
- * After each miss (menu closed again) `onMiss(offered)` runs: a truthy value ends the wait with that value. */
-async function untilQuickFix(page, label, ms, what, every = 3000, onMiss = async () => false) {
-  const item = page.locator(".action-widget .monaco-list-row", { hasText: label }).first();
-  return until(async () => {
-    await page.keyboard.press("Control+.");
-    try {
-      await item.waitFor({ state: "visible", timeout: 3000 });
-      return item;
-    } catch {
-      const offered = await page.locator(".action-widget .monaco-list-row").allTextContents().catch(() => []);
-      log(`quick fixes offered so far: ${JSON.stringify(offered)}`);
-      await page.keyboard.press("Escape");
-      return onMiss(offered);
-    }
-  }, ms, what, every);
-}
-
-async function problems(page) {
-  return page.locator(".markers-panel .monaco-list-row").evaluateAll((rows) =>
-    rows.map((r) => r.getAttribute("aria-label") ?? r.textContent ?? ""));
-}
-
-/** What the extension's log channel (and so the server's window/logMessage) said so far. */
-function cutegenLog(userData) {
-  const root = path.join(userData, "logs");
-  if (!fs.existsSync(root)) return "";
-  return fs.readdirSync(root, { recursive: true })
-    .filter((f) => String(f).endsWith(path.join("cutegen.cutegen", "CuTeGen.log")))
-    .map((f) => fs.readFileSync(path.join(root, String(f)), "utf8")).join("\n");
-}
-
 test("CuTeGen in a real VS Code: diagnostic, quick fix as a verified diff, Apply", { timeout: 20 * 60_000 }, async (t) => {
-  for (const [what, file] of [["the packaged extension", VSIX], ["the Python with cutegen[lsp]", PYTHON], ["Chromium", CHROMIUM]]) {
-    assert.ok(fs.existsSync(file), `${what} is missing: ${file} (scripts/test-vscode.sh builds and installs what this test needs)`);
-  }
-  for (const dir of artifactDirs()) {
-    for (const old of fs.readdirSync(dir)) fs.rmSync(path.join(dir, old), { recursive: true, force: true });
-  }
+  const dirs = throwaway();
+  const { workspace, userData } = dirs;
   const procs = new Processes(log);
-  const root = tempDir("cutegen-e2e-");
-  const workspace = path.join(root, "workspace");
-  const userData = path.join(root, "user-data");
-  const extensions = path.join(root, "extensions");
-  const logs = path.join(root, "logs");
-  for (const d of [workspace, path.join(userData, "User"), extensions, logs]) fs.mkdirSync(d, { recursive: true });
   const example = brokenExample();
   const kernel = path.join(workspace, KERNEL);
   fs.writeFileSync(kernel, example.broken);
@@ -264,10 +77,7 @@ test("CuTeGen in a real VS Code: diagnostic, quick fix as a verified diff, Apply
       await browser?.close().catch(() => undefined);
     } finally {
       await procs.killAll();
-      copyArtifactTree(path.join(userData, "logs"), "vscode-logs");
-      copyArtifactTree(logs, "process-logs");
-      saveArtifact("e2e.log", lines.join("\n") + "\n");
-      fs.rmSync(root, { recursive: true, force: true });
+      keepArtifacts(dirs);
     }
   });
 
@@ -277,72 +87,17 @@ test("CuTeGen in a real VS Code: diagnostic, quick fix as a verified diff, Apply
   if (!fs.existsSync(SCRIPTED)) {
     llmSkip = `${path.relative(repo, SCRIPTED)} does not exist yet (the agent has not landed)`;
   } else {
-    const repliesFile = path.join(root, "replies.json");
-    fs.writeFileSync(repliesFile, JSON.stringify(replies(example.diff), null, 2));
-    const child = procs.start("scripted LLM", PYTHON, [SCRIPTED, "--port", "0", "--replies", repliesFile],
-      { pipeStdout: true, logFile: path.join(logs, "scripted-openai.log") });
-    const url = await firstLine(child, 20_000 * SLOW, "the scripted LLM endpoint's URL");
-    log(`scripted LLM endpoint at ${url}`);
+    const url = await scriptedEndpoint(procs, dirs, replies(example.diff));
     // backgroundAgent: the user lets the background fix use the endpoint (issue 53: else only after a command)
-    llm = { "cutegen.llmBaseUrl": url, "cutegen.llmModel": "scripted", "cutegen.llmApiKeyEnv": "CUTEGEN_E2E_KEY",
-      "cutegen.backgroundAgent": true };
+    llm = { ...llmSettings(url), "cutegen.backgroundAgent": true };
   }
 
   // code-server with the packaged extension, in a throwaway profile.
-  const env = {
-    ...process.env, XDG_CONFIG_HOME: path.join(root, "xdg-config"), XDG_DATA_HOME: path.join(root, "xdg-data"),
-    CUTEGEN_E2E_KEY: "sk-scripted", // the variable the key setting names
-  };
-  // The quiet workbench (VS Code's own AI, tips and updates off) that scripts/demo.sh --editor uses too.
-  const settings = {
-    ...JSON.parse(fs.readFileSync(path.join(repo, "scripts", "lib", "vscode-settings.json"), "utf8")),
-    "cutegen.python": PYTHON,
-    ...llm,
-  };
-  // code-server is a remote setup: machine-scoped settings (cutegen.python) count only in Machine/.
-  for (const scope of ["User", "Machine"]) {
-    fs.mkdirSync(path.join(userData, scope), { recursive: true });
-    fs.writeFileSync(path.join(userData, scope, "settings.json"), JSON.stringify(settings, null, 2));
-  }
-  const common = ["--user-data-dir", userData, "--extensions-dir", extensions];
-  log(run(CODE_SERVER, [...common, "--install-extension", VSIX, "--force"], { env }).trim());
-  const installed = run(CODE_SERVER, [...common, "--list-extensions", "--show-versions"], { env });
-  assert.match(installed, /cutegen\.cutegen@/, `the .vsix did not install: ${installed}`);
-
-  const port = await freePort();
-  const config = path.join(root, "code-server.yaml");
-  fs.writeFileSync(config, `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);
-  procs.start("code-server", CODE_SERVER, [
-    ...common, "--config", config, "--auth", "none", "--bind-addr", `127.0.0.1:${port}`, "--disable-telemetry",
-    "--disable-update-check", "--disable-workspace-trust", "--disable-getting-started-override", "--ignore-last-opened",
-    workspace,
-  ], { env, cwd: workspace, logFile: path.join(logs, "code-server.log") });
-  const base = `http://127.0.0.1:${port}`;
-  await until(() => httpOk(`${base}/healthz`), 60_000 * SLOW, "code-server to listen");
-  log(`code-server at ${base}`);
-
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-      "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"],
-  });
-  const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
-  page = await context.newPage();
-  page.on("pageerror", (e) => log(`page error: ${e.message}`));
-  await page.goto(`${base}/?folder=${encodeURIComponent(workspace)}`, { waitUntil: "domcontentloaded" });
-  await page.locator(".monaco-workbench .part.statusbar").waitFor({ timeout: 90_000 * SLOW });
-  log("workbench loaded");
+  const settings = userSettings(llm);
+  ({ browser, page } = await launch(procs, dirs, settings));
 
   // Every step leaves a screenshot when it fails.
-  const step = (name, options, fn) => t.test(name, options, async (st) => {
-    try {
-      await fn(st);
-    } catch (e) {
-      await screenshot(page, `FAILED-${name.replace(/[^a-z0-9]+/gi, "-").slice(0, 40)}`).catch(() => undefined);
-      throw e;
-    }
-  });
+  const step = stepper(t, page);
 
   await step("opening a .cu file activates the extension and starts the server", {}, async () => {
     await openFile(page, path.basename(kernel));

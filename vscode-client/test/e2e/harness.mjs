@@ -14,23 +14,24 @@ export const here = path.dirname(fileURLToPath(import.meta.url));
 export const extensionDir = path.resolve(here, "..", "..");
 export const repo = path.resolve(extensionDir, "..");
 
-/** Where screenshots and logs go: vscode-client/test-artifacts/, and $CUTEGEN_ARTIFACTS or $OUT too. */
-export function artifactDirs() {
-  const dirs = [path.join(extensionDir, "test-artifacts")];
+/** Where screenshots and logs go: vscode-client/test-artifacts/, and $CUTEGEN_ARTIFACTS or $OUT too (`suite`: a
+ * folder of one test's own under each). */
+export function artifactDirs(suite = "") {
+  const dirs = [path.join(extensionDir, "test-artifacts", suite)];
   for (const extra of [process.env.CUTEGEN_ARTIFACTS, process.env.OUT]) {
-    if (extra) dirs.push(path.join(extra, "vscode-e2e"));
+    if (extra) dirs.push(path.join(extra, "vscode-e2e", suite));
   }
   for (const d of dirs) fs.mkdirSync(d, { recursive: true });
   return [...new Set(dirs)];
 }
 
-export function saveArtifact(name, data) {
-  for (const dir of artifactDirs()) fs.writeFileSync(path.join(dir, name), data);
+export function saveArtifact(name, data, suite = "") {
+  for (const dir of artifactDirs(suite)) fs.writeFileSync(path.join(dir, name), data);
 }
 
-export function copyArtifactTree(source, name) {
+export function copyArtifactTree(source, name, suite = "") {
   if (!fs.existsSync(source)) return;
-  for (const dir of artifactDirs()) fs.cpSync(source, path.join(dir, name), { recursive: true, force: true });
+  for (const dir of artifactDirs(suite)) fs.cpSync(source, path.join(dir, name), { recursive: true, force: true });
 }
 
 export async function freePort() {
