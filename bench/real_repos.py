@@ -171,7 +171,7 @@ def curand_include(scratch: Path) -> Path:
 
 def cutlass_examples(dest: Path, source: str, numbers: list[int]) -> tuple[Path, list[Path]]:
     """CUTLASS cloned at CUTLASS_COMMIT and configured by its own CMake (configure only, compile_commands.json
-    exported) for sm_90a, cuRAND's headers on the CUDA include path; the .cu files of the numbered examples."""
+    exported) for sm_90a, cuRAND's headers on the CUDA include path; the numbered examples' own .cu files."""
     repo = clone(source, CUTLASS_COMMIT, dest)
     build = repo / "build"
     if not (build / "compile_commands.json").is_file():
@@ -183,8 +183,9 @@ def cutlass_examples(dest: Path, source: str, numbers: list[int]) -> tuple[Path,
                         f"-DCMAKE_CUDA_COMPILER={nvcc}",
                         f"-DCMAKE_CUDA_FLAGS=-isystem {curand_include(build.parent / '.curand')}"],
                        check=True, capture_output=True)
-    files = [cu for n in numbers for folder in sorted((repo / "examples").glob(f"{n}_*"))
-             for cu in sorted(folder.glob("*.cu"))]
+    # Each example's own .cu (named as its folder; 55's variants int4_fp8/int4_bf16 are left out).
+    files = [folder / f"{folder.name}.cu" for n in numbers for folder in sorted((repo / "examples").glob(f"{n}_*"))
+             if (folder / f"{folder.name}.cu").is_file()]
     return repo, files
 
 

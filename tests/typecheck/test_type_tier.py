@@ -210,6 +210,23 @@ def test_broken_and_hostile_inputs_get_located_errors(checker, tmp_path):
     assert checker.run(tmp_path / "e.cu", "").ok  # an empty buffer is not an error
 
 
+def test_nvcc_atomic_builtins_are_known_and_checked(checker, tmp_path):
+    """CUTLASS 4's subbyte_reference.h calls nvcc's builtin __nv_atomic_load_n (CUDA 12.8+): every Hopper example
+    reached it and got a false error in this tier; a call nvcc rejects is still reported at its line."""
+    src = ("#include <cutlass/subbyte_reference.h>\n"  # the CUTLASS header the Hopper examples reach, as it is
+           "__device__ unsigned relaxed(unsigned* p) { return __nv_atomic_load_n(p, __NV_ATOMIC_RELAXED); }\n"
+           "__device__ unsigned char block(unsigned char* p) {\n"
+           "  return __nv_atomic_load_n(p, __NV_ATOMIC_ACQUIRE, __NV_THREAD_SCOPE_BLOCK); }\n"
+           "__device__ void put(unsigned* p) { __nv_atomic_store_n(p, 1u, __NV_ATOMIC_RELEASE); }\n"
+           "__device__ void add(int* p) { __nv_atomic_fetch_add(p, 2, __NV_ATOMIC_RELAXED); }\n"
+           "__global__ void k(cutlass::int4b_t* p) {\n"
+           "  cutlass::SubbyteReference<cutlass::int4b_t> r(p, 1); r = cutlass::int4b_t(3); }\n")
+    clean = checker.run(tmp_path / "atomics.cu", src)
+    assert clean.ok, [d.format() for d in clean.diagnostics]
+    broken = checker.run(tmp_path / "atomics.cu", src + "__device__ unsigned bad(unsigned* p) { return __nv_atomic_load_n(p); }\n")
+    assert [d.line for d in broken.errors] == [9], [d.format() for d in broken.errors]
+
+
 def test_newer_parse_kills_the_older(checker, toolchain):
     """Two parses under one job key: the first one's parser process dies and it returns cancelled."""
     hopper = ROOT / "examples" / "gemm_bf16" / "gemm_bf16.cu"  # half a minute of template instantiation
