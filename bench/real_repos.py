@@ -320,18 +320,19 @@ def type_tier(file: Path, state: Path) -> dict:
 
 
 def lens(file: Path, state: Path, count: int = 5) -> dict:
-    """The layout lens on `count` chosen lines: the first declarations of CuTe objects in `file` (a line that names
-    a Layout, Shape, Stride, Tile, Tensor, TiledMma/Copy, Copy_Atom or a make_ of CuTe); resolved: the probe
-    (Session.layout_probe, the check's flags) names a CuTe type there."""
+    """The layout lens on `count` chosen lines: the first declarations in `file` whose code (comments aside) names
+    CuTe (`cute::`, a Shape/Stride/Layout/Tile<...>, a StrideA-like alias, a make_ or partition_ of CuTe, a Tensor,
+    TiledMma/Copy, an atom); resolved: the probe (Session.layout_probe, the check's flags) names a CuTe type there."""
     from cutegen.layouts.scan import find_declarations
     from cutegen.session import Session
 
     text = file.read_text()
     lines = text.splitlines()
-    cute = re.compile(r"\b(Layout|Shape|Stride|Tile|Tensor|TiledMMA|TiledMma|TiledCopy|Copy_Atom|MMA_Atom|"
-                      r"make_(layout|shape|stride|tensor|tile|tiled|identity|coord)\w*|local_(tile|partition)|"
-                      r"partition_\w+|Swizzle|composition|ComposedLayout)\b")
-    chosen = sorted({d.line for d in find_declarations(text) if cute.search(lines[d.line - 1])})[:count]
+    cute = re.compile(r"cute::|\b(Shape|Stride|Layout|Tile|Coord)<|\bStride[A-Z]\w*|make_cute_packed_stride|"
+                      r"\bmake_(layout|shape|stride|tensor|tile|coord|tiled_\w+|identity_\w+)\b|"
+                      r"\b(local_tile|local_partition|partition_\w+|composition|Tensor|TiledMMA|TiledMma|TiledCopy|"
+                      r"Copy_Atom|MMA_Atom|Swizzle)\b")
+    chosen = sorted({d.line for d in find_declarations(text) if cute.search(lines[d.line - 1].split("//")[0])})[:count]
     started = time.perf_counter()
     probed = Session(state_dir=state).layout_probe(file).run(file)
     seconds = time.perf_counter() - started
@@ -343,14 +344,21 @@ def lens(file: Path, state: Path, count: int = 5) -> dict:
 
 
 def _kernels(lines: list[str]) -> list[int]:
-    """Lines that open a __global__ function (its name on the same or the next line)."""
-    return [i for i, line in enumerate(lines) if "__global__" in line and not line.lstrip().startswith("//")]
+    """Lines that open a __global__ function (its name on the same or the next line); in a file with none, those
+    that open a kernel class's device `operator()` (CUTLASS 3's style: cutlass::device_kernel<Kernel> launches it)."""
+    code = [(i, line) for i, line in enumerate(lines) if not line.lstrip().startswith("//")]
+    found = [i for i, line in code if "__global__" in line]
+    return found or [i for i, line in code if "operator()(" in line
+                     and re.search(r"CUTLASS_DEVICE|__device__", " ".join(lines[max(0, i - 2):i + 1]))]
 
 
 def _used(lines: list[str], start: int) -> bool:
     """Whether the kernel declared at `start` is named in code elsewhere (a launch, a pointer taken): a bug in a
     template nothing instantiates is one nvcc accepts too."""
-    head = " ".join(lines[start:start + 6]).split("__global__", 1)[1]
+    head = " ".join(lines[start:start + 6])
+    if "__global__" not in head:
+        return False  # a kernel class's operator(): launched through cutlass::device_kernel, not by name
+    head = head.split("__global__", 1)[1]
     m = re.search(r"\b(?!__launch_bounds__)([A-Za-z_]\w*)\s*\(", head)
     if not m:
         return False
