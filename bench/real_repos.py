@@ -183,9 +183,10 @@ def cutlass_examples(dest: Path, source: str, numbers: list[int]) -> tuple[Path,
                         f"-DCMAKE_CUDA_COMPILER={nvcc}",
                         f"-DCMAKE_CUDA_FLAGS=-isystem {curand_include(build.parent / '.curand')}"],
                        check=True, capture_output=True)
-    # Each example's own .cu (named as its folder; 55's variants int4_fp8/int4_bf16 are left out).
-    files = [folder / f"{folder.name}.cu" for n in numbers for folder in sorted((repo / "examples").glob(f"{n}_*"))
-             if (folder / f"{folder.name}.cu").is_file()]
+    # Each example's own .cu: the one named as its folder, else its first (55's int4 variants are left out).
+    folders = [folder for n in numbers for folder in sorted((repo / "examples").glob(f"{n}_*"))]
+    files = [folder / f"{folder.name}.cu" if (folder / f"{folder.name}.cu").is_file() else sorted(folder.glob("*.cu"))[0]
+             for folder in folders if any(folder.glob("*.cu"))]
     return repo, files
 
 
