@@ -185,8 +185,8 @@ def cutlass_examples(dest: Path, source: str, numbers: list[int]) -> tuple[Path,
                        check=True, capture_output=True)
     # Each example's own .cu: the one named as its folder, else its first (55's int4 variants are left out).
     folders = [folder for n in numbers for folder in sorted((repo / "examples").glob(f"{n}_*"))]
-    files = [folder / f"{folder.name}.cu" if (folder / f"{folder.name}.cu").is_file() else sorted(folder.glob("*.cu"))[0]
-             for folder in folders if any(folder.glob("*.cu"))]
+    own = [(folder / f"{folder.name}.cu", sorted(folder.glob("*.cu"))) for folder in folders]
+    files = [named if named.is_file() else found[0] for named, found in own if found]
     return repo, files
 
 
