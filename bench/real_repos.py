@@ -121,7 +121,7 @@ PROJECTS = {
     "flashmla": Project(
         "deepseek-ai/FlashMLA", "9241ae3ef9bac614dd25e45e507e089f888280e0",
         "csrc/cutlass", "147f5673d0c1c3dcf66f78d677fd647e4a020219",
-        ("csrc/smxx/decode/combine/combine.cu", "csrc/sm90/decode/dense/instantiations/bf16.cu"),
+        ("csrc/smxx/decode/combine/combine.cu",),  # its sm90 decode/prefill kernels: not measured (time)
         ("csrc", "csrc/kerutils/include", "csrc/sm90", "csrc/cutlass/include", "csrc/cutlass/tools/util/include"),
         ("-O3", "-std=c++20", "-DNDEBUG", "-D_USE_MATH_DEFINES", "-Wno-deprecated-declarations",
          "-U__CUDA_NO_HALF_OPERATORS__", "-U__CUDA_NO_HALF_CONVERSIONS__", "-U__CUDA_NO_HALF2_OPERATORS__",
@@ -236,18 +236,27 @@ def timed(argv: list[str], cwd: str, env: dict | None = None) -> tuple[float, su
 
 def injected(text: str) -> tuple[str, int] | None:
     """The text with one bug: inside the first __global__ function the code names elsewhere (launched), a use of a
-    `Tensor` declared there, misspelled, on the first later line that uses it; and that line (1-based)."""
+    `Tensor` declared there, misspelled, on the first later line that uses it; and that line (1-based). In a file
+    with no kernel of its own (a CUTLASS example: its kernel is the library's), the first later use of a CuTe alias
+    declared at namespace scope (`using TileShape = Shape<...>;`), misspelled."""
     lines = text.splitlines()
     kernels = _kernels(lines)  # a header's kernels are launched from elsewhere: then the first one
     start = next((i for i in kernels if _used(lines, i)), kernels[0] if kernels else None)
     if start is None:
-        return None
+        return _misspelled(lines, 0, r"\s*using\s+(\w+)\s*=\s*(?:cute::)?(?:Shape|Stride|Layout)<")
+    return _misspelled(lines, start, r"\s*(?:Tensor|auto)\s+(\w+)\s*=")
+
+
+def _misspelled(lines: list[str], start: int, declaration: str) -> tuple[str, int] | None:
+    """From `start` on, the first later use (within 80 lines) of a name a `declaration` line declares, misspelled."""
     for i in range(start, len(lines)):
-        m = re.match(r"\s*(?:Tensor|auto)\s+(\w+)\s*=", lines[i])
+        m = re.match(declaration, lines[i])
         if not m:
             continue
         name = m.group(1)
         for j in range(i + 1, min(len(lines), i + 80)):
+            if re.match(declaration, lines[j]):
+                continue  # declared again (another #if branch): a misspelled name there declares a new one
             if re.search(rf"\b{name}\b", lines[j]) and not lines[j].lstrip().startswith("//"):
                 lines[j] = re.sub(rf"\b{name}\b", name + "_typo", lines[j], count=1)
                 return "\n".join(lines) + "\n", j + 1
