@@ -255,7 +255,7 @@ def _misspelled(lines: list[str], start: int, declaration: str) -> tuple[str, in
             continue
         name = m.group(1)
         for j in range(i + 1, min(len(lines), i + 80)):
-            if re.match(declaration, lines[j]):
+            if re.match(rf"\s*(?:using\s+{name}\s*=|(?:Tensor|auto)\s+{name}\s*=)", lines[j]):
                 continue  # declared again (another #if branch): a misspelled name there declares a new one
             if re.search(rf"\b{name}\b", lines[j]) and not lines[j].lstrip().startswith("//"):
                 lines[j] = re.sub(rf"\b{name}\b", name + "_typo", lines[j], count=1)
