@@ -325,8 +325,7 @@ def type_tier(file: Path, state: Path) -> dict:
     full_s = time.perf_counter() - started
     pch = result.command[-1][6:-1] if result.command[-1].startswith("(pch: ") else "none"
     return {"open_s": open_s, "first_pass_s": first[0] if first else None, "full_s": full_s, "pch": pch,
-            "warm_sets": len(checker.warm.threads), "warm_ready": checker.warm.for_parse(str(file), None) is not None
-            or str(file) in checker.warm._ready,
+            "warm_sets": len(checker.warm.threads), "warm_ready": str(file) in checker.warm._ready,
             "errors": [f"{Path(d.file).name}:{d.line}: {d.message[:160]}" for d in opened.errors]}
 
 
