@@ -211,8 +211,8 @@ def test_broken_and_hostile_inputs_get_located_errors(checker, tmp_path):
 
 
 def test_nvcc_atomic_builtins_are_known_and_checked(checker, tmp_path):
-    """CUTLASS 4's subbyte_reference.h calls nvcc's builtin __nv_atomic_load_n (CUDA 12.8+): every Hopper example
-    reached it and got a false error in this tier; a call nvcc rejects is still reported at its line."""
+    """CUTLASS 4's subbyte_reference.h calls nvcc's builtin __nv_atomic_load_n (CUDA 12.8+): CUTLASS's Hopper
+    example 48 reached it and got a false error in this tier; a call nvcc rejects is still reported at its line."""
     src = ("#include <cutlass/subbyte_reference.h>\n"  # the CUTLASS header the Hopper examples reach, as it is
            "__device__ unsigned relaxed(unsigned* p) { return __nv_atomic_load_n(p, __NV_ATOMIC_RELAXED); }\n"
            "__device__ unsigned char block(unsigned char* p) {\n"
