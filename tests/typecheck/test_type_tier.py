@@ -202,6 +202,35 @@ def test_a_text_parsed_before_is_answered_from_the_result_cache_until_a_header_c
     assert fixed.ok and fixed.command[-1] != "(pch: cached result)", [d.format() for d in fixed.diagnostics]
 
 
+def test_a_header_found_through_compile_commands_is_precompiled_and_keys_the_cached_answer(toolchain, tmp_path):
+    """A project's header found only through its compile_commands.json's -I (CUTLASS's examples include
+    "cutlass/cutlass.h" so): it goes into the precompiled header set, and a change to it is seen on the next parse
+    of the same text (before, the set stopped at it and the cached answer ignored it: a stale clean result)."""
+    from cutegen.compile import Builder
+
+    header = tmp_path / "include" / "lib" / "tile.cuh"
+    header.parent.mkdir(parents=True)
+    header.write_text("#pragma once\ntemplate <int N> __device__ int tile() { return N; }\n")
+    source = tmp_path / "src" / "k.cu"
+    source.parent.mkdir()
+    text = '#include "lib/tile.cuh"\n__global__ void k(int* y) { y[0] = tile<4>(); }\n'
+    source.write_text(text)
+    build = tmp_path / "build"
+    build.mkdir()
+    (build / "compile_commands.json").write_text(json.dumps([{
+        "directory": str(build), "file": str(source),
+        "command": f"nvcc -I../include -O3 -x cu -c {source} -o k.o"}]))
+    builder = Builder(toolchain, Settings(check_timeout=600), tmp_path / ".cutegen")
+    checker = TypeChecker(toolchain, Settings(check_timeout=600), tmp_path / ".cutegen", warm_after_s=None,
+                          file_flags=builder.file_flags)
+    clean = checker.run(source, text)
+    assert clean.ok and clean.command[-1] == "(pch: built)", (clean.command[-1], clean.raw_log)
+    header.write_text(header.read_text().replace("return N;", "return N + missing_name;"))
+    broken = checker.run(source, text)
+    assert [("missing_name" in d.message, Path(d.file).name) for d in broken.errors] == [(True, "tile.cuh")], \
+        [d.format() for d in broken.diagnostics]
+
+
 def test_broken_and_hostile_inputs_get_located_errors(checker, tmp_path):
     missing = checker.run(tmp_path / "m.cu", '#include <cute/tensor.hpp>\n#include "nowhere.cuh"\n__global__ void k() {}\n')
     assert [(d.line, "'nowhere.cuh' file not found" in d.message) for d in missing.errors] == [(2, True)]
