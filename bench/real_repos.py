@@ -376,7 +376,7 @@ def _used(lines: list[str], start: int) -> bool:
     return any(name.search(line.split("//")[0]) for i, line in enumerate(lines) if not start <= i < start + 6)
 
 
-def measure(repo: Path, files: list[Path], reps: int, *, tiers: bool = True) -> list[dict]:
+def measure(repo: Path, files: list[Path], reps: int, *, tiers: bool = True, check: bool = True) -> list[dict]:
     from cutegen.compile import compile_commands as cc
 
     rows = []
@@ -386,6 +386,12 @@ def measure(repo: Path, files: list[Path], reps: int, *, tiers: bool = True) -> 
         entry = cc.entry_for(database, file) if database else None
         if entry is None:
             rows.append({"file": str(file.relative_to(repo)), "skipped": "no compile_commands.json entry"})
+            continue
+        if not check:  # the editor's tiers alone (after a change to them)
+            rows.append({"file": str(file.relative_to(repo)),
+                         "type_tier": type_tier(file, scratch / f"type-{file.stem}"),
+                         "lens": lens(kernel_file(file, entry), scratch / f"lens-{file.stem}")})
+            print(json.dumps(rows[-1]), flush=True)
             continue
         raw = next(e for e in json.loads(database.read_text()) if Path(e["directory"], e["file"]).resolve()
                    == file.resolve())
@@ -444,6 +450,7 @@ def main() -> int:
                     help="write compile_commands.json from `make -n -B TARGET` in FOLDER first")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--no-tiers", action="store_true", help="the check only: no type tier, no layout lens")
+    ap.add_argument("--tiers-only", action="store_true", help="the type tier and the layout lens only")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     if args.cutlass:
@@ -459,7 +466,7 @@ def main() -> int:
             from_make(repo, args.make)
         pattern = "examples/cute/tutorial/**/*.cu" if args.tutorials else args.files
         files = sorted(p for p in repo.glob(pattern) if p.suffix == ".cu")
-    rows = measure(repo, files, args.reps, tiers=not args.no_tiers)
+    rows = measure(repo, files, args.reps, tiers=not args.no_tiers, check=not args.tiers_only)
     report = {"repo": str(repo), "commit": commit_of(repo), "date": time.strftime("%Y-%m-%d"),
               "machine": f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}", "rows": rows}
     if args.out:
