@@ -202,12 +202,57 @@ def test_a_text_parsed_before_is_answered_from_the_result_cache_until_a_header_c
     assert fixed.ok and fixed.command[-1] != "(pch: cached result)", [d.format() for d in fixed.diagnostics]
 
 
+def test_a_header_found_through_compile_commands_is_precompiled_and_keys_the_cached_answer(toolchain, tmp_path,
+                                                                                           make_session):
+    """A project's header found only through its compile_commands.json's -I (CUTLASS's examples include
+    "cutlass/cutlass.h" so): it goes into the precompiled header set, and a change to it is seen on the next parse
+    of the same text (before, the set stopped at it and the cached answer ignored it: a stale clean result)."""
+    header = tmp_path / "include" / "lib" / "tile.cuh"
+    header.parent.mkdir(parents=True)
+    header.write_text("#pragma once\ntemplate <int N> __device__ int tile() { return N; }\n")
+    source = tmp_path / "src" / "k.cu"
+    source.parent.mkdir()
+    text = '#include "lib/tile.cuh"\n__global__ void k(int* y) { y[0] = tile<4>(); }\n'
+    source.write_text(text)
+    build = tmp_path / "build"
+    build.mkdir()
+    (build / "compile_commands.json").write_text(json.dumps([{
+        "directory": str(build), "file": str(source),
+        "command": f"nvcc -I../include -O3 -x cu -c {source} -o k.o"}]))
+    builder = make_session(Settings(check_timeout=600), state_dir=tmp_path / ".cutegen").builder(source)
+    checker = TypeChecker(toolchain, Settings(check_timeout=600), tmp_path / ".cutegen", warm_after_s=None,
+                          file_flags=builder.file_flags)
+    clean = checker.run(source, text)
+    assert clean.ok and clean.command[-1] == "(pch: built)", (clean.command[-1], clean.raw_log)
+    header.write_text(header.read_text().replace("return N;", "return N + missing_name;"))
+    broken = checker.run(source, text)
+    assert [("missing_name" in d.message, Path(d.file).name) for d in broken.errors] == [(True, "tile.cuh")], \
+        [d.format() for d in broken.diagnostics]
+
+
 def test_broken_and_hostile_inputs_get_located_errors(checker, tmp_path):
     missing = checker.run(tmp_path / "m.cu", '#include <cute/tensor.hpp>\n#include "nowhere.cuh"\n__global__ void k() {}\n')
     assert [(d.line, "'nowhere.cuh' file not found" in d.message) for d in missing.errors] == [(2, True)]
     garbage = checker.run(tmp_path / "g.cu", "\x00\x01 }}}} template <<<< ;;\n" * 3)
     assert garbage.errors and all(d.file == str(tmp_path / "g.cu") for d in garbage.errors)
     assert checker.run(tmp_path / "e.cu", "").ok  # an empty buffer is not an error
+
+
+def test_nvcc_atomic_builtins_are_known_and_checked(checker, tmp_path):
+    """CUTLASS 4's subbyte_reference.h calls nvcc's builtin __nv_atomic_load_n (CUDA 12.8+): CUTLASS's Hopper
+    example 48 reached it and got a false error in this tier; a call nvcc rejects is still reported at its line."""
+    src = ("#include <cutlass/subbyte_reference.h>\n"  # the CUTLASS header the Hopper examples reach, as it is
+           "__device__ unsigned relaxed(unsigned* p) { return __nv_atomic_load_n(p, __NV_ATOMIC_RELAXED); }\n"
+           "__device__ unsigned char block(unsigned char* p) {\n"
+           "  return __nv_atomic_load_n(p, __NV_ATOMIC_ACQUIRE, __NV_THREAD_SCOPE_BLOCK); }\n"
+           "__device__ void put(unsigned* p) { __nv_atomic_store_n(p, 1u, __NV_ATOMIC_RELEASE); }\n"
+           "__device__ void add(int* p) { __nv_atomic_fetch_add(p, 2, __NV_ATOMIC_RELAXED); }\n"
+           "__global__ void k(cutlass::int4b_t* p) {\n"
+           "  cutlass::SubbyteReference<cutlass::int4b_t> r(p, 1); r = cutlass::int4b_t(3); }\n")
+    clean = checker.run(tmp_path / "atomics.cu", src)
+    assert clean.ok, [d.format() for d in clean.diagnostics]
+    broken = checker.run(tmp_path / "atomics.cu", src + "__device__ unsigned bad(unsigned* p) { return __nv_atomic_load_n(p); }\n")
+    assert [d.line for d in broken.errors] == [9], [d.format() for d in broken.errors]
 
 
 def test_newer_parse_kills_the_older(checker, toolchain):

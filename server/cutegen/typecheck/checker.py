@@ -182,7 +182,7 @@ class TypeChecker:
         return answer
 
     def _result_key(self, path: Path, source: str, args: list[str]) -> str:
-        headers = user_headers(source, path.parent, [Path(d) for d in self.settings.include_dirs])
+        headers = user_headers(source, path.parent, self._include_dirs(path, user_only=True))
         return cache_key(tier="type-result", fingerprint=self.toolchain.fingerprint + clang_version(),
                          command_flags=[str(path), *args], text=source,
                          headers=[*headers, ABI_INCLUDE / "cutegen" / "abi.h", PRELUDE])
@@ -221,14 +221,25 @@ class TypeChecker:
         # GEMM, and it caught neither constexpr case of the corpus.
         return args + [f for f in flags if _PASSED.match(f)]
 
+    def _include_dirs(self, path: Path, *, user_only: bool = False) -> list[Path]:
+        """Where the file's quoted includes are found: its build configuration's folders (a compile_commands.json's
+        -I: CUTLASS's examples include "cutlass/cutlass.h" through one), else the settings'. `user_only`: without the
+        library folders (CUTLASS, -isystem), whose headers are keyed by the toolchain, not hashed one by one."""
+        if self.file_flags is None:
+            return [Path(d) for d in self.settings.include_dirs]
+        flags = self.file_flags(path)
+        library = {os.path.realpath(d) for d in flags.library_dirs()}
+        return [Path(d) for kind, d in flags.includes
+                if not user_only or (kind == "-I" and os.path.realpath(d) not in library)]
+
     def _pch(self, path: Path, source: str, args: list[str]) -> dict | None:
         """The precompiled header for the file's leading includes, or None when it starts with code."""
-        lines = leading_includes(source, path.parent, [Path(d) for d in self.settings.include_dirs])
+        lines = leading_includes(source, path.parent, self._include_dirs(path))
         if not lines:
             return None
         header = "\n".join(lines) + "\n"
         quoted = [Path(x) for x in re.findall(r'"([^"]+)"', header)]
-        deps = quoted + user_headers(header, path.parent, [Path(d) for d in self.settings.include_dirs])
+        deps = quoted + user_headers(header, path.parent, self._include_dirs(path, user_only=True))
         # Without the file's own folder: files of every folder share the set (user headers are taken by their
         # absolute paths). Only a folder holding a header named like a library's would see another file.
         shared = [a for a in args if a != f"-I{path.parent}"] + PCH_ONLY_FLAGS
