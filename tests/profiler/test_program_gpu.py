@@ -59,7 +59,8 @@ def line_of(marker: str) -> int:
 
 
 def cutegen(folder: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "server"),
+                                                                     os.environ.get("PYTHONPATH")]))}
     return subprocess.run([sys.executable, "-m", "cutegen", *args], cwd=folder, capture_output=True, text=True,
                           env=env, timeout=600)
 
