@@ -5,9 +5,10 @@ on the same built kernel, interleaved and repeated in ABBA rounds; each ratio's 
 (harness/intervals.py). Targets: a verify <= 1.15x; the measured kernel time of a >= 1 ms kernel <= 1.05x; #12's
 speedup over eager inside the interval its header publishes.
 
-A verify here is judge(trials=5, timing=False) on a correct kernel: model and truth built, five trials, the verdict
-(the worker's process start, the candidate process's start -- kept warm across requests -- and the build are left
-out). A timing row is judge(trials=1, timing=True, baselines=[eager]): the kernel's median and its speedup over
+A verify here is judge(trials=5, timing=False) on a correct kernel: model and truth built, five trials, the verdict;
+the isolated one enters and leaves `Candidates.loaded` as each worker request does (the warm candidate process,
+its load request, its buffers recycled from the last request). The worker's process start, the candidate
+process's first start and the build are left out (`--new-candidates` measures a never-seen library). A timing row is judge(trials=1, timing=True, baselines=[eager]): the kernel's median and its speedup over
 eager, each way. Kernels: the softsign example (6.4 GB per tensor, memory-bound), KernelBench L1 #12 (a diagonal
 matmul, ~0.04 ms; its reference a dense 4096^3 fp32 matmul) and L1 #1 (a 4096^3 fp32 matmul, ~2 ms).
 
@@ -67,38 +68,49 @@ def seconds(fn) -> float:
     return time.perf_counter() - t
 
 
+class Isolated:
+    """The worker's path for one built library: every judge() enters `Candidates.loaded` (the warm candidate
+    process, the load request, its buffers recycled from the last request) and leaves it, as each request does."""
+
+    def __init__(self, candidates: Candidates, artifact: str):
+        self.candidates, self.artifact = candidates, artifact
+
+    def judge(self, problem, **kwargs) -> dict:
+        with self.candidates.loaded(kind="library", path=self.artifact, device="cuda", init=[], seed=0) as lib:
+            return judge(problem, lib, **kwargs)
+
+
 def judges(kernel: Path, builder: Builder, candidates: Candidates):
-    """(problem, {"isolated": lib, "in-process": lib}) for a built kernel."""
+    """(problem, {"isolated": how the worker judges, "in-process": a library opened here}) for a built kernel."""
     build = builder.run(Tier.BUILD, kernel)
     assert build.ok, [d.format() for d in build.errors]
     problem = load_problem(find_problem(kernel))
-    remote = candidates.loaded(kind="library", path=build.artifact, device="cuda", init=[], seed=0)
-    return problem, {"isolated": remote, "in-process": KernelLibrary(build.artifact)}
+    in_process = KernelLibrary(build.artifact)
+    return problem, {"isolated": Isolated(candidates, build.artifact).judge,
+                     "in-process": lambda problem, **kw: judge(problem, in_process, **kw)}
 
 
 def measure(kernel: Path, builder: Builder, rounds: int) -> dict:
     candidates = Candidates()
-    problem, libs = judges(kernel, builder, candidates)
-    with libs["isolated"] as remote:
-        lib = {"isolated": remote, "in-process": libs["in-process"]}
-        verify = {name: (lambda x=x: judge(problem, x, trials=5, seed=0, timing=False, baselines=[]))
-                  for name, x in lib.items()}
-        for name in verify:  # warm: CUDA context, cuBLAS handles, the allocator's pools
-            seconds(verify[name])
-        # ABBA rounds: each judge runs once right after the other and once right after itself in every round.
-        times: dict[str, list[float]] = {"isolated": [], "in-process": []}
-        for _ in range(rounds):
-            took = {"isolated": 0.0, "in-process": 0.0}
-            for name in ("isolated", "in-process", "in-process", "isolated"):
-                took[name] += seconds(verify[name])
-            for name, total in took.items():
-                times[name].append(total / 2)
-        median, low, high = intervals.ratio(times["isolated"], times["in-process"])
-        timed = timing_rows(problem, lib, max(4, rounds // 2))
+    problem, ways = judges(kernel, builder, candidates)
+    verify = {name: (lambda way=way: way(problem, trials=5, seed=0, timing=False, baselines=[]))
+              for name, way in ways.items()}
+    for name in verify:  # warm: CUDA context, cuBLAS handles, the allocator's pools, the candidate process
+        seconds(verify[name])
+    # ABBA rounds: each judge runs once right after the other and once right after itself in every round.
+    times: dict[str, list[float]] = {"isolated": [], "in-process": []}
+    for _ in range(rounds):
+        took = {"isolated": 0.0, "in-process": 0.0}
+        for name in ("isolated", "in-process", "in-process", "isolated"):
+            took[name] += seconds(verify[name])
+        for name, total in took.items():
+            times[name].append(total / 2)
+    median, low, high = intervals.ratio(times["isolated"], times["in-process"])
+    timed = timing_rows(problem, ways, max(4, rounds // 2))
     candidates.stop()
     row = {"kernel": kernel.name, "isolated_s": statistics.median(times["isolated"]),
-           "in_process_s": statistics.median(times["in-process"]), "ratio": median, "ratio_low": low, "ratio_high": high,
-           "rounds": rounds, "target": TARGET, "meets_target": high <= TARGET, **timed}
+           "in_process_s": statistics.median(times["in-process"]), "ratio": median, "ratio_low": low,
+           "ratio_high": high, "rounds": rounds, "target": TARGET, "meets_target": high <= TARGET, **timed}
     print(f"{kernel.name:<44} verify isolated/in-process {median:.3f}x [{low:.3f}-{high:.3f}] (target <= {TARGET}); "
           f"kernel {timed['kernel_ratio']:.3f}x [{timed['kernel_low']:.3f}-{timed['kernel_high']:.3f}] "
           f"({timed['in_process_ms']:.4f} ms in-process, hand-off {timed['handoff_ms'] or 0:.4f} ms); speedup vs "
@@ -106,12 +118,12 @@ def measure(kernel: Path, builder: Builder, rounds: int) -> dict:
     return row
 
 
-def timing_rows(problem, lib: dict, rounds: int) -> dict:
+def timing_rows(problem, ways: dict, rounds: int) -> dict:
     """The kernel's median and its speedup over eager, each way, in alternating order."""
     runs: dict[str, list[dict]] = {"isolated": [], "in-process": []}
     for r in range(rounds):
         for name in (("isolated", "in-process") if r % 2 == 0 else ("in-process", "isolated")):
-            runs[name].append(judge(problem, lib[name], trials=1, seed=r, timing=True, baselines=["eager"]))
+            runs[name].append(ways[name](problem, trials=1, seed=r, timing=True, baselines=["eager"]))
     med = {name: [x["timing"]["median_ms"] for x in rows] for name, rows in runs.items()}
     ratio, low, high = intervals.ratio(med["isolated"], med["in-process"])
     speed = {name: statistics.median(x["speedup_vs_eager"] for x in rows) for name, rows in runs.items()}
@@ -183,10 +195,9 @@ def probe(kernel: Path, builder: Builder, rounds: int) -> dict:
     import torch
 
     candidates = Candidates()
-    problem, libs = judges(kernel, builder, candidates)
-    remote = libs["isolated"].__enter__()
-    verify = {"new": lambda: judge(problem, remote, trials=5, seed=0, timing=False, baselines=[]),
-              "before": lambda: judge(problem, libs["in-process"], trials=5, seed=0, timing=False, baselines=[])}
+    problem, ways = judges(kernel, builder, candidates)
+    verify = {"new": lambda: ways["isolated"](problem, trials=5, seed=0, timing=False, baselines=[]),
+              "before": lambda: ways["in-process"](problem, trials=5, seed=0, timing=False, baselines=[])}
     for fn in verify.values():
         seconds(fn)
 
