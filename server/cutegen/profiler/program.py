@@ -118,5 +118,11 @@ def sanitize_program(argv: list[str], *, cwd: Path, sanitizer: str, toolchain, t
     reports, _ = parse(done.stdout + done.stderr, tool)
     elf = binary_of(argv, cwd, binary)
     tables = _line_tables(elf, toolchain)[0] if elf else {}
-    run.findings, _ = condense(reports, folder_for(toolchain, library_dirs), tables)
+    run.findings, unplaced = condense(reports, folder_for(toolchain, library_dirs), tables)
+    if not run.findings and unplaced:  # reports, none at a line of the user's: say so, never "found nothing"
+        run.problem = (f"compute-sanitizer's {tool} reported {len(unplaced)} error(s) with no line in your sources "
+                       f"(build with -lineinfo for lines): {unplaced[0]}")
+    elif not reports and "========= Error" in run.output:  # the sanitizer itself failed (the program did not start)
+        run.problem = "compute-sanitizer failed: " + next(line.removeprefix("========= ").strip() for line in
+                                                          run.output.splitlines() if "========= Error" in line)
     return run
