@@ -20,5 +20,5 @@ bash scripts/test-vscode.sh
 # --dist loadfile keeps a file's tests on one worker: a module's engine fixture and its warm GPU worker stay one.
 workers=${CUTEGEN_TEST_WORKERS:-$(( $(nproc) < 4 ? $(nproc) : 4 ))}
 say "pytest ($workers workers)"
-.venv/bin/python -m pytest -q --durations=10 -n "$workers" --dist loadfile "$@"
+.venv/bin/python -m pytest -q --durations=25 -n "$workers" --dist loadfile "$@"
 say "done"
