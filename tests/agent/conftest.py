@@ -71,3 +71,13 @@ def no_key_anywhere(folder: Path) -> None:
     for f in Path(folder).rglob("*"):
         if f.is_file():
             assert KEY.encode() not in f.read_bytes(), f"the API key leaked into {f}"
+
+
+@pytest.fixture
+def agent_with(make_session, kept_path):
+    """`agent_with(settings)`: the agent of a Session on `kept_path`, as the editor gets it; never on the GPU
+    (the GPU path is tests/agent's GPU-marked tests)."""
+    def agent(settings):
+        return make_session(settings, state_dir=kept_path / ".cutegen").agent(kept_path / "k.cu", gpu=False)
+
+    return agent

@@ -31,16 +31,6 @@ def _diff(old: str, new: str, name: str = "k.cu") -> str:
     return f"```diff\n--- a/{name}\n+++ b/{name}\n@@ -4,3 +4,3 @@\n   int i = threadIdx.x;\n-  {old}\n+  {new}\n }}\n```\n"
 
 
-@pytest.fixture
-def agent_with(make_session, kept_path):
-    """`agent_with(settings)`: the agent of a Session on `kept_path`, as the editor gets it; never on the GPU
-    (the GPU path is tests/agent's GPU-marked tests)."""
-    def agent(settings):
-        return make_session(settings, state_dir=kept_path / ".cutegen").agent(kept_path / "k.cu", gpu=False)
-
-    return agent
-
-
 def _kernel(kept_path, text=KERNEL) -> Path:
     path = kept_path / "k.cu"
     path.write_text(text)

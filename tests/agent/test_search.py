@@ -16,7 +16,7 @@ from cutegen.agent.search import Limits, Shape, dead_directions, memory_text, pl
 from cutegen.agent.tree import VersionTree
 from cutegen.settings import Settings
 from tests.agent.conftest import llm_settings
-from tests.agent.test_loop import KERNEL, _agent, _kernel
+from tests.agent.test_loop import KERNEL, _kernel
 
 DIRECTIONS = ["vectorize", "more bytes in flight", "fuse", "grid shape", "cheaper math"]
 
@@ -134,9 +134,9 @@ def _landscape():
     ]
 
 
-def _search_agent(kept_path, server, **extra):
+def _search_agent(agent_with, kept_path, server, **extra):
     (kept_path / "k.py").write_text(PROBLEM)
-    return _agent(kept_path, llm_settings(server.url, **extra))
+    return agent_with(llm_settings(server.url, **extra))
 
 
 def _asked(server) -> list[tuple[str, str]]:
@@ -149,10 +149,10 @@ def _asked(server) -> list[tuple[str, str]]:
     return out
 
 
-def test_a_search_grows_the_tree_remembers_failures_and_offers_its_best(kept_path, scripted):
+def test_a_search_grows_the_tree_remembers_failures_and_offers_its_best(agent_with, kept_path, scripted):
     server = scripted(_landscape())
     path = _kernel(kept_path, GOOD)
-    agent = _search_agent(kept_path, server)
+    agent = _search_agent(agent_with, kept_path, server)
     out = agent.search(path, GOOD, Shape(1, 2, False), limits=Limits(steps=3), parallel=2)
     asked = _asked(server)
     # step 1: the start, two directions; step 2: its verified child (no timings: the newest), two others;
@@ -175,13 +175,13 @@ def test_a_search_grows_the_tree_remembers_failures_and_offers_its_best(kept_pat
     assert out.usage.calls == 7
 
 
-def test_budgets_stop_a_search_and_a_cancel_keeps_the_tree(kept_path, scripted):
+def test_budgets_stop_a_search_and_a_cancel_keeps_the_tree(agent_with, kept_path, scripted):
     server = scripted(_landscape())
     path = _kernel(kept_path, GOOD)
-    out = _search_agent(kept_path, server).search(path, GOOD, Shape(1, 1, False), limits=Limits(steps=5, tokens=1))
+    out = _search_agent(agent_with, kept_path, server).search(path, GOOD, Shape(1, 1, False), limits=Limits(steps=5, tokens=1))
     assert len(server.requests) == 1 and "token budget (1 tokens) is spent" in out.message
 
-    agent = _search_agent(kept_path, server)
+    agent = _search_agent(agent_with, kept_path, server)
     stages = []
 
     def on_stage(stage):  # the person presses cancel when the second step starts
@@ -197,11 +197,11 @@ def test_budgets_stop_a_search_and_a_cancel_keeps_the_tree(kept_path, scripted):
     assert any(n.change.startswith("More bytes") and n.ok for n in tree.nodes.values())  # step 1's version is kept
 
 
-def test_greedy_stays_one_optimize_step(kept_path, scripted):
+def test_greedy_stays_one_optimize_step(agent_with, kept_path, scripted):
     server = scripted(_landscape() + [{"match": "TASK: optimize `k.cu` by ONE change\n", "reply": "CHANGE: grid\n"
                                        + _sr("  int i = threadIdx.x;", "  int i = blockIdx.x * blockDim.x + threadIdx.x;")}])
     path = _kernel(kept_path, GOOD)
-    out = _search_agent(kept_path, server).optimize(path, GOOD)
+    out = _search_agent(agent_with, kept_path, server).optimize(path, GOOD)
     assert out.ok and len(server.requests) == 1 and "DIRECTION:" not in server.requests[0]["messages"][-1]["content"]
     assert not (VersionTree(kept_path / ".cutegen", path).path).exists()
 

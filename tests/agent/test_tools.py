@@ -11,7 +11,7 @@ from pathlib import Path
 from cutegen.agent.llm import LLMClient, LLMError
 from cutegen.agent.tools import SPECS, lookup
 from tests.agent.conftest import llm_settings, no_key_anywhere
-from tests.agent.test_loop import KERNEL, _agent, _error, _kernel
+from tests.agent.test_loop import KERNEL, _error, _kernel
 
 SR_BAD = "<<<<<<< SEARCH\n  y[i] = NOT_IN_FILE;\n=======\n  y[i] = 1.0f;\n>>>>>>> REPLACE\n"
 SR_GOOD = "<<<<<<< SEARCH\n  y[i] = BROKEN;\n=======\n  y[i] = 1.0f;\n>>>>>>> REPLACE\n"
@@ -26,7 +26,7 @@ def _tool_steps(out) -> list[dict]:
     return [json.loads(p.read_text()) for p in sorted(folder.glob("*-tool.json"))]
 
 
-def test_fix_with_tools_check_search_lookup_then_a_verified_patch(kept_path, scripted):
+def test_fix_with_tools_check_search_lookup_then_a_verified_patch(agent_with, kept_path, scripted):
     server = scripted([
         {"match": "TASK: fix", "tool_calls": [_call("check")]},
         {"match": "TASK: fix", "match_tool": "does not compile", "reply": "Let me search.",
@@ -35,7 +35,7 @@ def test_fix_with_tools_check_search_lookup_then_a_verified_patch(kept_path, scr
         {"match": "TASK: fix", "match_tool": "refused (not-found)", "tool_calls": [_call("propose_patch", edit=SR_GOOD)]},
     ])
     path = _kernel(kept_path)
-    out = _agent(kept_path, llm_settings(server.url, llm_mode="tools")).fix(path, KERNEL, diagnostic=_error(path))
+    out = agent_with(llm_settings(server.url, llm_mode="tools")).fix(path, KERNEL, diagnostic=_error(path))
     assert out.ok and out.proposal is not None, out.message
     assert out.proposal.new_text == KERNEL.replace("BROKEN", "1.0f")
     assert out.proposal.label == "compiled and built · not tested: no problem paired with k.cu"
@@ -53,27 +53,27 @@ def test_fix_with_tools_check_search_lookup_then_a_verified_patch(kept_path, scr
     no_key_anywhere(kept_path)
 
 
-def test_the_call_budget_ends_a_session_that_never_proposes(kept_path, scripted):
+def test_the_call_budget_ends_a_session_that_never_proposes(agent_with, kept_path, scripted):
     server = scripted([
         {"match": "TASK: fix", "tool_calls": [_call("knowledge_search", query="cute"), _call("no_such_tool")]},
         {"match": "TASK: fix", "tool_calls": [{"name": "cute_api", "arguments": "{not json"}]},
     ])
     path = _kernel(kept_path)
     settings = llm_settings(server.url, llm_mode="tools", llm_tool_calls=3)
-    out = _agent(kept_path, settings).fix(path, KERNEL, diagnostic=_error(path))
+    out = agent_with(settings).fix(path, KERNEL, diagnostic=_error(path))
     assert not out.ok and out.proposal is None
     assert "after 3 tool call(s)" in out.message and "budget of 3 tool calls" in out.message
     results = [s["result"] for s in _tool_steps(out)]
     assert results[1].startswith("unknown tool 'no_such_tool'") and "not a JSON object" in results[2]
 
 
-def test_an_endpoint_without_tools_falls_back_to_the_pipeline(kept_path, scripted):
+def test_an_endpoint_without_tools_falls_back_to_the_pipeline(agent_with, kept_path, scripted):
     server = scripted([
         {"match": "TASK: diagnose", "reply": "**What**: BROKEN is undefined."},
         {"match": "TASK: patch", "reply": SR_GOOD},
     ], tools_supported=False)
     path = _kernel(kept_path)
-    out = _agent(kept_path, llm_settings(server.url, llm_mode="tools")).fix(path, KERNEL, diagnostic=_error(path))
+    out = agent_with(llm_settings(server.url, llm_mode="tools")).fix(path, KERNEL, diagnostic=_error(path))
     assert out.ok and out.proposal.new_text == KERNEL.replace("BROKEN", "1.0f")
     assert server.requests[0]["tools"] and not server.requests[1]["tools"]
     fallback = next(Path(out.transcript).parent.glob("*-fallback.json"))

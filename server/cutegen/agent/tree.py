@@ -22,7 +22,7 @@ from pathlib import Path
 from cutegen.agent.history import text_id
 from cutegen.agent.patch import unified
 from cutegen.agent.transcript import kernel_folder
-from cutegen.files import write_atomic
+from cutegen.files import resolved, write_atomic
 from cutegen.state import StateDir
 
 SCHEMA_VERSION = 1
@@ -67,7 +67,7 @@ class VersionTree:
     def __init__(self, state_dir: Path | StateDir, kernel: Path):
         self.folder = kernel_folder(state_dir, kernel)
         self.path = self.folder / "tree.json"
-        self.kernel = str(Path(kernel).resolve())
+        self.kernel = str(resolved(kernel))  # a symlink loop stays as written: its tree is simply empty
         self.nodes: dict[str, Node] = {}
         self.failures: list[Failure] = []
         self.searches: list[dict] = []
