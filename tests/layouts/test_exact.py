@@ -9,13 +9,13 @@ integer at that place; every static extent and stride must be equal.
 from __future__ import annotations
 
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from cutegen.layouts.probe import LayoutProbe
 from cutegen.settings import Settings
+from tests.support.host_program import HostProgram
 
 pytestmark = pytest.mark.slow
 
@@ -24,17 +24,13 @@ _DYNAMIC = {"int", "long", "unsigned int", "long long", "unsigned long", "int64_
 
 
 @pytest.fixture(scope="module")
-def outputs(toolchain, tmp_path_factory):
-    """(probe result, {(instantiation, name): printed}) — the host build runs while the probe does."""
-    work = tmp_path_factory.mktemp("exact")
-    exe = work / "exact_cases"
-    host = subprocess.Popen([toolchain.nvcc, "-std=c++17", f"-I{toolchain.cutlass_include}", str(CASES), "-o", str(exe)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    result = LayoutProbe(toolchain, Settings(), work / "state").run(CASES)
-    log, _ = host.communicate(timeout=600)
-    assert host.returncode == 0, log
+def outputs(toolchain, build_state):
+    """(probe result, {(instantiation, name): printed}) — the host build (on a cache miss) runs while the probe
+    does; both are kept in the shared test build cache (the probe's by this file's path and text)."""
+    host = HostProgram(toolchain, CASES, build_state)
+    result = LayoutProbe(toolchain, Settings(), build_state / "layout-exact").run(CASES)
     printed, instantiation = {}, None
-    for line in subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.splitlines():
+    for line in host.output().splitlines():
         if line.startswith("== "):
             instantiation = line[3:]
         else:
@@ -134,13 +130,13 @@ def test_pictures_evaluate_layouts_as_cute_does(outputs, name):
         assert [layout(i) for i in range(layout.size)] == expected
 
 
-def test_tiled_mma_picture_is_cutlass_print_svg(outputs, toolchain, tmp_path):
+def test_tiled_mma_picture_is_cutlass_print_svg(outputs, toolchain, build_state):
     """The TiledMMA's picture comes from CUTLASS's own print_svg, compiled for the type the probe reported."""
     from cutegen.layouts.pictures import picture
 
     result, _ = outputs
     (mma,) = _facts(result, "mma")
-    svg = picture(mma, toolchain.nvcc, toolchain.cutlass_include, tmp_path)
+    svg = picture(mma, toolchain.nvcc, toolchain.cutlass_include, build_state / "layout-pictures")
     assert "<svg" in svg and ">T0<" in svg and ">V0<" in svg
     # 4 warps of the 16x8x16 atom: thread ids up to 127 appear
     assert ">T127<" in svg

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import importlib.util
 import shutil
-import subprocess
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -23,6 +22,7 @@ from cutegen.layouts.scan import find_declarations
 from cutegen.layouts.service import LayoutService
 from cutegen.lsp.layouts import layout_code_actions, layout_hover
 from cutegen.settings import Settings
+from tests.support.host_program import HostProgram
 
 CASES = Path(__file__).with_name("template_cases.cu")
 
@@ -80,19 +80,15 @@ def test_an_instantiation_is_named_as_the_user_writes_it():
 
 
 @pytest.fixture(scope="module")
-def cases(toolchain, tmp_path_factory):
+def cases(toolchain, tmp_path_factory, build_state):
     """(probe result, {(instantiation, name): printed}, path, text) — the host program builds while the probe runs."""
     work = tmp_path_factory.mktemp("templates")
     path = work / CASES.name
     shutil.copy(CASES, path)
-    exe = work / "template_cases"
-    host = subprocess.Popen([toolchain.nvcc, "-std=c++17", f"-I{toolchain.cutlass_include}", str(path), "-o", str(exe)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    host = HostProgram(toolchain, path, build_state)
     result = LayoutProbe(toolchain, Settings(), work / "state").run(path)
-    log, _ = host.communicate(timeout=600)
-    assert host.returncode == 0, log
     printed, instantiation = {}, None
-    for line in subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.splitlines():
+    for line in host.output().splitlines():
         if line.startswith("== "):
             instantiation = line[3:]
         else:
@@ -172,11 +168,11 @@ class _Cached:
 
 
 @pytest.mark.slow
-def test_gemm_tn_of_sgemm_sm80_resolves_through_main(toolchain, tmp_path):
-    path = tmp_path / "sgemm_sm80.cu"
+def test_gemm_tn_of_sgemm_sm80_resolves_through_main(toolchain, kept_path):
+    path = kept_path / "sgemm_sm80.cu"  # a kept folder: its probe build is cached from one run to the next
     shutil.copy(sgemm_sm80(), path)
     text = path.read_text()
-    result = LayoutProbe(toolchain, Settings(), tmp_path / "state").run(path)
+    result = LayoutProbe(toolchain, Settings(), kept_path / ".cutegen").run(path)
     host = line_of(text, "gemm_tn(int m")
     (sa,) = result.at(line_of(text, "auto sA = tile_to_shape", after=host))
     assert sa.layout == "Sw<3,3,3> o _0 o ((_8,_16),((_8,_8),_1),(_1,_3)):((_8,_512),((_1,_64),_0),(_0,_8192))"
