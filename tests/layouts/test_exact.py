@@ -29,13 +29,7 @@ def outputs(toolchain, build_state):
     does; both are kept in the shared test build cache (the probe's by this file's path and text)."""
     host = HostProgram(toolchain, CASES, build_state)
     result = LayoutProbe(toolchain, Settings(), build_state / "layout-exact").run(CASES)
-    printed, instantiation = {}, None
-    for line in host.output().splitlines():
-        if line.startswith("== "):
-            instantiation = line[3:]
-        else:
-            name, value = line.split(": ", 1)
-            printed[(instantiation, name)] = value
+    printed = host.printed()
     return result, printed
 
 

@@ -87,13 +87,7 @@ def cases(toolchain, tmp_path_factory, build_state):
     shutil.copy(CASES, path)
     host = HostProgram(toolchain, path, build_state)
     result = LayoutProbe(toolchain, Settings(), work / "state").run(path)
-    printed, instantiation = {}, None
-    for line in host.output().splitlines():
-        if line.startswith("== "):
-            instantiation = line[3:]
-        else:
-            name, value = line.split(": ", 1)
-            printed[(instantiation, name)] = value
+    printed = host.printed()
     return result, printed, path, path.read_text()
 
 

@@ -31,5 +31,14 @@ class HostProgram:
             self._build = None
         return self.exe
 
-    def output(self) -> str:
-        return subprocess.run([str(self.wait())], capture_output=True, text=True, check=True).stdout
+    def printed(self) -> dict[tuple[str | None, str], str]:
+        """What the program printed: `== INSTANTIATION` lines open a section, `NAME: VALUE` lines fill it."""
+        out = subprocess.run([str(self.wait())], capture_output=True, text=True, check=True).stdout
+        printed, instantiation = {}, None
+        for line in out.splitlines():
+            if line.startswith("== "):
+                instantiation = line[3:]
+            else:
+                name, value = line.split(": ", 1)
+                printed[(instantiation, name)] = value
+        return printed
