@@ -270,9 +270,7 @@ class Agent:
             return self.search(kernel, text, shape)
         t = Transcript(self.state_dir, kernel, "optimize", self._secrets())
         out = AgentResult(False, "")
-        self.on_stage("measuring the current version")
-        base = self.verifier.candidate(kernel, text, timing=True)
-        t.step(0, "baseline", verification=base.to_json())
+        base = self._measure_current(kernel, text, t)
         if not base.ok:
             out.message = f"Optimize needs a passing kernel; the current version: {base.label}"
             return self._end(t, out)
@@ -294,10 +292,8 @@ class Agent:
                 if tools_out.proposal and not measured:
                     tools_out.proposal.label = tools_out.message = f"{tools_out.message} · speed not measured"
                 return self._end(t, tools_out)
-        self.on_stage("profiling the current version")
         started = time.perf_counter()
-        prof, why = (None, f"the current version was not timed ({base.label})") if not measured else profile(
-            *self.verifier.shadow(kernel, text), self.verifier.worker, problem=problem, state_dir=self.state_dir)
+        prof, why = self._profile_current(kernel, text, base, problem)
         t.step(0, "context", workload=workload, profile=prof.to_json() if prof else None, profile_problem=why,
                profile_s=time.perf_counter() - started, knowledge_problems=self.knowledge.problems)
         classification = prof.profile.classification if prof is not None and prof.profile is not None else None
@@ -349,6 +345,22 @@ class Agent:
             out.message = f"No verified faster change in {len(out.rounds)} round(s): {summary}"
         return self._end(t, out)
 
+    def _measure_current(self, kernel: Path, text: str, t: Transcript):
+        """The current version verified and timed: what Optimize and the search start from."""
+        self.on_stage("measuring the current version")
+        base = self.verifier.candidate(kernel, text, timing=True)
+        t.step(0, "baseline", verification=base.to_json())
+        return base
+
+    def _profile_current(self, kernel: Path, text: str, base, problem: Path | None
+                         ) -> tuple[records.RunRecord | None, str | None]:
+        """The current version's profile, or None and why (it was not timed: no profile to ask for)."""
+        self.on_stage("profiling the current version")
+        if "time" not in base.tiers:
+            return None, f"the current version was not timed ({base.label})"
+        return profile(*self.verifier.shadow(kernel, text), self.verifier.worker, problem=problem,
+                       state_dir=self.state_dir)
+
     def search(self, kernel: Path, text: str, shape: Shape, *, limits: Limits | None = None,
                parallel: int | None = None) -> AgentResult:
         """An optimization search (agent/search.py) from `text`: its best verified version offered as one patch,
@@ -360,20 +372,13 @@ class Agent:
         limits = limits or Limits(s.optimize_steps, s.optimize_minutes, s.optimize_tokens)
         t = Transcript(self.state_dir, kernel, "search", self._secrets())
         out = AgentResult(False, "")
-        self.on_stage("measuring the current version")
-        base = self.verifier.candidate(kernel, text, timing=True)
-        t.step(0, "baseline", verification=base.to_json())
+        base = self._measure_current(kernel, text, t)
         if not base.ok:
             out.message = f"Optimize needs a passing kernel; the current version: {base.label}"
             return self._end(t, out)
         problem = self.verifier.problem_for(kernel)
         workload = classify_workload(problem.read_text(errors="replace") if problem else "", text)
-        self.on_stage("profiling the current version")
-        prof: records.RunRecord | None = None
-        why: str | None = f"the current version was not timed ({base.label})"
-        if "time" in base.tiers:
-            prof, why = profile(*self.verifier.shadow(kernel, text), self.verifier.worker, problem=problem,
-                                state_dir=self.state_dir)
+        prof, why = self._profile_current(kernel, text, base, problem)
         items = self.knowledge.menu(workload)
         menu = {str(getattr(i, "title", i)): menu_text(i) for i in items}
         run = Search(self, kernel, text, shape, limits, transcript=t, usage=out.usage, parallel=parallel)
