@@ -12,6 +12,7 @@ import pytest
 from lsprotocol import types
 
 from tests.agent.conftest import no_key_anywhere
+from tests.support.editor import open_in_editor
 
 pytestmark = [pytest.mark.gpu, pytest.mark.asyncio]
 
@@ -28,14 +29,6 @@ def _kernel(workspace: Path, block: int = 64) -> Path:
     return path
 
 
-def _open(client, path: Path) -> str:
-    uri, text = path.as_uri(), path.read_text()
-    client.docs[uri] = (1, text)
-    client.text_document_did_open(types.DidOpenTextDocumentParams(
-        text_document=types.TextDocumentItem(uri=uri, language_id="cuda-cpp", version=1, text=text)))
-    return uri
-
-
 async def _run(client, command: str, **arg):
     return await client.workspace_execute_command_async(types.ExecuteCommandParams(command=command, arguments=[arg]))
 
@@ -43,7 +36,7 @@ async def _run(client, command: str, **arg):
 @pytest.mark.replies(REPLIES)
 @pytest.mark.cutegen_settings({"maxRounds": 3, "testTimeout": 300})
 async def test_optimize_proposes_a_verified_faster_diff(client, workspace):
-    uri = _open(client, _kernel(workspace))
+    uri = open_in_editor(client, _kernel(workspace))
     reply = await _run(client, "cutegen.server.optimize", uri=uri, version=1)
     assert "patch" in reply, reply["message"]
     patch = reply["patch"]
@@ -69,7 +62,7 @@ async def test_optimize_proposes_a_verified_faster_diff(client, workspace):
 @pytest.mark.cutegen_settings({"testTimeout": 300})
 async def test_tune_finds_a_faster_block_size(client, workspace):
     path = _kernel(workspace, block=32)  # 32-thread blocks: half the H200's threads per SM at most
-    uri = _open(client, path)
+    uri = open_in_editor(client, path)
     reply = await _run(client, "cutegen.server.tune", uri=uri, version=1)
     assert "patch" in reply, reply["message"]
     figures = reply["patch"]["figures"]

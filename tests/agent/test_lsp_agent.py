@@ -11,6 +11,7 @@ import pytest
 from lsprotocol import types
 
 from tests.agent.conftest import no_key_anywhere
+from tests.support.editor import open_in_editor
 
 pytestmark = pytest.mark.asyncio
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on PATH")
@@ -83,14 +84,6 @@ async def _until(condition, timeout: float, what: str):
     raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
-def _open(client, path, text):
-    uri = path.as_uri()
-    client.docs[uri] = (1, text)
-    client.text_document_did_open(types.DidOpenTextDocumentParams(
-        text_document=types.TextDocumentItem(uri=uri, language_id="cuda-cpp", version=1, text=text)))
-    return uri
-
-
 def _errors(params) -> list[types.Diagnostic]:
     return [d for d in params.diagnostics if d.severity == types.DiagnosticSeverity.Error]
 
@@ -112,7 +105,7 @@ async def _actions(client, uri, diagnostic):
 async def test_verified_quick_fix_rebased_and_applied(client, workspace):
     path = workspace / "row_sum.cu"
     path.write_text(BROKEN)
-    uri = _open(client, path, BROKEN)
+    uri = open_in_editor(client, path, BROKEN)
     first = await _until(lambda: [p for p in client.published if p.uri == uri], 90, "diagnostics")
     (error,) = _errors(first[0])
     assert error.range.start.line == LINE

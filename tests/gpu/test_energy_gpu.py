@@ -9,11 +9,12 @@ import time
 from pathlib import Path
 
 import pytest
-from lsprotocol import types
-
 from cutegen import records
 from cutegen.harness import energy
 from cutegen.harness.run import verify_kernel
+from lsprotocol import types
+
+from tests.support.editor import open_in_editor
 
 ROOT = Path(__file__).resolve().parents[2]
 SOFTSIGN = ROOT / "examples" / "softsign" / "softsign.cu"
@@ -58,14 +59,6 @@ def test_a_bench_record_carries_joules_per_call_with_an_interval(engine):
     assert back.energy_text().startswith("energy ") and " W · SM " in back.energy_text()
 
 
-def _open(client, path: Path) -> str:
-    uri, text = path.as_uri(), path.read_text()
-    client.docs[uri] = (1, text)
-    client.text_document_did_open(types.DidOpenTextDocumentParams(
-        text_document=types.TextDocumentItem(uri=uri, language_id="cuda-cpp", version=1, text=text)))
-    return uri
-
-
 @pytest.mark.gpu
 @pytest.mark.asyncio
 @pytest.mark.replies(REPLIES)
@@ -73,7 +66,7 @@ def _open(client, path: Path) -> str:
 async def test_the_energy_objective_chooses_the_candidate_that_uses_less_energy(client, workspace):
     path = workspace / "slow_correct.cu"  # the name the scripted diffs use: 64-thread scalar softsign
     path.write_text(SLOW.read_text().replace("problem=../../examples/softsign/softsign.py", f"problem={PROBLEM}"))
-    uri = _open(client, path)
+    uri = open_in_editor(client, path)
     reply = await client.workspace_execute_command_async(types.ExecuteCommandParams(
         command="cutegen.server.optimize", arguments=[{"uri": uri, "version": 1}]))
     assert "patch" in reply, reply["message"]

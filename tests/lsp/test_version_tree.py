@@ -14,6 +14,7 @@ from cutegen.agent.tree import VersionTree
 from cutegen.state import StateDir
 from lsp_helpers import needs_nvcc
 from tests.agent.test_search import GOOD, PROBLEM, _landscape, _timed
+from tests.support.editor import open_in_editor
 
 pytestmark = [pytest.mark.asyncio, needs_nvcc]
 
@@ -45,14 +46,6 @@ async def _command(client, command: str, *arguments):
                                                                                    arguments=list(arguments)))
 
 
-def _open(client, path, text: str) -> str:
-    uri = path.as_uri()
-    client.docs[uri] = (1, text)  # the editor's copy, which the client's applyEdit edits
-    client.text_document_did_open(types.DidOpenTextDocumentParams(
-        text_document=types.TextDocumentItem(uri=uri, language_id="cuda-cpp", version=1, text=text)))
-    return uri
-
-
 async def _lenses(client, uri: str) -> list[str]:
     found = await client.text_document_code_lens_async(types.CodeLensParams(
         text_document=types.TextDocumentIdentifier(uri=uri)))
@@ -64,7 +57,7 @@ async def test_the_tree_the_best_version_as_lens_and_quick_fix_and_its_restore(c
     path.write_text(START)
     tree = _grow(path)
     grid = next(n for n in tree.nodes.values() if n.change == "grid shape")
-    uri = _open(client, path, START)
+    uri = open_in_editor(client, path, START)
 
     answer = await _command(client, "cutegen.server.versions", {"uri": uri})
     view = answer["tree"]
@@ -111,7 +104,7 @@ async def test_the_tree_the_best_version_as_lens_and_quick_fix_and_its_restore(c
 async def test_no_tree_no_offer_and_bad_arguments_are_named(client, workspace):
     path = workspace / "plain.cu"
     path.write_text(START)
-    uri = _open(client, path, START)
+    uri = open_in_editor(client, path, START)
     answer = await _command(client, "cutegen.server.versions", {"uri": uri})
     assert answer["ok"] and answer["tree"]["size"] == 0 and answer["message"].startswith("No versions of plain.cu yet")
     assert not await _lenses(client, uri)
@@ -129,7 +122,7 @@ async def test_optimize_with_a_search_grows_the_tree_the_view_lists(client, work
     (workspace / "k.py").write_text(PROBLEM)
     path = workspace / "k.cu"
     path.write_text(GOOD)
-    uri = _open(client, path, GOOD)
+    uri = open_in_editor(client, path, GOOD)
     refreshes = client.code_lens_refreshes
     answer = await _command(client, "cutegen.server.optimize", {"uri": uri, "version": 1})
     assert answer["ok"] and "3 versions in the tree" in answer["message"] and "speed not measured" in answer["message"]
