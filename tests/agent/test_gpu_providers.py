@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from tests.agent.conftest import no_key_anywhere
-from tests.agent.test_gpu_agent import REPLIES, _kernel, _open, _run
+from tests.agent.test_gpu_agent import REPLIES, _kernel, _run
+from tests.support.editor import open_in_editor
 
 pytestmark = [pytest.mark.gpu, pytest.mark.asyncio]
 
@@ -25,7 +26,7 @@ THINK = "The profile says memory-bound with few bytes in flight; float4 quadrupl
 @pytest.mark.endpoint(reasoning_model=True, sse_only=True)
 @pytest.mark.cutegen_settings({"maxRounds": 1, "testTimeout": 300})
 async def test_optimize_with_a_streaming_reasoning_model_proposes_a_verified_faster_diff(client, workspace):
-    uri = _open(client, _kernel(workspace))
+    uri = open_in_editor(client, _kernel(workspace))
     reply = await _run(client, "cutegen.server.optimize", uri=uri, version=1)
     assert "patch" in reply, reply["message"]
     patch = reply["patch"]

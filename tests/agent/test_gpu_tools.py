@@ -10,7 +10,8 @@ import re
 import pytest
 
 from tests.agent.conftest import no_key_anywhere
-from tests.agent.test_gpu_agent import REPLIES as PIPELINE_REPLIES, _kernel, _open, _run
+from tests.agent.test_gpu_agent import REPLIES as PIPELINE_REPLIES, _kernel, _run
+from tests.support.editor import open_in_editor
 
 pytestmark = [pytest.mark.gpu, pytest.mark.asyncio]
 
@@ -26,7 +27,7 @@ REPLIES = [
 @pytest.mark.replies(REPLIES)
 @pytest.mark.cutegen_settings({"llmMode": "tools", "testTimeout": 300})
 async def test_optimize_in_tool_calling_mode(client, workspace):
-    uri = _open(client, _kernel(workspace))
+    uri = open_in_editor(client, _kernel(workspace))
     reply = await _run(client, "cutegen.server.optimize", uri=uri, version=1)
     assert "patch" in reply, reply["message"]
     patch = reply["patch"]

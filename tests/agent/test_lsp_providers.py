@@ -15,7 +15,8 @@ from lsprotocol import types
 
 from tests.agent import provider_cases as cases
 from tests.agent.conftest import no_key_anywhere
-from tests.agent.test_lsp_agent import _actions, _open, _until
+from tests.agent.test_lsp_agent import _actions, _until
+from tests.support.editor import open_in_editor
 
 pytestmark = [pytest.mark.asyncio,
               pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on PATH")]
@@ -66,7 +67,7 @@ MODES = [
 @pytest.mark.parametrize("mode, expect_fix, expect_optimize", MODES)
 async def test_the_quick_fix_and_optimize_end_in_a_patch_or_a_named_cause(client, workspace, mode,
                                                                           expect_fix, expect_optimize):
-    uri = _open(client, workspace / "kernel.cu", cases.BROKEN)
+    uri = open_in_editor(client, workspace / "kernel.cu", cases.BROKEN)
     (log,) = await _until(lambda: [m.message for m in client.log_messages
                                    if m.message.startswith("background fix of kernel.cu")], 300, "the background fix")
     error = next(d for d in client.diagnostics[uri] if d.severity == types.DiagnosticSeverity.Error)

@@ -10,7 +10,8 @@ import pytest
 from lsprotocol import types
 
 from tests.agent.conftest import no_key_anywhere
-from tests.agent.test_lsp_agent import BROKEN, LINE, _actions, _errors, _open, _until, needs_nvcc
+from tests.agent.test_lsp_agent import BROKEN, LINE, _actions, _errors, _until, needs_nvcc
+from tests.support.editor import open_in_editor
 
 pytestmark = pytest.mark.asyncio
 
@@ -31,7 +32,7 @@ REPLIES = [
 async def test_a_tool_calling_model_fixes_the_kernel_as_a_verified_quick_fix(client, workspace):
     path = workspace / "row_sum.cu"
     path.write_text(BROKEN)
-    uri = _open(client, path, BROKEN)
+    uri = open_in_editor(client, path, BROKEN)
     first = await _until(lambda: [p for p in client.published if p.uri == uri], 90, "diagnostics")
     (error,) = _errors(first[0])
     assert error.range.start.line == LINE
