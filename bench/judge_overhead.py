@@ -74,25 +74,31 @@ class Isolated:
 
     def __init__(self, candidates: Candidates, artifact: str):
         self.candidates, self.artifact = candidates, artifact
+        self.requests = 0  # the candidate process's requests (pipe round trips) in the last judge(), load included
 
     def judge(self, problem, **kwargs) -> dict:
         with self.candidates.loaded(kind="library", path=self.artifact, device="cuda", init=[], seed=0) as lib:
-            return judge(problem, lib, **kwargs)
+            asked = lib.process.asked - 1
+            reply = judge(problem, lib, **kwargs)
+            self.requests = lib.process.asked - asked
+            return reply
 
 
 def judges(kernel: Path, builder: Builder, candidates: Candidates):
-    """(problem, {"isolated": how the worker judges, "in-process": a library opened here}) for a built kernel."""
+    """(problem, {"isolated": how the worker judges, "in-process": a library opened here}, the isolated judge) for a
+    built kernel."""
     build = builder.run(Tier.BUILD, kernel)
     assert build.ok, [d.format() for d in build.errors]
     problem = load_problem(find_problem(kernel))
     in_process = KernelLibrary(build.artifact)
-    return problem, {"isolated": Isolated(candidates, build.artifact).judge,
-                     "in-process": lambda problem, **kw: judge(problem, in_process, **kw)}
+    isolated = Isolated(candidates, build.artifact)
+    ways = {"isolated": isolated.judge, "in-process": lambda problem, **kw: judge(problem, in_process, **kw)}
+    return problem, ways, isolated
 
 
 def measure(kernel: Path, builder: Builder, rounds: int) -> dict:
     candidates = Candidates()
-    problem, ways = judges(kernel, builder, candidates)
+    problem, ways, isolated = judges(kernel, builder, candidates)
     verify = {name: (lambda way=way: way(problem, trials=5, seed=0, timing=False, baselines=[]))
               for name, way in ways.items()}
     for name in verify:  # warm: CUDA context, cuBLAS handles, the allocator's pools, the candidate process
@@ -106,12 +112,15 @@ def measure(kernel: Path, builder: Builder, rounds: int) -> dict:
         for name, total in took.items():
             times[name].append(total / 2)
     median, low, high = intervals.ratio(times["isolated"], times["in-process"])
+    requests = isolated.requests
     timed = timing_rows(problem, ways, max(4, rounds // 2))
     candidates.stop()
     row = {"kernel": kernel.name, "isolated_s": statistics.median(times["isolated"]),
            "in_process_s": statistics.median(times["in-process"]), "ratio": median, "ratio_low": low,
-           "ratio_high": high, "rounds": rounds, "target": TARGET, "meets_target": high <= TARGET, **timed}
-    print(f"{kernel.name:<44} verify isolated/in-process {median:.3f}x [{low:.3f}-{high:.3f}] (target <= {TARGET}); "
+           "ratio_high": high, "rounds": rounds, "target": TARGET, "meets_target": high <= TARGET,
+           "requests_per_verify": requests, **timed}
+    print(f"{kernel.name:<44} verify isolated/in-process {median:.3f}x [{low:.3f}-{high:.3f}] (target <= {TARGET}), "
+          f"{requests} requests a verify; "
           f"kernel {timed['kernel_ratio']:.3f}x [{timed['kernel_low']:.3f}-{timed['kernel_high']:.3f}] "
           f"({timed['in_process_ms']:.4f} ms in-process, hand-off {timed['handoff_ms'] or 0:.4f} ms); speedup vs "
           f"eager isolated {timed['speedup_isolated']:.2f}x, in-process {timed['speedup_in_process']:.2f}x", flush=True)
@@ -195,7 +204,7 @@ def probe(kernel: Path, builder: Builder, rounds: int) -> dict:
     import torch
 
     candidates = Candidates()
-    problem, ways = judges(kernel, builder, candidates)
+    problem, ways, isolated = judges(kernel, builder, candidates)
     verify = {"new": lambda: ways["isolated"](problem, trials=5, seed=0, timing=False, baselines=[]),
               "before": lambda: ways["in-process"](problem, trials=5, seed=0, timing=False, baselines=[])}
     for fn in verify.values():

@@ -133,3 +133,25 @@ def test_recycled_buffers_judge_the_next_request_as_the_first(worker, name):
     (a cache of the last request's outputs is stale once the inputs are drawn fresh)."""
     for seed in (21, 22, 23):
         assert judged(worker, name, seed=seed)["verdict"] in EXPECTED[name]
+
+
+def test_a_verify_asks_the_candidate_process_only_what_the_trials_need():
+    """Each request is a pipe round trip (and on a GPU a turn of the candidate's context): a trial of a ModelNew
+    asks for its call and for what forward returned (which the candidate then lets go of); an idle candidate is
+    never asked to synchronize (on the CPU its calls run to their end before it answers), and every trial's
+    returned values land in the same shared buffers (handed over once). 32 requests before this test."""
+    from cutegen.harness.gpu_checks import judge
+    from cutegen.harness.problem import load_problem
+    from cutegen.harness.remote import Candidates
+
+    problem, candidates, trials = load_problem(PROBLEM), Candidates(spare=False), 5
+    try:
+        with candidates.loaded(kind="modelnew", path=str(CHEATS / "honest.py"), device="cpu",
+                               init=problem.init_values(5), seed=5) as lib:
+            asked = lib.process.asked
+            assert judge(problem, lib, trials=trials, seed=11, init_seed=5, timing=False, baselines=[],
+                         device="cpu")["verdict"] == "pass"
+            asked = lib.process.asked - asked
+    finally:
+        candidates.stop()
+    assert asked <= 2 * trials + 2, asked  # call and final a trial; two sets of buffers shared once

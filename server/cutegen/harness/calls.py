@@ -107,6 +107,13 @@ class ElsewhereCaller(CudaCaller):
     def expect_outputs(self, n: int) -> None:
         self._outputs = n
 
+    def called(self, host_seconds: float) -> None:
+        """The sleep outlasts the candidate process's own time from the staged sleep to its call, which is all it
+        must outlast (both are enqueued there): the pipe's round trip, measured when the process started, is taken
+        off what the judge saw (sized on the whole round trip, every trial of a short kernel slept several times
+        longer than the same trial in-process)."""
+        super().called(max(0.0, host_seconds - self.lib.process.round_trip_s))
+
     def stage(self, buffers: list, fresh: list) -> None:
         self._pending = self.lib.stage_next(buffers, fresh, int(self.sleep_ms * self._cycles_per_ms), self._outputs)
 

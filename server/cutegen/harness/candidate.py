@@ -143,12 +143,14 @@ class CandidateHost:
                 e.record(self.stream)
 
     def op_final(self, msg: dict) -> None:
-        """A ModelNew's returned tensors once everything it started is done, into the judge's `final` buffers."""
+        """A ModelNew's returned tensors once everything it started is done, into the judge's `final` buffers; then
+        let go of them, as `release` does (the judge reads them from its buffers from now on)."""
         self.op_sync(msg)
         returned = self.lib.returned or []
         for r, key in zip(returned, msg["outputs"]):
             self.shared[key].copy_(r)
         self.op_sync(msg)
+        self.op_release(msg)
 
     def op_sync(self, msg: dict) -> None:
         if self.device == "cuda":

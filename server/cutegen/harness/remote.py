@@ -65,6 +65,8 @@ class CandidateProcess:
         self._up = Connection(up_r, writable=False)
         self._events: dict = {}
         self.handoff_ms: float | None = None
+        self.round_trip_s = 0.0  # an empty request's round trip, measured before any candidate code is loaded
+        self.asked = 0  # requests sent: what a verify costs in round trips (bench/judge_overhead.py reports it)
         self.pool = shared_pool() if device == "cuda" else None  # only buffers a candidate may see live there
         self.shared = Shared(device, self.pool)  # this process's buffers, reused from one request to the next
         self._connected = device != "cuda"
@@ -88,6 +90,7 @@ class CandidateProcess:
         after_call, after_copy = _open_events(reply.get("events"))
         self._events = {"judge": judge, "after_call": after_call, "after_copy": after_copy}
         self.handoff_ms = _time_handoff(self)
+        self.round_trip_s = _time_round_trip(self)
 
     def signal(self, stream) -> None:
         if self._events:
@@ -100,6 +103,7 @@ class CandidateProcess:
     def ask(self, request: dict, timeout: float = CALL_TIMEOUT) -> dict:
         """The checked reply to `request`; a failure it names, a dead or silent process, or a malformed reply is
         raised as Failed (the process is stopped for every one but a named failure)."""
+        self.asked += 1
         try:
             self._down.send_bytes(pickle.dumps(request))
             if not self._up.poll(timeout):
@@ -297,6 +301,7 @@ class RemoteKernel:
         self._staged: dict | None = None
         self._staging: dict[int, list] = {}
         self._fingerprints: Any = None
+        self._queued = False  # whether the candidate may have device work queued since it last synchronized
 
     def caller(self):
         """How the trials call it: on a GPU, staged and read in the candidate's own context (calls.ElsewhereCaller);
@@ -323,6 +328,7 @@ class RemoteKernel:
         return self.shared.empty_like(x)
 
     def bind_init(self, values: list) -> None:
+        self._queued = True
         self.process.ask({"op": "bind_init", "values": values})
 
     def __call__(self, inputs: list, outputs: list, stream) -> int:
@@ -351,6 +357,7 @@ class RemoteKernel:
             request["stage"] = {"pairs": [[self.shared.id_of(b), self.shared.id_of(v)] for b, v in staged["pairs"]],
                                 "sleep": staged["sleep"], "fingerprints": self.shared.id_of(staged["fingerprints"])}
         self.process.signal(stream)
+        self._queued = True
         code = self.process.ask(request)["code"]
         self.process.wait(stream, then)
         return code
@@ -374,11 +381,16 @@ class RemoteKernel:
         return self._fingerprints
 
     def synchronize(self) -> None:
-        """The candidate's device work done too (the judge's own synchronize cannot see another process's)."""
-        self.process.ask({"op": "sync"})
+        """The candidate's device work done too (the judge's own synchronize cannot see another process's). Asked
+        only when it may have queued some since it last synchronized: on the CPU every call runs to its end before
+        it answers, and an idle process has nothing to wait for. (This is for honest code: a candidate can redefine
+        its own synchronize, so what orders the judge after its work is the events, never this request.)"""
+        if self.device == "cuda" and self._queued:
+            self.process.ask({"op": "sync"})
+            self._queued = False
 
     def release(self) -> None:
-        self.process.ask({"op": "release"})
+        """A trial ended: a kernel library keeps nothing of a call (a ModelNew lets go of what forward returned)."""
 
     def close(self) -> None:
         """Ends this judge's use: the candidate lets go of the loaded code's state (its process, with the shared
@@ -398,6 +410,7 @@ class RemoteModelNew(RemoteKernel):
         super().__init__(*args, **kwargs)
         self._final: list | None = None
         self._outs: list = []
+        self._final_buffers: list = []  # every trial's returned values land in the same buffers (one mapping)
 
     def _call(self, inputs, outputs, stream, then) -> int:
         self._final, self._outs = None, outputs
@@ -409,17 +422,22 @@ class RemoteModelNew(RemoteKernel):
         if not self._outs:
             return None
         if self._final is None:
-            final = [self.shared.empty_like(o) for o in self._outs]
-            refs = self.shared.new_refs(final)
-            if refs:
-                self.process.ask({"op": "share", "refs": refs})
+            final = self._final_buffers
+            if [(f.shape, f.dtype) for f in final] != [(o.shape, o.dtype) for o in self._outs]:
+                final = self._final_buffers = [self.shared.empty_like(o) for o in self._outs]
+                refs = self.shared.new_refs(final)
+                if refs:
+                    self.process.ask({"op": "share", "refs": refs})
             self.process.ask({"op": "final", "outputs": [self.shared.id_of(f) for f in final]})
+            self._queued = False  # the candidate synchronized before it answered (candidate.op_final)
             self._final = final
         return self._final
 
     def release(self) -> None:
+        """What forward returned let go of in the candidate: already done when the judge read it (`final`)."""
+        if self._outs and self._final is None:
+            self.process.ask({"op": "release"})
         self._final, self._outs = None, []
-        super().release()
 
 
 HANDOFF_CALLS = 30
@@ -457,6 +475,23 @@ def _time_handoff(process: CandidateProcess) -> float:
             end.synchronize()
             times[how].append(start.elapsed_time(end))
     return max(0.0, statistics.median(times["remote"]) - statistics.median(times["local"]))
+
+
+ROUND_TRIPS = 15
+
+
+def _time_round_trip(process: CandidateProcess) -> float:
+    """The median seconds of an empty request, answered by our code alone: what every call's host time holds
+    besides the candidate's own work (calls.ElsewhereCaller sizes its sleep on the rest)."""
+    import statistics
+    import time
+
+    times = []
+    for _ in range(ROUND_TRIPS):
+        started = time.perf_counter()
+        process.ask({"op": "noop"})
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
 
 
 def _open_events(handles) -> tuple:
