@@ -133,10 +133,20 @@ class Folder:
 
     aliases: dict[str, str]
     system: tuple[str, ...]
+    # Where a relative or bare name is looked for: a user's program's working folder and its binary's. (nvcc records
+    # a source as its command line named it, `bench.cu` for `nvcc bench.cu`, and compute-sanitizer prints bare names.)
+    roots: tuple[str, ...] = ()
+    _found: dict[str, str | None] = field(default_factory=dict, repr=False)
 
     def user_file(self, file: str) -> str | None:
-        if not os.path.isabs(file):  # compute-sanitizer prints bare names: only the kernel's own is the user's
-            return next((user for copy, user in self.aliases.items() if os.path.basename(copy) == file), None)
+        if not os.path.isabs(file):
+            aliased = next((user for copy, user in self.aliases.items() if os.path.basename(copy) == file), None)
+            if aliased is not None or not self.roots:  # an ABI kernel: only the kernel's own is the user's
+                return aliased
+            if file not in self._found:
+                self._found[file] = _find_under(self.roots, file)
+            found = self._found[file]
+            return None if found is None else self.user_file(found)
         file = self.aliases.get(file, file)
         real = os.path.realpath(file)
         return None if real.startswith(self.system) or _LIBRARY.search(real) else file
@@ -146,6 +156,35 @@ class Folder:
             if line > 0 and (user := self.user_file(file)) is not None:
                 return user, line
         return None
+
+
+SEARCHED_FOLDERS = 2000  # a bare name's search stops here (a big repository's build tree is not walked whole)
+_SKIPPED = {".git", ".cutegen", "node_modules", "__pycache__", ".venv"}
+
+
+def _find_under(roots: tuple[str, ...], name: str) -> str | None:
+    """`name` (relative, or a bare file name) as one file under `roots`: the root-relative path when it exists,
+    else the only file of that name below them (breadth-first, bounded); None when there is none or several."""
+    for root in roots:
+        if os.path.isfile(path := os.path.join(root, name)):
+            return os.path.realpath(path)
+    if os.sep in name:
+        return None
+    found: set[str] = set()
+    queue, seen = list(roots), 0
+    while queue and seen < SEARCHED_FOLDERS:
+        folder, queue = queue[0], queue[1:]
+        seen += 1
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False) and entry.name not in _SKIPPED:
+                queue.append(entry.path)
+            elif entry.name == name and entry.is_file():
+                found.add(os.path.realpath(entry.path))
+    return found.pop() if len(found) == 1 else None
 
 
 def fold(data: dict, tables: dict[str, FunctionLines], folder: Folder, table_problem: str = "") -> dict:

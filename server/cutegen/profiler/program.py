@@ -56,10 +56,12 @@ def binary_of(argv: list[str], cwd: Path, given: str | None = None) -> Path | No
     return None
 
 
-def folder_for(toolchain, library_dirs: tuple[str, ...] = ()) -> Folder:
-    """User lines are every file outside CUTLASS, CUDA, the system's and the project's library folders."""
+def folder_for(toolchain, library_dirs: tuple[str, ...] = (), roots: tuple[Path | None, ...] = ()) -> Folder:
+    """User lines are every file outside CUTLASS, CUDA, the system's and the project's library folders; a relative
+    or bare source name is looked for under `roots` (the program's working folder, its binary's folder)."""
     extra = tuple(os.path.realpath(d) + os.sep for d in library_dirs)
-    return Folder(aliases={}, system=system_folders(toolchain) + extra)
+    found = tuple(dict.fromkeys(str(r) for r in roots if r is not None))
+    return Folder(aliases={}, system=system_folders(toolchain) + extra, roots=found)
 
 
 def profile_program(argv: list[str], *, cwd: Path, report: Path, toolchain, ncu: str, kernel: str | None = None,
@@ -86,7 +88,7 @@ def profile_program(argv: list[str], *, cwd: Path, report: Path, toolchain, ncu:
     if "error" in data:
         run.problem = data["error"]
         return run
-    run.lines = fold(data, tables, folder_for(toolchain, library_dirs), table_problem)
+    run.lines = fold(data, tables, folder_for(toolchain, library_dirs, (cwd, elf and elf.parent)), table_problem)
     return run
 
 
@@ -118,7 +120,7 @@ def sanitize_program(argv: list[str], *, cwd: Path, sanitizer: str, toolchain, t
     reports, _ = parse(done.stdout + done.stderr, tool)
     elf = binary_of(argv, cwd, binary)
     tables = _line_tables(elf, toolchain)[0] if elf else {}
-    run.findings, unplaced = condense(reports, folder_for(toolchain, library_dirs), tables)
+    run.findings, unplaced = condense(reports, folder_for(toolchain, library_dirs, (cwd, elf and elf.parent)), tables)
     if not run.findings and unplaced:  # reports, none at a line of the user's: say so, never "found nothing"
         run.problem = (f"compute-sanitizer's {tool} reported {len(unplaced)} error(s) with no line in your sources "
                        f"(build with -lineinfo for lines): {unplaced[0]}")

@@ -56,7 +56,7 @@ def parse(output: str, tool: str) -> tuple[list[Report], int]:
         if not raw.startswith("="):
             continue
         text = _PREFIX.sub("", raw, count=1)
-        if m := _SUMMARY.search(text):
+        if (m := _SUMMARY.search(text)) and "not printed" not in text:  # "N errors were not printed": a part
             errors = int((m["e"] or m["n"]).replace(",", ""))
             current = None
             continue
