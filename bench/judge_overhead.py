@@ -77,7 +77,8 @@ class Isolated:
         self.requests = 0  # the candidate process's requests (pipe round trips) in the last judge(), load included
 
     def judge(self, problem, **kwargs) -> dict:
-        with self.candidates.loaded(kind="library", path=self.artifact, device="cuda", init=[], seed=0) as lib:
+        with self.candidates.loaded(kind="library", path=self.artifact, device="cuda", init=[], seed=0,
+                                    timed=kwargs["timing"]) as lib:
             asked = lib.process.asked - 1
             reply = judge(problem, lib, **kwargs)
             self.requests = lib.process.asked - asked
@@ -189,7 +190,7 @@ def new_candidates(kernel: Path, builder: Builder, rounds: int, folder: Path) ->
 
 def _judge_loaded(candidates: Candidates, problem, path: Path) -> dict:
     """One verify of a library this judge has not loaded: its process taken (or started), the library loaded, judged."""
-    with candidates.loaded(kind="library", path=str(path), device="cuda", init=[], seed=0) as lib:
+    with candidates.loaded(kind="library", path=str(path), device="cuda", init=[], seed=0, timed=False) as lib:
         return judge(problem, lib, trials=5, seed=0, timing=False, baselines=[])
 
 

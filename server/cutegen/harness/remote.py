@@ -511,8 +511,8 @@ class Candidates:
     digest; for a ModelNew also its init values and weight seed, which its module's import builds); anything else
     gets a new one, and the old one is stopped. On a GPU a spare process, which runs only our code, is started
     after a request that needed a new one, so the next new candidate does not wait for a process, torch and a CUDA
-    context (about 2 s); it is connected (its hand-off calibrated) before the next request, whatever it is, so no
-    process boots while a judge times."""
+    context (about 2 s); it is connected (its hand-off calibrated) before the next timed request, so no process
+    boots while a judge times (a request that only verifies does not wait for it)."""
 
     def __init__(self, *, spare: bool = True):
         self._key: tuple | None = None
@@ -521,7 +521,7 @@ class Candidates:
         self._keep_spare = spare
 
     @contextmanager
-    def loaded(self, *, kind: str, path: str, device: str, init: list, seed: int):
+    def loaded(self, *, kind: str, path: str, device: str, init: list, seed: int, timed: bool = True):
         key = (kind, path, _digest(path), device) + ((repr(init), seed) if kind == "modelnew" else ())
         process = self._process
         fresh = self._key != key or process is None or not process.alive()
@@ -529,7 +529,8 @@ class Candidates:
             self.stop(spare=False)
             process = self._take_spare(device)
             self._process, self._key = process, key
-        self._settle_spare()
+        if timed:
+            self._settle_spare()
         cls = RemoteModelNew if kind == "modelnew" else RemoteKernel
         lib = None
         try:
@@ -557,7 +558,8 @@ class Candidates:
         return CandidateProcess(device)
 
     def _settle_spare(self) -> None:
-        """A spare still booting is waited for now, before the request's trials and timing."""
+        """A spare still booting is waited for now, before the request's trials and timing (a boot beside the timed
+        calls would share the host's cores and the GPU with them)."""
         if self._spare is None:
             return
         try:

@@ -160,7 +160,8 @@ def _handle(request: dict) -> dict:
         seed, init_seed = request.get("seed", 0), request.get("init_seed", request.get("seed", 0))
         kind, path = ("modelnew", request["modelnew"]) if request.get("modelnew") else ("library", request["library"])
         init = problem.init_values(init_seed) if kind == "modelnew" else []
-        with _CANDIDATES.loaded(kind=kind, path=str(path), device=device, init=init, seed=init_seed) as lib:
+        with _CANDIDATES.loaded(kind=kind, path=str(path), device=device, init=init, seed=init_seed,
+                                timed=bool(request.get("timing"))) as lib:
             return judge(problem, lib, trials=request.get("trials", 5), seed=seed, init_seed=init_seed,
                          timing=request.get("timing", False), baselines=request.get("baselines", []),
                          reference=request.get("reference", "fp64"), device=device)
