@@ -60,3 +60,19 @@ def untimed(state_dir: Path, kernel: Path) -> VersionTree:
         tree.add(root, text, change, ok=v.ok, verdict=str(v.verdict), label=v.label, figures=v.figures,
                  ratio=ratio_of(v), record=None, step=1)
     return tree
+
+
+def search_figures(state_dir: Path, kernel: Path, objective: str | None) -> dict:
+    """The figures of the proposal an editor's Optimize search offers (agent/search.py `proposal_label`, with what
+    Agent.search adds), for the tree `searched` grows by `objective`, or the `untimed` one (objective None). The
+    best is the search's own choice: a child of the start needs no direct comparison; untimed, the first verified."""
+    from cutegen.agent.search import SearchResult, Stats, proposal_label
+
+    tree = searched(state_dir, kernel, objective) if objective else untimed(state_dir, kernel)
+    root = tree.nodes[tree.searches[-1]["root"]]
+    best = tree.best() if objective else next(n for n in tree.ranked() if n.parent)
+    n = len(tree.nodes) - 1
+    stats = Stats(candidates=n, judged=n if objective else 0, verified=n, judge_s=12.5 if objective else 0.0,
+                  wall_s=40.25, steps=1, stop="1 step(s) done")
+    _, figures = proposal_label(SearchResult(tree, root, best, None, stats), kernel.name)
+    return {**figures, "workload": "elementwise", "shape": "beam:1x3" if objective else "beam:1x2"}
