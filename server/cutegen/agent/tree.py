@@ -222,8 +222,9 @@ class VersionTree:
         if not made:
             return "no version besides a start was verified"
         if all(self.gain_by(n, objective) is None for n in made):
-            return (f"no verified version was {figure}, and the best is judged by {objective} "
-                    "(no GPU, or no problem paired with the kernel?)")
+            cause = "no GPU, or no problem paired with the kernel" if objective == "time" else \
+                "no GPU, or no energy counter (NVML) to read"
+            return f"no verified version was {figure}, and the best is judged by {objective} ({cause})"
         return f"no version was verified {objectives.WORDS[objective].what} than the start of its search"
 
     def ratio(self, n: Node) -> str:
