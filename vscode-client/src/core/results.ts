@@ -96,8 +96,8 @@ export function describeSearch(figures: unknown): string | undefined {
     const noise = num(figures.noise);
     const objective = str(figures.objective) ?? "time";
     const word = OBJECTIVE_WORDS[objective] ?? `better by ${objective}`;
-    result = `best ${best.slice(0, 10)} ` + (gain === undefined ? "(speed not measured)"
-      : `${gain.toFixed(2)}×${noise === undefined ? "" : ` ±${Math.round(noise * 100)}%`} ${word} than the start`);
+    result = `best ${best.slice(0, 10)}` + (gain === undefined ? ", speed not measured"
+      : ` ${gain.toFixed(2)}×${noise === undefined ? "" : ` ±${Math.round(noise * 100)}%`} ${word} than the start`);
   }
   const shape = str(figures.shape)?.replace(":", " ");
   const steps = num(stats.steps);

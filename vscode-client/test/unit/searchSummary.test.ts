@@ -27,7 +27,7 @@ test("a search by energy says what its ratio is of", () => {
 
 test("without a GPU the best version is named, its speed not measured", () => {
   assert.equal(describeSearch(figures.untimed),
-    "Search: 2 of 2 candidates verified, best 964e03db2e (speed not measured) (beam 1x2, 1 step)");
+    "Search: 2 of 2 candidates verified, best 964e03db2e, speed not measured (beam 1x2, 1 step)");
 });
 
 test("the notification holds no JSON, and the search's own figures are not repeated as lines", () => {
