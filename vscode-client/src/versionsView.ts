@@ -11,7 +11,8 @@ import { ExecuteCommandRequest } from "vscode-languageclient/node";
 import { SERVER, baseName } from "./core/commands";
 import { isObject } from "./core/results";
 import {
-  VERSION_SCHEME, Version, VersionTree, childrenOf, describeVersion, parseVersions, versionPath,
+  NewestRequest, VERSION_SCHEME, Version, VersionTree, childrenOf, describeVersion, parseVersions, versionPath,
+  viewTarget,
 } from "./core/versions";
 import { Server } from "./server";
 
@@ -28,6 +29,9 @@ export class VersionsView implements vscode.TreeDataProvider<Version>, vscode.Te
   private readonly disposables: vscode.Disposable[] = [];
   private tree: VersionTree | undefined;
   private kernel: vscode.Uri | undefined;
+  /** Why no kernel is shown (the active file is not one), while `kernel` is undefined. */
+  private noKernel = "Open a CUDA kernel (.cu) to see its versions.";
+  private readonly requests = new NewestRequest();
   private view: vscode.TreeView<Version> | undefined;
 
   constructor(private readonly server: Server, private readonly run: Run, private readonly log: vscode.LogOutputChannel) {}
@@ -39,23 +43,43 @@ export class VersionsView implements vscode.TreeDataProvider<Version>, vscode.Te
       this.view,
       vscode.workspace.registerTextDocumentContentProvider(VERSION_SCHEME, this),
       vscode.window.onDidChangeActiveTextEditor((editor) => this.follow(editor?.document.uri)),
+      this.view.onDidChangeVisibility((e) => {
+        if (e.visible && !this.follow(vscode.window.activeTextEditor?.document.uri)) {
+          void this.refresh(); // shown again over a diff or a webview: the kernel it showed, read again
+        }
+      }),
       vscode.workspace.onDidSaveTextDocument((document) => {
         if (document.uri.toString() === this.kernel?.toString()) {
           void this.refresh();
         }
       }),
-      this.view.onDidChangeVisibility((e) => e.visible && void this.refresh()),
     );
     this.follow(vscode.window.activeTextEditor?.document.uri);
     return this;
   }
 
-  private follow(uri: vscode.Uri | undefined): void {
-    if (uri?.scheme !== "file" || !/\.(cu|cuh)$/.test(uri.path) || uri.toString() === this.kernel?.toString()) {
-      return; // a diff, a log, a Python file: the view keeps the last kernel
+  /** The view follows the active editor (core/versions.ts viewTarget): a kernel's tree, read again each time it
+   * becomes active; another file empties it, with a message saying why. False where it kept what it showed. */
+  private follow(uri: vscode.Uri | undefined): boolean {
+    const target = viewTarget(uri && { scheme: uri.scheme, path: uri.path, uri: uri.toString() });
+    if (target === "keep") {
+      return false; // a version's diff, a proposal, a log, a webview: they belong to the kernel shown
     }
-    this.kernel = uri;
+    const kernel = "kernel" in target ? uri : undefined;
+    if (kernel?.toString() !== this.kernel?.toString()) {
+      this.kernel = kernel;
+      this.tree = undefined; // never the previous kernel's rows, not even while the new ones are read
+      if (this.view) {
+        this.view.description = kernel ? baseName(kernel.toString()) : undefined;
+        this.view.message = kernel ? `Reading the versions of ${baseName(kernel.toString())}…` : undefined;
+      }
+      this.treeChanged.fire(undefined);
+    }
+    if ("none" in target) {
+      this.noKernel = target.none;
+    }
     void this.refresh();
+    return true;
   }
 
   /** Asks the server for the active kernel's tree (quietly: no progress, no status bar). */
@@ -64,8 +88,12 @@ export class VersionsView implements vscode.TreeDataProvider<Version>, vscode.Te
       return; // read when shown
     }
     const kernel = this.kernel;
+    const request = this.requests.start();
     const reply = kernel ? await this.ask(SERVER.versions, [{ uri: kernel.toString() }]) : undefined;
-    const parsed = kernel ? parseVersions(reply) : { error: "Open a CUDA kernel (.cu) to see its versions." };
+    if (!this.requests.isNewest(request)) {
+      return; // the person moved on to another file meanwhile: its own request shows it
+    }
+    const parsed = kernel ? parseVersions(reply) : { error: this.noKernel };
     this.tree = "error" in parsed ? undefined : parsed;
     if (this.view) {
       this.view.description = kernel ? baseName(kernel.toString()) : undefined;

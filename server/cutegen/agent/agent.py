@@ -23,7 +23,7 @@ from typing import Callable
 from cutegen import records
 from cutegen.agent import objective, prompts
 from cutegen.agent.budget import Budget
-from cutegen.agent.history import History, text_id
+from cutegen.agent.history import History, measured_figures, text_id
 from cutegen.agent.search import Limits, Search, Shape, diff_to, proposal_label
 from cutegen.agent.tree import VersionTree
 from cutegen.agent.knowledge import Knowledge, classify_workload, hit_text, menu_text, profile
@@ -330,7 +330,8 @@ class Agent:
             if measured and "time" in v.tiers:
                 history.record({"action": "optimize", "change": change, "verdict": v.verdict,
                                 "speedup": v.figures.get("speedup"), "from": text_id(text), "to": text_id(p.new_text)},
-                               [(text, _timing(figures, "current")), (p.new_text, _timing(v.figures, change))])
+                               [(text, _timing(figures, "current")), (p.new_text, _timing(v.figures, change))],
+                               objective=self.settings.optimize_objective)
             if v.ok:
                 label = v.label if measured else f"{v.label} · speed not measured"
                 out.ok, out.message = True, f"{change}: {label}" if change else label
@@ -419,19 +420,30 @@ class Agent:
                                              {**v.figures, "version": node.id}, "restore"))
 
     def restore_best(self, kernel: Path, text: str) -> AgentResult:
-        """A patch from the current text back to the fastest measured version (re-checked first)."""
+        """A patch from the current text back to the best version (re-checked first): the tree's best by the
+        objective it was searched with (`VersionTree.best`), else the best measured version of the history
+        (greedy Optimize, timed saves) by its objective."""
         kernel = Path(kernel).resolve()
-        found = History(self.state_dir, kernel).best()
+        tree = VersionTree(self.state_dir, kernel)
+        best_version = tree.best()
+        if best_version is not None and tree.text(best_version.id) is not None:
+            if tree.text(best_version.id) == text:
+                return AgentResult(False, f"The current text is already the best version {best_version.id[:10]} "
+                                          f"({tree.ratio(best_version)}).")
+            return self.restore_version(kernel, text, best_version.id)
+        history = History(self.state_dir, kernel)
+        found = history.best()
         if found is None:
             return AgentResult(False, f"No measured versions of {kernel.name} yet: run Optimize first.")
         best, best_text = found
+        shown = objective.score(history.objective, best)
+        figure = shown.text if isinstance(shown, objective.Score) else shown
         if best_text == text:
-            return AgentResult(False, f"The current text is already the best measured version "
-                                      f"({best['median_ms']:.3f} ms).")
+            return AgentResult(False, f"The current text is already the best measured version ({figure}).")
         v = self.verifier.candidate(kernel, best_text)
         if not v.ok:
-            return AgentResult(False, f"The best version ({best['median_ms']:.3f} ms) no longer verifies: {v.label}")
-        label = f"restores the best measured version ({best['median_ms']:.3f} ms) · re-verified: {v.label}"
+            return AgentResult(False, f"The best version ({figure}) no longer verifies: {v.label}")
+        label = f"restores the best measured version ({figure}) · re-verified: {v.label}"
         return AgentResult(True, label, Proposal(str(kernel), text, best_text, unified(text, best_text, kernel.name),
                                              label, v.short, {**v.figures, "best": best}, "restore"))
 
@@ -622,7 +634,7 @@ def _change(reply: str) -> str:
 
 
 def _timing(figures: dict, label: str) -> dict:
-    return {"median_ms": figures.get("median_ms"), "spread": figures.get("spread"), "label": label}
+    return {**measured_figures(figures), "label": label}
 
 
 def _with_directive(code: str, problem: Path, kernel: Path) -> str:

@@ -33,11 +33,12 @@ class Words:
     better: str  # '{gain:.2f}× {better}': 'faster', 'less energy per call'
     worse: str  # 'slower'
     what: str  # 'faster', 'lower in energy': "not {what} beyond noise"
+    ratio: str  # after a ratio in a column ('1.30× energy'): '' for time, whose ratio needs no word
 
 
-WORDS = {"time": Words("faster", "slower", "faster"),
-         "energy": Words("less energy per call", "more energy per call", "lower in energy"),
-         "edp": Words("lower energy × delay", "higher energy × delay", "lower in energy × delay")}
+WORDS = {"time": Words("faster", "slower", "faster", ""),
+         "energy": Words("less energy per call", "more energy per call", "lower in energy", "energy"),
+         "edp": Words("lower energy × delay", "higher energy × delay", "lower in energy × delay", "EDP")}
 
 
 def score(objective: str, figures: dict) -> Score | str:
@@ -54,6 +55,12 @@ def score(objective: str, figures: dict) -> Score | str:
     if not ms:
         return "not timed"
     return Score(ms * joules, (1 + spread) * (1 + noise) - 1, f"{ms:.3f} ms × {joules_text(joules)}")
+
+
+def known(objective: object) -> str:
+    """The objective a tree or a history recorded, or time: older records name none, and an unknown name is not
+    guessed at."""
+    return objective if isinstance(objective, str) and objective in OBJECTIVES else "time"
 
 
 def gain(before: Score, after: Score) -> tuple[float, float]:

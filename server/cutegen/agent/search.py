@@ -4,7 +4,8 @@ at a time on the GPU, pipelined (the judge verifies candidate i while the CPU bu
 saw joins the kernel's tree (agent/tree.py); what failed, and why, is the search's memory, told to the model.
 
 "Better than" is the judge's: a candidate is a better version exactly when its Verification is `ok` against its
-parent's figures (`candidates._compare`, wherever its objective comes from); its ratio for ranking is `ratio_of`.
+parent's figures (`candidates._compare`, by the Verifier's objective, which the tree records); versions are ranked
+by their gain by that objective (`VersionTree.ranked`).
 
 The search's shape is `beam:WxK`: each step expands the W most promising versions of the whole tree, K candidates
 each (a version that keeps yielding gets one more per expansion in a row that gave a better child: progressive
@@ -24,11 +25,11 @@ from pathlib import Path
 
 from cutegen.agent import prompts
 from cutegen.agent.candidates import Built, CandidateVerdict, Verification
-from cutegen.agent.history import History, text_id
+from cutegen.agent.history import History, measured_figures, text_id
 from cutegen.agent.llm import LLMError
 from cutegen.agent.patch import apply_reply, unified
 from cutegen.agent.reply import Usage
-from cutegen.agent.tree import Node, VersionTree, ranked_nodes
+from cutegen.agent.tree import Node, VersionTree
 from cutegen.settings import SEARCH_SPEC
 
 SPEC = SEARCH_SPEC
@@ -91,7 +92,7 @@ def plan(tree: VersionTree, directions: list[str], shape: Shape,
     none already on its path, none dead. A version with nothing left is marked exhausted."""
     dead = dead_directions(tree)
     out: list[tuple[Node, list[str]]] = []
-    for node in ranked_nodes(tree.nodes.values()):
+    for node in tree.ranked():
         if len(out) == shape.width:
             break
         if node.exhausted or (root is not None and root not in {n.id for n in tree.chain(node.id)}):
@@ -204,7 +205,8 @@ class Search:
         root = self.tree.root(self.text, base.figures, base.label, str(base.verdict),
                               base.record.path if base.record is not None else None)
         self.root_id = root.id
-        self.tree.searches.append({"shape": str(self.shape), "root": root.id, "started": time.time()})
+        self.tree.searches.append({"shape": str(self.shape), "objective": self.verifier.objective, "root": root.id,
+                                   "started": time.time()})
         self.workload, self.menu, self.profile_txt = workload, menu, profile_txt
         try:
             self._steps(directions)
@@ -352,8 +354,8 @@ class Search:
             self.history.record({"action": "search", "change": made.direction, "verdict": str(v.verdict),
                                  "speedup": v.figures.get("speedup"), "from": made.node.id,
                                  "to": text_id(made.new_text)},
-                                [(made.new_text, {"median_ms": v.figures.get("median_ms"),
-                                                  "spread": v.figures.get("spread"), "label": made.direction})])
+                                [(made.new_text, {**measured_figures(v.figures), "label": made.direction})],
+                                objective=self.verifier.objective)
         return v
 
     def _note(self, step: int, what: str, **payload) -> None:
@@ -366,13 +368,13 @@ class Search:
     def _best(self, root: Node) -> tuple[Node | None, Verification | None]:
         """The best version this search found (not the start), compared directly with the start where its ratio
         is a product along a path; a version the direct comparison does not confirm gives way to the next."""
-        found = [n for n in ranked_nodes(self.tree.nodes.values())
+        found = [n for n in self.tree.ranked()
                  if n.id != root.id and root.id in {c.id for c in self.tree.chain(n.id)}]
         if not found:
             return None, None
-        if not root.measured:
-            return found[0], None  # nothing timed: the first verified version, "speed not measured"
-        measured = [n for n in found if n.measured and (n.gain or 0) > 1]
+        if self.tree.gain_by(root) is None:
+            return found[0], None  # nothing measured: the first verified version, "speed not measured"
+        measured = [n for n in found if (self.tree.gain_by(n) or 0) > 1]
         tries = 0
         for n in measured:
             if n.parent == root.id:
@@ -403,12 +405,13 @@ def proposal_label(result: SearchResult, kernel_name: str) -> tuple[str, dict]:
     if result.confirmed is not None:
         label = f"{path}: {result.confirmed.label}"
         figures.update(result.confirmed.figures)
-    elif best.measured:
+    elif result.tree.gain_by(best) is not None:
         label = f"{path}: {best.label}"
         figures.update(best.figures)
     else:
         label = f"{path}: {best.label} · speed not measured"
-    figures.update(chain=chain, gain=best.gain)
+    gain = result.confirmed.figures.get("gain") if result.confirmed is not None else result.tree.gain_by(best)
+    figures.update(chain=chain, gain=gain, objective=result.tree.objective)  # against the start, by the objective
     return f"{label} · {size} ({s.stop})", figures
 
 

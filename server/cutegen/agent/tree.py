@@ -8,6 +8,12 @@ verdict, the one-line label, the figures (median, spread, speedup against its pa
 every candidate that did not join as a better version (the edit rejected, a build error, a wrong result, slower,
 within noise), by the node it was made from, so a later step or a later search does not ask for it again.
 
+"Best" is by the objective the tree was searched with (`objective`: time, energy or edp, agent/objective.py;
+time for a tree that names none): `gain_by` is a version's ratio against its search's start by that figure, and
+`best` the one answer to "which version is best" that the CLI, the editor (CodeLens, quick fix, Versions view,
+Restore Best) and the search itself use. A version without the figure (not timed, no energy measured) is never
+best.
+
 The tree is the user's: it is written after every candidate (a cancelled search keeps what it found), listed
 by `cutegen versions`, and any version can be shown as a diff and restored.
 """
@@ -19,6 +25,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from cutegen.agent import objective as objectives
 from cutegen.agent.history import text_id
 from cutegen.agent.patch import unified
 from cutegen.agent.transcript import kernel_folder
@@ -26,7 +33,10 @@ from cutegen.files import resolved, write_atomic
 from cutegen.state import StateDir
 
 SCHEMA_VERSION = 1
-KEPT_FIGURES = ("median_ms", "spread", "speedup", "noise", "baseline_ms", "gb_per_s", "gpu")
+# `speedup` is the time ratio over the parent; `gain` and `noise` the judge's ratio and noise by the objective it
+# compared with (`objective`: candidates._compare)
+KEPT_FIGURES = ("median_ms", "spread", "speedup", "noise", "baseline_ms", "gb_per_s", "gpu", "gain", "objective",
+                "j_per_call", "energy_spread")
 
 
 @dataclass
@@ -38,7 +48,7 @@ class Node:
     verdict: str
     label: str
     figures: dict = field(default_factory=dict)
-    gain: float | None = None  # against its search's root; None where not measured
+    gain: float | None = None  # time: against its search's root; None where not timed (any objective: gain_by)
     record: str | None = None  # the run record's path
     step: int = 0
     time: float = 0.0
@@ -161,6 +171,66 @@ class VersionTree:
 
     # -- reading ------------------------------------------------------------------------------
 
+    @property
+    def objective(self) -> str:
+        """What "better" meant when the tree was searched: the latest search's objective (time where none says)."""
+        named = [s["objective"] for s in self.searches if s.get("objective")]
+        return objectives.known(named[-1] if named else None)
+
+    def gain_by(self, node: Node, objective: str | None = None) -> float | None:
+        """A version's ratio against the start of its search by `objective` (the tree's by default; > 1 is
+        better), or None where that figure was not measured along its path."""
+        objective = objectives.known(objective or self.objective)
+        if objective == "time":
+            return node.gain
+        starts = {s.get("root") for s in self.searches}
+        product = 1.0
+        for n in reversed(self.chain(node.id)):
+            if n.id in starts or n.parent is None:
+                return product if isinstance(objectives.score(objective, n.figures), objectives.Score) else None
+            step = n.figures.get("gain") if n.figures.get("objective") == objective else None
+            if not isinstance(step, (int, float)) or step <= 0:
+                return None
+            product *= step
+        return None
+
+    def ranked(self, objective: str | None = None) -> list[Node]:
+        """Verified versions, most promising first by `objective` (the tree's by default): measured before
+        unmeasured; measured ones by gain (the earlier of two equal ones first); unmeasured ones (no GPU) newest
+        first, so a search without timings walks on."""
+        gains = {n.id: self.gain_by(n, objective) for n in self.nodes.values() if n.ok}
+        return sorted((self.nodes[vid] for vid in gains), key=lambda n: (
+            (False, -(gains[n.id] or 0.0), n.step, n.time) if gains[n.id] is not None
+            else (True, 0.0, -n.step, -n.time)))
+
+    def best(self, objective: str | None = None) -> Node | None:
+        """The best version by `objective` (the tree's by default): verified better than the start of its search
+        (its gain by that figure above 1), not a start itself; None when no version is. The one choice of "best"
+        (CLI, editor, Restore Best)."""
+        found = next((n for n in self.ranked(objective) if n.parent and self.gain_by(n, objective) is not None),
+                     None)
+        return found if found is not None and (self.gain_by(found, objective) or 0) > 1 else None
+
+    def why_no_best(self, objective: str | None = None) -> str:
+        """Why `best` is None, in a few words ("" when it is not)."""
+        objective = objectives.known(objective or self.objective)
+        if self.best(objective) is not None:
+            return ""
+        made = [n for n in self.nodes.values() if n.ok and n.parent]
+        figure = {"time": "timed", "energy": "measured for energy",
+                  "edp": "both timed and measured for energy"}[objective]
+        if not made:
+            return "no version besides a start was verified"
+        if all(self.gain_by(n, objective) is None for n in made):
+            cause = "no GPU, or no problem paired with the kernel" if objective == "time" else \
+                "no GPU, or no energy counter (NVML) to read"
+            return f"no verified version was {figure}, and the best is judged by {objective} ({cause})"
+        return f"no version was verified {objectives.WORDS[objective].what} than the start of its search"
+
+    def ratio(self, n: Node) -> str:
+        """A version's ratio against the start of its search by the tree's objective, with the judge's noise."""
+        return ratio_text(self.gain_by(n), n.figures.get("noise"), self.objective)
+
     def children(self, vid: str) -> list[Node]:
         return [n for n in self.nodes.values() if n.parent == vid]
 
@@ -183,11 +253,6 @@ class VersionTree:
             n = self.nodes.get(n.parent) if n.parent else None
         return out[::-1]
 
-    def best(self) -> Node | None:
-        """The verified version with the largest gain (measured ones first), or None."""
-        ranked = ranked_nodes(self.nodes.values())
-        return ranked[0] if ranked else None
-
     def diff(self, vid: str, name: str) -> str:
         """The unified diff from a version's parent (or an empty file, for the start) to the version."""
         from cutegen.agent.patch import unified
@@ -200,29 +265,25 @@ class VersionTree:
         matches = [n for vid, n in self.nodes.items() if vid.startswith(prefix)]
         return matches[0] if len(matches) == 1 else None
 
-    def better(self) -> Node | None:
-        """The best version verified faster than a start (measured, gain above 1), or None: what is worth offering."""
-        best = next((n for n in ranked_nodes(self.nodes.values()) if n.parent and n.measured), None)
-        return best if best is not None and (best.gain or 0) > 1 else None
-
     # -- for an editor ------------------------------------------------------------------------
 
     def view(self, current: str) -> dict:
         """The whole tree as plain data: every version (parents first), which one is the file's `current` text,
-        and the best verified better version (`better`)."""
-        here, better = text_id(current), self.better()
+        the objective "best" is judged by, and the best version (`best`, or why there is none: `no_best`)."""
+        here, best = text_id(current), self.best()
         nodes = sorted(self.nodes.values(), key=lambda n: (self.depth(n.id), n.step, n.time))
         return {"kernel": self.kernel, "tree": str(self.path), "size": len(self.nodes),
                 "failures": len(self.failures), "current": here if here in self.nodes else None,
-                "best": self.summary(better) if better else None,
+                "objective": self.objective, "best": self.summary(best) if best else None,
+                "no_best": self.why_no_best() if self.nodes else "",
                 "versions": [{**self.summary(n), "current": n.id == here,
-                              "best": better is not None and n.id == better.id} for n in nodes]}
+                              "best": best is not None and n.id == best.id} for n in nodes]}
 
     def summary(self, n: Node) -> dict:
         return {"id": n.id, "parent": n.parent, "change": n.change, "path": [c.change for c in self.chain(n.id)
                                                                            if c.change],
-                "ok": n.ok, "verdict": n.verdict, "label": n.label, "gain": n.gain,
-                "noise": n.figures.get("noise"), "ratio": ratio_text(n), "step": n.step, "record": n.record}
+                "ok": n.ok, "verdict": n.verdict, "label": n.label, "gain": self.gain_by(n),
+                "noise": n.figures.get("noise"), "ratio": self.ratio(n), "step": n.step, "record": n.record}
 
     def version(self, vid: str, current: str) -> dict | None:
         """One version for a diff view: its summary, its text and the diff from `current` to it; None when no
@@ -235,20 +296,14 @@ class VersionTree:
         return {**self.summary(node), "text": text, "diff": unified(current, text, name)}
 
 
-def ranked_nodes(nodes) -> list[Node]:
-    """Verified versions, most promising first: measured before unmeasured; measured ones by gain (the earlier of
-    two equal ones first); unmeasured ones (no GPU) newest first, so a search without timings walks on."""
-    ok = [n for n in nodes if n.ok]
-    return sorted(ok, key=lambda n: (False, -(n.gain or 0.0), n.step, n.time) if n.measured
-                  else (True, 0.0, -n.step, -n.time))
-
-
-def ratio_text(n: Node) -> str:
-    """A version's ratio against the start of its search with the judge's noise: "2.10× ±3%", or "not timed"."""
-    if n.gain is None:
-        return "not timed"
-    noise = n.figures.get("noise")
-    return f"{n.gain:.2f}×" + (f" ±{noise:.0%}" if isinstance(noise, (int, float)) else "")
+def ratio_text(gain: float | None, noise: object, objective: str = "time") -> str:
+    """A ratio against the start of a search with the judge's noise: "2.10× ±3%" (time), "1.30× energy ±5%", or
+    why there is none ("not timed", "energy not measured")."""
+    if gain is None:
+        return {"time": "not timed", "energy": "energy not measured"}.get(objective, "EDP not measured")
+    word = objectives.WORDS[objectives.known(objective)].ratio
+    return f"{gain:.2f}×" + (f" {word}" if word else "") + (f" ±{noise:.0%}" if isinstance(noise, (int, float))
+                                                           else "")
 
 
 def _kept(figures: dict) -> dict:

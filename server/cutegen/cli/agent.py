@@ -27,7 +27,7 @@ def add_parsers(sub) -> None:
         ("fix", "propose a verified patch for the first error (or the failing test)", _fix),
         ("optimize", "one verified optimization step, timed against the current version (GPU)", _optimize),
         ("tune", "sweep `// cutegen: tunable` constants; propose the fastest correct values (GPU, no LLM)", _tune),
-        ("restore-best", "propose going back to the fastest measured version", _restore),
+        ("restore-best", "propose going back to the best version (by the objective it was optimized for)", _restore),
     ]
     for name, help_text, run in specs:
         p = command(sub, name, help_text)

@@ -1,5 +1,7 @@
 """`cutegen versions FILE`: the tree of versions that Optimize searches grew (agent/tree.py): each version's id,
-its ratio against the start of its search with the judge's noise, its verdict and its one-line change.
+its ratio against the start of its search with the judge's noise, its verdict and its one-line change; `best`
+marks the best version by the objective the tree was searched with (agent/tree.py `VersionTree.best`), or a last
+line says why no version is.
 `--show ID` prints what that version changed (a diff from its parent); `--restore ID` re-verifies it and prints
 the patch from the file's current text, which `--apply` writes only while the file still holds that text."""
 
@@ -7,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cutegen.agent.tree import Node, VersionTree, ratio_text
+from cutegen.agent.tree import Node, VersionTree
 from cutegen.cli.agent import _common, _main
 from cutegen.cli.options import command
 from cutegen.state import StateDir
@@ -47,7 +49,8 @@ def _versions(args) -> int:
 
 def listing(tree: VersionTree, current: str) -> list[str]:
     """One line a version, the tree's shape by indentation: id, ratio (± noise), verdict, change; `*` marks the
-    file's current text, `best` the best verified version."""
+    file's current text, `best` the best verified version by the tree's objective; without one, the last line
+    says why."""
     from cutegen.agent.history import text_id
 
     best = tree.best()
@@ -58,15 +61,21 @@ def listing(tree: VersionTree, current: str) -> list[str]:
     out = [f"{len(tree.nodes)} versions of {Path(tree.kernel).name} ({len(tree.failures)} candidates that did not "
            f"join as better versions); the tree is {tree.path}"]
 
+    width = max([14] + [len(tree.ratio(n)) for n in tree.nodes.values()])  # "1.30× energy ±5%" is wider
+
     def walk(parent: str | None, depth: int) -> None:
         for n in sorted(children.get(parent, []), key=lambda n: (n.step, n.time)):
-            is_best = best is not None and n.id == best.id and n.parent
+            is_best = best is not None and n.id == best.id
             mark = ("*" if n.id == here else " ") + ("best" if is_best else "    ")
-            ratio = ratio_text(n)
-            out.append(f"{mark} {'  ' * depth}{n.id[:10]}  {ratio:>14}  {n.verdict:<13} {n.change or '(start)'}")
+            ratio = tree.ratio(n)
+            out.append(f"{mark} {'  ' * depth}{n.id[:10]}  {ratio:>{width}}  {n.verdict:<13} {n.change or '(start)'}")
             walk(n.id, depth + 1)
 
     walk(None, 0)
+    if best is None:
+        out.append(f"No version is marked best: {tree.why_no_best()}.")
+    elif tree.objective != "time":
+        out.append(f"best: judged by {tree.objective} (the objective the tree was searched with)")
     return out
 
 

@@ -5,7 +5,8 @@
 - `cutegen.server.showVersion` [{uri, id}]: one version's text and the diff from the file's text to it.
 - `cutegen.server.restoreVersion` [{uri, id, version}]: the version re-verified and offered as a patch, which
   the editor shows as a diff (like every proposal) and applies with applyPatch.
-- A CodeLens on the kernel naming the best verified better version and its ratio, and the same offered as a quick
+- A CodeLens on the kernel naming the best version (`VersionTree.best`: by the objective the tree was searched
+  with) and its ratio, and the same offered as a quick
   fix on the kernel's declaration; both run restoreVersion. Neither reads more than tree.json: no compile.
 """
 
@@ -51,7 +52,7 @@ def versions(ls: CuteGenServer, uri: str) -> dict:
                            "beam:WxK) keeps every version it verifies.", tree=view)
     best = view["best"]
     return reply(True, f"{view['size']} versions of {Path(uri).name}" + (
-        f"; the best: {best['id'][:10]} {best['ratio']}" if best else ""), tree=view)
+        f"; the best: {best['id'][:10]} {best['ratio']}" if best else f"; none is best: {view['no_best']}"), tree=view)
 
 
 def show(ls: CuteGenServer, uri: str, vid: str) -> dict:
@@ -73,11 +74,11 @@ def _offer(ls: CuteGenServer, uri: str, text: str) -> dict | None:
     if path is None or not is_checked(path):
         return None
     tree = VersionTree(ls.session.state_dir(path).path, path)
-    better = tree.better()
-    if better is None:
+    best = tree.best()
+    if best is None:
         return None
     view = tree.view(text)
-    return None if view["current"] == better.id else view["best"]
+    return None if view["current"] == best.id else view["best"]
 
 
 def _title(best: dict) -> str:

@@ -16,6 +16,8 @@ export interface Patch {
   verified: string;
   /** Measured figures, one readable line each. */
   figures: string[];
+  /** What a search found, in one sentence (describeSearch), when the patch is a search's best version. */
+  search?: string;
 }
 
 export interface Verdict {
@@ -46,6 +48,7 @@ export function patchOf(reply: unknown): Patch | undefined {
     return undefined; // nothing to show or apply
   }
   const id = str(p.id) ?? (typeof p.id === "number" ? String(p.id) : undefined);
+  const search = describeSearch(p.figures);
   return {
     id: id ?? `local-${hash(uri + "\n" + newText)}`,
     uri,
@@ -53,8 +56,56 @@ export function patchOf(reply: unknown): Patch | undefined {
     diff: str(p.diff) ?? "",
     newText,
     verified: str(p.verified) ?? "not verified",
-    figures: formatFigures(p.figures),
+    figures: formatFigures(search && isObject(p.figures) ? withoutSearchFigures(p.figures) : p.figures),
+    ...(search ? { search } : {}),
   };
+}
+
+/** How each objective's ratio reads (agent/objective.py WORDS[...].better): "1.42× faster than the start". */
+const OBJECTIVE_WORDS: Record<string, string> = {
+  time: "faster", energy: "less energy per call", edp: "lower energy × delay",
+};
+/** The figures of a search's proposal (agent/search.py proposal_label, Agent.search) that its sentence says. */
+const SEARCH_FIGURES = new Set(["search", "tree_size", "best", "chain", "gain", "noise", "objective", "shape"]);
+
+function withoutSearchFigures(figures: Json): Json {
+  return Object.fromEntries(Object.entries(figures).filter(([key]) => !SEARCH_FIGURES.has(key)));
+}
+
+function num(value: unknown): number | undefined {
+  return typeof value === "number" && Number.isFinite(value) ? value : undefined;
+}
+
+/**
+ * A search's figures as one sentence: "Search: 3 of 12 candidates verified, best 3fa2c1d0e9 1.42× ±3% faster than
+ * the start (beam 2x2, 3 steps)". Undefined when the figures are not a search's (no `search` stats).
+ */
+export function describeSearch(figures: unknown): string | undefined {
+  if (!isObject(figures) || !isObject(figures.search)) {
+    return undefined;
+  }
+  const stats = figures.search;
+  const candidates = num(stats.candidates) ?? 0;
+  const verified = num(stats.verified);
+  const found = verified === undefined ? plural(candidates, "candidate")
+    : `${verified} of ${plural(candidates, "candidate")} verified`;
+  const best = str(figures.best);
+  let result = "no verified better version";
+  if (best) {
+    const gain = num(figures.gain);
+    const noise = num(figures.noise);
+    const objective = str(figures.objective) ?? "time";
+    const word = OBJECTIVE_WORDS[objective] ?? `better by ${objective}`;
+    result = `best ${best.slice(0, 10)}` + (gain === undefined ? ", speed not measured"
+      : ` ${gain.toFixed(2)}×${noise === undefined ? "" : ` ±${Math.round(noise * 100)}%`} ${word} than the start`);
+  }
+  const shape = str(figures.shape)?.replace(":", " ");
+  const steps = num(stats.steps);
+  const stop = str(stats.stop);
+  const how = [shape, steps === undefined ? undefined : plural(steps, "step")].filter(Boolean).join(", ");
+  const stopped = stop && !/^\d+ step\(s\) done$/.test(stop) ? `stopped: ${stop}` : ""; // a budget, a cancel
+  const notes = [how, stopped].filter(Boolean).join("; ");
+  return `Search: ${found}, ${result}` + (notes ? ` (${notes})` : "");
 }
 
 /** The reply's message, if any. */
@@ -94,6 +145,7 @@ const KNOWN_FIGURES: Array<[string, (v: number, all: Json) => string]> = [
   ["median_ms", (v) => `median ${sig(v)} ms`],
   ["baseline_ms", (v) => `before ${sig(v)} ms`],
   ["gb_per_s", (v) => `${v.toFixed(0)} GB/s`],
+  ["j_per_call", (v) => (v >= 1 ? `${sig(v)} J/call` : `${sig(v * 1000)} mJ/call`)],
   ["tflops", (v) => `${sig(v)} TFLOP/s`],
   ["check_s", (v, all) => `check ${v.toFixed(1)} s${all.check_cached === true ? " (cached)" : ""}`],
   ["build_s", (v, all) => `build ${v.toFixed(1)} s${all.build_cached === true ? " (cached)" : ""}`],
@@ -102,7 +154,7 @@ const KNOWN_FIGURES: Array<[string, (v: number, all: Json) => string]> = [
   ["rounds", (v) => plural(v, "round")],
 ];
 /** Bookkeeping that the verified label already says (or that says nothing to a reader). */
-const HIDDEN_FIGURES = /^(gpu|tiers|timing_trials)$|_cached$/;
+const HIDDEN_FIGURES = /^(gpu|tiers|timing_trials|energy_spread)$|_cached$/;
 
 function figureLines(figures: Json): string[] {
   const out: string[] = [];
@@ -233,7 +285,8 @@ export function firstLine(text: string, max = 80): string {
 /** The text shown with a proposal: what was verified, then the figures. */
 export function describePatch(patch: Patch, file: string): string {
   const figures = patch.figures.length ? ` Measured: ${patch.figures.join(" · ")}.` : "";
-  return `CuTeGen proposes a change to ${file}. Verified: ${patch.verified}.${figures}`;
+  const search = patch.search ? ` ${patch.search}.` : "";
+  return `CuTeGen proposes a change to ${file}. Verified: ${patch.verified}.${search}${figures}`;
 }
 
 function hash(text: string): string {

@@ -1,6 +1,7 @@
 // The kernel's tree of versions (the server's `cutegen.server.versions` reply), read defensively, and how each
 // version reads in the Versions view. No `vscode` import: unit-tested under Node.
 
+import { baseName } from "./commands";
 import { isObject } from "./results";
 
 /** One version the judge saw, as the server sends it. */
@@ -92,4 +93,47 @@ export function describeVersion(v: Version): { label: string; description: strin
     // only a version that could be offered is restorable: a failed candidate never verified
     contextValue: v.ok && !v.current ? "cutegen.version.restorable" : "cutegen.version",
   };
+}
+
+/** The active editor's document, as the view needs to know it (a `vscode.Uri`'s parts). */
+export interface ActiveDocument {
+  scheme: string;
+  path: string;
+  /** The whole URI, as the server is asked with it. */
+  uri: string;
+}
+
+/** What the Versions view shows after the active editor changed: a kernel's tree, nothing (and why), or what it
+ * showed already (`keep`). */
+export type ViewTarget = { kernel: string } | { none: string } | "keep";
+
+const CUDA_FILE = /\.(cu|cuh)$/i;
+
+/**
+ * Where the view follows the active editor: a CUDA file's tree; for another file of the workspace, nothing, and a
+ * message (never the previous kernel's rows). A document that is not a file (a version's text in a diff, a proposal,
+ * an output channel) or no text editor at all (a webview has focus) keeps the kernel shown: those belong to it.
+ */
+export function viewTarget(active: ActiveDocument | undefined): ViewTarget {
+  if (!active || active.scheme !== "file") {
+    return "keep";
+  }
+  if (!CUDA_FILE.test(active.path)) {
+    return { none: `${baseName(active.path)} is not a CUDA kernel: open a .cu file to see the versions Optimize kept of it.` };
+  }
+  return { kernel: active.uri };
+}
+
+/** Numbers the view's requests so that only the newest one's reply is shown (a slow reply for the kernel before
+ * must not replace the rows of the one the person switched to). */
+export class NewestRequest {
+  private last = 0;
+
+  start(): number {
+    return ++this.last;
+  }
+
+  isNewest(request: number): boolean {
+    return request === this.last;
+  }
 }
