@@ -119,7 +119,7 @@ def measure(kernel: Path, builder: Builder, rounds: int) -> dict:
     row = {"kernel": kernel.name, "isolated_s": statistics.median(times["isolated"]),
            "in_process_s": statistics.median(times["in-process"]), "ratio": median, "ratio_low": low,
            "ratio_high": high, "rounds": rounds, "target": TARGET, "meets_target": high <= TARGET,
-           "requests_per_verify": requests, **timed}
+           "requests_per_verify": requests, "rounds_s": times, **timed}
     print(f"{kernel.name:<44} verify isolated/in-process {median:.3f}x [{low:.3f}-{high:.3f}] (target <= {TARGET}), "
           f"{requests} requests a verify; "
           f"kernel {timed['kernel_ratio']:.3f}x [{timed['kernel_low']:.3f}-{timed['kernel_high']:.3f}] "
