@@ -22,7 +22,7 @@ name, as every candidate of Optimize and every changed save is), with a pause be
 candidate process (remote.Candidates' default), isolated without it (a process, torch and a CUDA context started
 inside the verify), and in-process (the library opened in this process). Each verify's seconds include the load.
 
---probe answers why a verify's time is bimodal: per verify, the caching allocator's counters (device allocations
+--probe (the first of --kernels) answers why a verify's time is bimodal, and where the isolated judge's goes: per verify, the caching allocator's counters (device allocations
 and frees, retries after a failed allocation: each frees every cached block and synchronizes), then the same
 rounds with expandable segments (the allocator grows one mapping instead of new segments), then one cProfile of
 each judge (the host time each function spends, GPU waits included: a sync is charged to whatever waits).
@@ -265,7 +265,8 @@ def main() -> None:
             args.out.write_text(json.dumps({"gpu": torch.cuda.get_device_name(), "new_candidates": rows}, indent=1))
         return
     if args.probe:
-        result = probe(KERNELS[0], builder, args.rounds)
+        chosen = [k for k in KERNELS if not args.kernels or k.name in args.kernels]
+        result = probe(chosen[0], builder, args.rounds)
         if args.out:
             args.out.write_text(json.dumps(result, indent=1))
         return
