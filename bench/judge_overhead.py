@@ -1,16 +1,17 @@
-"""GPU: what the judge's process boundary costs -- the isolated judge (the kernel loaded in a candidate process of
-its own, called through remote.RemoteKernel over shared buffers and interprocess events, as the worker judges) ÷
-the judge with the kernel loaded in its own process (as every judge did before the boundary), both in this process
-on the same built kernel, interleaved and repeated in ABBA rounds; each ratio's 95 % interval from the paired rounds
+"""GPU: what the judge's process boundary costs -- the isolated judge (the kernel loaded in a candidate process of its
+own, called through remote.RemoteKernel over shared buffers and interprocess events, as the worker judges) ÷ the
+judge with the kernel loaded in its own process (as every judge did before the boundary), both in this process on
+the same built kernel, interleaved and repeated in ABBA rounds; each ratio's 95 % interval from the paired rounds
 (harness/intervals.py). Targets: a verify <= 1.15x; the measured kernel time of a >= 1 ms kernel <= 1.05x; #12's
 speedup over eager inside the interval its header publishes.
 
 A verify here is judge(trials=5, timing=False) on a correct kernel: model and truth built, five trials, the verdict;
-the isolated one enters and leaves `Candidates.loaded` as each worker request does (the warm candidate process,
-its load request, its buffers recycled from the last request). The worker's process start, the candidate
-process's first start and the build are left out (`--new-candidates` measures a never-seen library). A timing row is judge(trials=1, timing=True, baselines=[eager]): the kernel's median and its speedup over
-eager, each way. Kernels: the softsign example (6.4 GB per tensor, memory-bound), KernelBench L1 #12 (a diagonal
-matmul, ~0.04 ms; its reference a dense 4096^3 fp32 matmul) and L1 #1 (a 4096^3 fp32 matmul, ~2 ms).
+the isolated one enters and leaves `Candidates.loaded` as each worker request does (the warm candidate process, its
+load request, its buffers recycled from the last request). The worker's process start, the candidate process's first
+start and the build are left out (`--new-candidates` measures a never-seen library). A timing row is judge(trials=1,
+timing=True, baselines=[eager]): the kernel's median and its speedup over eager, each way. Kernels: the softsign
+example (6.4 GB per tensor, memory-bound), KernelBench L1 #12 (a diagonal matmul, ~0.04 ms; its reference a dense
+4096^3 fp32 matmul) and L1 #1 (a 4096^3 fp32 matmul, ~2 ms).
 
     python bench/judge_overhead.py [--rounds 12] [--state DIR] --out judge_overhead.json
     python bench/judge_overhead.py --probe [--out probe.json]   # where the time goes (the first kernel only)
@@ -22,11 +23,11 @@ name, as every candidate of Optimize and every changed save is), with a pause be
 candidate process (remote.Candidates' default), isolated without it (a process, torch and a CUDA context started
 inside the verify), and in-process (the library opened in this process). Each verify's seconds include the load.
 
---probe (the first of --kernels) answers why a verify's time is bimodal, and where the isolated judge's goes: per verify, the caching allocator's counters (device allocations
-and frees, retries after a failed allocation: each frees every cached block and synchronizes), then the same
-rounds with expandable segments (the allocator grows one mapping instead of new segments), then one cProfile of
-each judge (the host time each function spends, GPU waits included: a sync is charged to whatever waits).
-"""
+--probe (the first of --kernels) answers why a verify's time is bimodal, and where the isolated judge's goes: per
+verify, the caching allocator's counters (device allocations and frees, retries after a failed allocation: each
+frees every cached block and synchronizes), then the same rounds with expandable segments (the allocator grows one
+mapping instead of new segments), then one cProfile of each judge (the host time each function spends, GPU waits
+included: a sync is charged to whatever waits)."""
 
 from __future__ import annotations
 
