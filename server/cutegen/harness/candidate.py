@@ -92,8 +92,9 @@ class CandidateHost:
             self.shared[key] = open_shared(ref)
 
     def op_forget(self, msg: dict) -> None:
-        """The request ended. The judge's buffers stay open here: it hands them out again to the next request of
-        this process (remote.Shared recycles them), which then needs no new IPC mapping."""
+        """The request ended. The judge's buffers stay open here, and the code stays loaded: the next request of
+        this process is for the same code (remote.Candidates), gets the same buffers back (remote.Shared recycles
+        them) and needs no new IPC mapping and no new load."""
         release = getattr(self.lib, "release", None)
         if release is not None:
             release()

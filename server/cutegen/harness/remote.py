@@ -66,6 +66,7 @@ class CandidateProcess:
         self._events: dict = {}
         self.handoff_ms: float | None = None
         self.round_trip_s = 0.0  # an empty request's round trip, measured before any candidate code is loaded
+        self.load_reply: dict | None = None  # the answer to its one `load`: a process holds one candidate's code
         self.asked = 0  # requests sent: what a verify costs in round trips (bench/judge_overhead.py reports it)
         self.pool = shared_pool() if device == "cuda" else None  # only buffers a candidate may see live there
         self.shared = Shared(device, self.pool)  # this process's buffers, reused from one request to the next
@@ -295,9 +296,11 @@ class RemoteKernel:
     def __init__(self, process: CandidateProcess, *, kind: str, path: str, init: list, seed: int):
         self.process, self.device, self.kind = process, process.device, kind
         self.shared = process.shared
-        reply = process.ask({"op": "load", "kind": kind, "path": path, "init": init, "seed": seed},
-                            timeout=LOAD_TIMEOUT)
-        self.abi_version = reply["abi_version"]
+        if process.load_reply is None:  # the code loads once per process (Candidates keys a process by it): the
+            # next request of the same code finds its library open and its call structs built, as in-process
+            process.load_reply = process.ask({"op": "load", "kind": kind, "path": path, "init": init, "seed": seed},
+                                             timeout=LOAD_TIMEOUT)
+        self.abi_version = process.load_reply["abi_version"]
         self._staged: dict | None = None
         self._staging: dict[int, list] = {}
         self._fingerprints: Any = None
