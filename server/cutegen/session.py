@@ -176,8 +176,11 @@ class Session:
         self.stop_worker()
         with self._lock:
             jailed, self._jailed = self._jailed, None
+            checkers, self._type_checkers = list(self._type_checkers.values()), {}
         if jailed is not None:
             jailed.stop()
+        for checker in checkers:  # their parser processes: a header set's build would hold up the exit
+            checker.close()
 
     def first_report(self, error: str) -> bool:
         """True the first time an error text is seen under the current settings: errors that every
