@@ -12,7 +12,7 @@ import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from cutegen import records
 from cutegen.compile import Builder, Tier
@@ -21,6 +21,9 @@ from cutegen.model import CheckResult
 from cutegen.settings import Settings
 from cutegen.state import StateDir
 from cutegen.toolchain import Toolchain, discover
+
+if TYPE_CHECKING:  # for the annotation only: type_checker() imports the type tier when first used
+    from cutegen.typecheck import TypeChecker
 
 # The adapters import no compile/ or harness/ module (tests/test_import_rules.py): what they need of them
 # comes through here (these names, and `Tier` above).
@@ -51,7 +54,7 @@ class Session:
         self._shown_error: tuple[int, str] | None = None
         self._toolchain: Toolchain | None = None
         self._builders: dict[StateDir, Builder] = {}
-        self._type_checkers: dict[StateDir, object] = {}  # the type tier's, per state dir (typecheck/checker.py)
+        self._type_checkers: dict[StateDir, TypeChecker] = {}  # the type tier's, per state dir (typecheck/checker.py)
         self._probes: dict[StateDir, LayoutProbe] = {}  # the layout probes, per state dir, on that dir's Builder
         self._worker = None  # the harness's GPU worker process, kept warm between tests
         self._jailed = None  # agent/candidates.JailedWorkers: the judges of model-written candidates, one per jail
@@ -176,8 +179,11 @@ class Session:
         self.stop_worker()
         with self._lock:
             jailed, self._jailed = self._jailed, None
+            checkers, self._type_checkers = list(self._type_checkers.values()), {}
         if jailed is not None:
             jailed.stop()
+        for checker in checkers:  # their parser processes: a header set's build would hold up the exit
+            checker.close()
 
     def first_report(self, error: str) -> bool:
         """True the first time an error text is seen under the current settings: errors that every

@@ -31,15 +31,17 @@ class _Replay:
         return dict(self.reply)
 
 
-def _verifier(builder, tmp_path, fixture: str) -> tuple[Verifier, _Replay]:
+def _verifier(builder, folder: Path, fixture: str) -> tuple[Verifier, _Replay]:
+    """The Verifier on the shared test build cache; `folder` a kept one: the candidate's shadow copy (which the build
+    tier compiles) lies under its state dir, so a warm run finds its build there."""
     replay = _Replay(fixture)
-    return Verifier(builder, None, state_dir=tmp_path / ".cutegen", gpu=True,
+    return Verifier(builder, None, state_dir=folder / ".cutegen", gpu=True,
                     candidate_runner=lambda jail: replay), replay
 
 
 @pytest.mark.slow
-def test_a_faster_correct_candidate_is_verified_from_the_records_figures(builder, tmp_path):
-    verifier, replay = _verifier(builder, tmp_path, "softsign-bench.json")
+def test_a_faster_correct_candidate_is_verified_from_the_records_figures(builder, kept_path):
+    verifier, replay = _verifier(builder, kept_path, "softsign-bench.json")
     v = verifier.candidate(SOFTSIGN, SOFTSIGN.read_text(), baseline={"median_ms": 6.34, "spread": 0.01})
     assert v.ok and v.verdict == "verified" and v.tiers == ["check", "build", "test", "time"], v.label
     assert v.figures["median_ms"] == pytest.approx(3.17, abs=0.01)
@@ -49,8 +51,8 @@ def test_a_faster_correct_candidate_is_verified_from_the_records_figures(builder
 
 
 @pytest.mark.slow
-def test_a_wrong_candidate_fails_with_the_records_verdict_and_mismatch(builder, tmp_path):
-    verifier, _ = _verifier(builder, tmp_path, "tail_bug-test.json")
+def test_a_wrong_candidate_fails_with_the_records_verdict_and_mismatch(builder, kept_path):
+    verifier, _ = _verifier(builder, kept_path, "tail_bug-test.json")
     v = verifier.candidate(SOFTSIGN, SOFTSIGN.read_text())
     assert not v.ok and v.verdict == "mismatch" and v.label.startswith("mismatch: ") and "Verdict." not in v.label
     assert "'pattern': 'tail'" in v.feedback and "'bad': 296" in v.feedback and Path(v.record.path).is_file()

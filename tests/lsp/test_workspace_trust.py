@@ -44,9 +44,11 @@ def _write_vscode_settings(root: Path, section: dict) -> None:
 
 
 @pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
+def workspace(kept_path: Path) -> Path:
+    """The cloned repository, in a kept folder: its kernels' checks are cache hits in a warm run. The build's key
+    covers nvcc and the flags, so a refused one that got through would still miss, compile and run a program."""
+    root = kept_path / "repo"
+    root.mkdir(exist_ok=True)  # it holds its .cutegen/cache from the last run
     _script(root / "bin" / "gcc")
     _script(root / "wrap.sh")
     _write_vscode_settings(root, _repo_settings(root))

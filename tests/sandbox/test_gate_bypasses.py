@@ -66,16 +66,20 @@ def _stable(builder, name: str, text: str):
 
 
 @pytest.fixture
-def kernel(tmp_path):
-    path = tmp_path / "twice.cu"
+def kernel(kept_path):
+    """The user's kernel in a kept folder (the Verifier's state dir beside it): a candidate's shadow copy lies at the
+    same path every run, so the shared build cache keeps its check and build (the gate and the library's review run
+    every time)."""
+    path = kept_path / "twice.cu"
     path.write_text(BASE)
     return path
 
 
 @pytest.mark.parametrize("name", list(BYPASSES))
-def test_the_gate_sees_through_the_spelling(name, kernel, builder, tmp_path):
+def test_the_gate_sees_through_the_spelling(name, kernel, builder):
     prelude, launcher, line = BYPASSES[name]
-    v = Verifier(builder, None, state_dir=tmp_path / ".cutegen", gpu=False).candidate(kernel, _candidate(prelude, launcher))
+    verifier = Verifier(builder, None, state_dir=kernel.parent / ".cutegen", gpu=False)
+    v = verifier.candidate(kernel, _candidate(prelude, launcher))
     assert v.verdict == "refused" and "refused before building" in v.label, v.label
     assert f"line {line}: process API `system`" in v.label or f"line {line}: symbol alias `weakref`" in v.label, v.label
     assert "check_s" not in v.figures  # nothing was compiled but the preprocessor's view
@@ -110,17 +114,17 @@ def test_a_static_initializer_and_a_raw_system_call_are_refused_in_the_binary(bu
 
 
 @pytest.mark.slow
-def test_a_harmless_candidate_passes_the_gate_and_the_library_check(kernel, builder, tmp_path):
+def test_a_harmless_candidate_passes_the_gate_and_the_library_check(kernel, builder):
     candidate = BASE.replace("2.0f * x[i]", "x[i] + x[i]").replace("  // LAUNCHER", '  if (n < 0) printf("n < 0\\n");')
-    v = Verifier(builder, None, state_dir=tmp_path / ".cutegen", gpu=False).candidate(kernel, candidate)
+    v = Verifier(builder, None, state_dir=kernel.parent / ".cutegen", gpu=False).candidate(kernel, candidate)
     assert v.ok and v.tiers == ["check", "build"] and v.label.startswith("compiled and built"), v.label
     assert v.figures["gate_s"] > 0 and "inspect_s" in v.figures
 
 
 @pytest.mark.slow
-def test_host_code_the_preprocessor_cannot_read_is_refused_after_the_device_check(kernel, builder, tmp_path):
+def test_host_code_the_preprocessor_cannot_read_is_refused_after_the_device_check(kernel, builder):
     """Compiles for the device (the check tier), yet has no host side the gate could read: refused, not built."""
     candidate = BASE.replace("// PRELUDE", "#ifndef __CUDA_ARCH__\n#error the host side is hidden\n#endif")
-    v = Verifier(builder, None, state_dir=tmp_path / ".cutegen", gpu=False).candidate(kernel, candidate)
+    v = Verifier(builder, None, state_dir=kernel.parent / ".cutegen", gpu=False).candidate(kernel, candidate)
     assert v.verdict == "refused" and v.tiers == ["check"] and "build_s" not in v.figures, v.label
     assert "does not preprocess" in v.label and "the host side is hidden" in v.label, v.label

@@ -89,7 +89,9 @@ class ScriptedOpenAI:
         return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
 
     def start(self) -> "ScriptedOpenAI":
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True, name="scripted-openai")
+        # A short poll: stop() (shutdown) waits for the loop's next poll, half a second at the default, in every test
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True,
+                                        name="scripted-openai")
         self._thread.start()
         return self
 

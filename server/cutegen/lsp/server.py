@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
+import threading
 import traceback
 from urllib.parse import unquote
 
@@ -123,7 +124,9 @@ def _register_lifecycle(server: CuteGenServer) -> None:
     @server.feature(types.INITIALIZED)
     async def initialized(ls: CuteGenServer, params: types.InitializedParams):
         ls.update_roots()
-        asyncio.get_running_loop().run_in_executor(None, hover.warm_knowledge)  # the first hover stays fast
+        # The first hover stays fast. A daemon thread, not the loop's executor: exit would wait for the load
+        # (up to a second of YAML and imports), and a server shut down right after it started has no use for it.
+        threading.Thread(target=hover.warm_knowledge, name="cutegen-knowledge", daemon=True).start()
         try:
             await config.reload(ls)
         finally:

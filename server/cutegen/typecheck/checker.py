@@ -97,6 +97,8 @@ class TypeChecker:
         self.state = StateDir(state_dir)
         self._jobs: dict[str, _Job] = {}
         self._lock = threading.Lock()
+        self._running: dict[int, _Job] = {}  # every job with a parser process (header set builds too): for close()
+        self._closed = False
         self._pch_locks: dict[str, threading.Lock] = {}
         self._failed_pch: set[str] = set()  # header sets with errors of their own: parsed with the file instead
         # What clang said of a text, keyed like the build cache (the text, its user headers, the flags, the
@@ -193,6 +195,16 @@ class TypeChecker:
         if handle is not None:
             _stop(handle)
 
+    def close(self) -> None:
+        """Stop every parser process, a header set's build too, and start none again: a server that shuts down
+        does not wait for a PCH build (seconds) that nobody will use."""
+        with self._lock:
+            self._closed = True
+            running = list(self._running.values())
+        for job in running:
+            _stop(job)
+        self.parsers.close()
+
     # -- what clang is told ------------------------------------------------------------------------
 
     def arguments(self, path: Path, source: str) -> list[str]:
@@ -276,8 +288,14 @@ class TypeChecker:
             _stop(old)
 
     def _child(self, request: dict, job: _Job) -> dict:
+        with self._lock:
+            if self._closed:
+                return {}
+            self._running[id(job)] = job
         with job.lock:
             if job.cancelled:
+                with self._lock:
+                    self._running.pop(id(job), None)
                 return {}
             job.proc = self.parsers.take()
         try:
@@ -288,7 +306,11 @@ class TypeChecker:
             return {"failure": f"no answer within {self.settings.check_timeout:g} s (setting "
                                f"{self.settings.name_of('check_timeout')})"}
         finally:
-            self.parsers.refill()
+            with self._lock:
+                self._running.pop(id(job), None)
+                closed = self._closed
+            if not closed:
+                self.parsers.refill()
         if job.cancelled:
             return {}
         try:
