@@ -21,6 +21,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cutegen import state
 from cutegen.profiler.line_table import FunctionLines, Place
 from cutegen.profiler.stalls import STALL_METRIC
 from cutegen.records import text_digest
@@ -159,7 +160,7 @@ class Folder:
 
 
 SEARCHED_FOLDERS = 2000  # a bare name's search stops here (a big repository's build tree is not walked whole)
-_SKIPPED = {".git", ".cutegen", "node_modules", "__pycache__", ".venv"}
+_SKIPPED = {".git", state.NAME, "node_modules", "__pycache__", ".venv"}
 
 
 def _find_under(roots: tuple[str, ...], name: str) -> str | None:
