@@ -178,8 +178,8 @@ def _problem_table(runs: list[Run]) -> tuple[list[str], list[list[str]]]:
 
 
 def _search_cell(r: dict | None) -> str:
-    """A search's best verified version: id, ratio against the generated kernel ± the judge's noise, the changes
-    that made it; and the tree's size."""
+    """A search's best verified version: id, ratio against the generated kernel by the search's objective (named
+    when not time) ± the judge's noise, the changes that made it; and the tree's size."""
     if r is None or r.get("search_tree_size") is None:
         return "–"
     size = f"{r['search_tree_size']} versions in the tree"
@@ -187,7 +187,8 @@ def _search_cell(r: dict | None) -> str:
         return f"none verified better · {size}"
     ratio = r.get("search_ratio")
     noise = r.get("search_noise")
-    figure = "not timed" if ratio is None else f"{ratio:.2f}×" + (f" ±{noise:.0%}" if noise is not None else "")
+    by = f" {r['search_objective']}" if r.get("search_objective") not in (None, "time") else ""
+    figure = "not timed" if ratio is None else f"{ratio:.2f}×{by}" + (f" ±{noise:.0%}" if noise is not None else "")
     return f"{r['search_best'][:10]} {figure} ({r.get('search_change') or ''}) · {size}"
 
 

@@ -105,13 +105,16 @@ def search_fields(outcomes: list, tree) -> dict:
     best = tree.nodes.get(last.get("best") or "")
     out = next(o for step, o in reversed(outcomes) if step == "search")
     figures = out.proposal.figures if out.ok and out.proposal else {}
-    ratio = figures.get("speedup") if best is not None else None
+    # the gain is by the search's objective (time, energy or edp) against the start; `speedup` is time's alone
+    gain = figures.get("gain", figures.get("speedup"))
+    ratio = gain if best is not None else None
     return {"search_shape": last.get("shape"), "search_tree_size": len(tree.nodes),
             "search_failures": len(tree.failures), "search_candidates": last.get("candidates"),
             "search_steps": last.get("steps"), "search_stop": last.get("stop"),
             "search_best": best.id if best is not None else None,
             "search_change": " → ".join(n.change for n in tree.chain(best.id) if n.change) if best else None,
             "search_ratio": ratio if isinstance(ratio, (int, float)) else None,
+            "search_objective": figures.get("objective") or tree.objective,
             "search_noise": figures.get("noise") if isinstance(ratio, (int, float)) else None,
             "search_message": _first_line(out.message)}
 
