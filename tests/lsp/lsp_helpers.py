@@ -58,3 +58,16 @@ def publications(client: LanguageClient, uri: str) -> list[types.PublishDiagnost
 
 def errors(diagnostics) -> list[types.Diagnostic]:
     return [d for d in diagnostics if d.severity == types.DiagnosticSeverity.Error]
+
+
+async def execute(client: LanguageClient, command: str, *arguments):
+    """workspace/executeCommand, as the editor sends it; the server's answer."""
+    return await client.workspace_execute_command_async(types.ExecuteCommandParams(command=command,
+                                                                                   arguments=list(arguments)))
+
+
+async def restore_lenses(client: LanguageClient, uri: str) -> list[types.CodeLens]:
+    """The CodeLenses that restore a kept version (the best one's, over the kernel)."""
+    found = await client.text_document_code_lens_async(types.CodeLensParams(
+        text_document=types.TextDocumentIdentifier(uri=uri)))
+    return [lens for lens in found if lens.command.command == "cutegen.server.restoreVersion"]

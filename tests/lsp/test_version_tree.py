@@ -12,7 +12,7 @@ from lsprotocol import types
 from cutegen.agent.search import ratio_of
 from cutegen.agent.tree import VersionTree
 from cutegen.state import StateDir
-from lsp_helpers import needs_nvcc
+from lsp_helpers import execute, needs_nvcc, restore_lenses
 from tests.agent.test_search import GOOD, PROBLEM, _landscape, _timed
 from tests.support.editor import open_in_editor
 
@@ -41,17 +41,6 @@ def _grow(path) -> VersionTree:
     return tree
 
 
-async def _command(client, command: str, *arguments):
-    return await client.workspace_execute_command_async(types.ExecuteCommandParams(command=command,
-                                                                                   arguments=list(arguments)))
-
-
-async def _lenses(client, uri: str) -> list[str]:
-    found = await client.text_document_code_lens_async(types.CodeLensParams(
-        text_document=types.TextDocumentIdentifier(uri=uri)))
-    return [lens for lens in found if lens.command.command == "cutegen.server.restoreVersion"]
-
-
 async def test_the_tree_the_best_version_as_lens_and_quick_fix_and_its_restore(client, workspace):
     path = workspace / "k.cu"
     path.write_text(START)
@@ -59,7 +48,7 @@ async def test_the_tree_the_best_version_as_lens_and_quick_fix_and_its_restore(c
     grid = next(n for n in tree.nodes.values() if n.change == "grid shape")
     uri = open_in_editor(client, path, START)
 
-    answer = await _command(client, "cutegen.server.versions", {"uri": uri})
+    answer = await execute(client, "cutegen.server.versions", {"uri": uri})
     view = answer["tree"]
     assert answer["ok"] and answer["message"] == f"4 versions of k.cu; the best: {grid.id[:10]} 2.50× ±2%"
     root = next(n for n in tree.nodes.values() if n.parent is None)
@@ -69,13 +58,13 @@ async def test_the_tree_the_best_version_as_lens_and_quick_fix_and_its_restore(c
         ("fuse", "0.91× ±2%", "not-faster", False, False), ("grid shape", "2.50× ±2%", "verified", False, True)]
     assert view["best"]["path"] == ["vectorize", "grid shape"]
 
-    shown = await _command(client, "cutegen.server.showVersion", {"uri": uri, "id": grid.id[:8]})
+    shown = await execute(client, "cutegen.server.showVersion", {"uri": uri, "id": grid.id[:8]})
     assert shown["ok"] and shown["version"]["text"] == GRID
     assert "-  y[i] = 0.5f;\n+  y[i] = 0.5f + 0.0f;" in shown["version"]["diff"]
-    missing = await _command(client, "cutegen.server.showVersion", {"uri": uri, "id": "zzzz"})
+    missing = await execute(client, "cutegen.server.showVersion", {"uri": uri, "id": "zzzz"})
     assert not missing["ok"] and "k.cu has no version 'zzzz'" in missing["message"]
 
-    (lens,) = await _lenses(client, uri)
+    (lens,) = await restore_lenses(client, uri)
     assert lens.command.title == f"Best version {grid.id[:10]}: 2.50× ±2% (vectorize → grid shape)"
     assert lens.range.start.line == 2  # on the kernel
     kernel_line = types.Range(start=types.Position(line=2, character=18), end=types.Position(line=2, character=18))
@@ -89,15 +78,15 @@ async def test_the_tree_the_best_version_as_lens_and_quick_fix_and_its_restore(c
         text_document=types.TextDocumentIdentifier(uri=uri), range=elsewhere,
         context=types.CodeActionContext(diagnostics=[])))  # a lightbulb on the kernel only
 
-    restored = await _command(client, action.command.command, *action.command.arguments)
+    restored = await execute(client, action.command.command, *action.command.arguments)
     assert restored["ok"] and restored["patch"]["new_text"] == GRID and restored["patch"]["action"] == "restore"
     assert "restores version" in restored["message"] and "re-verified" in restored["message"]
-    applied = await _command(client, "cutegen.server.applyPatch", {"id": restored["patch"]["id"], "uri": uri,
+    applied = await execute(client, "cutegen.server.applyPatch", {"id": restored["patch"]["id"], "uri": uri,
                                                                     "version": restored["patch"]["version"]})
     assert applied["applied"] is True and client.docs[uri] == (2, GRID)
     # the file holds the best version now: nothing left to offer, and the tree marks it current
-    assert not await _lenses(client, uri)
-    view = (await _command(client, "cutegen.server.versions", {"uri": uri}))["tree"]
+    assert not await restore_lenses(client, uri)
+    view = (await execute(client, "cutegen.server.versions", {"uri": uri}))["tree"]
     assert view["current"] == grid.id
 
 
@@ -105,12 +94,12 @@ async def test_no_tree_no_offer_and_bad_arguments_are_named(client, workspace):
     path = workspace / "plain.cu"
     path.write_text(START)
     uri = open_in_editor(client, path, START)
-    answer = await _command(client, "cutegen.server.versions", {"uri": uri})
+    answer = await execute(client, "cutegen.server.versions", {"uri": uri})
     assert answer["ok"] and answer["tree"]["size"] == 0 and answer["message"].startswith("No versions of plain.cu yet")
-    assert not await _lenses(client, uri)
+    assert not await restore_lenses(client, uri)
     with pytest.raises(Exception, match=r"cutegen.server.restoreVersion: arguments\[0\].id: missing"):
-        await _command(client, "cutegen.server.restoreVersion", {"uri": uri})
-    gone = await _command(client, "cutegen.server.restoreVersion", {"uri": uri, "id": "abc"})
+        await execute(client, "cutegen.server.restoreVersion", {"uri": uri})
+    gone = await execute(client, "cutegen.server.restoreVersion", {"uri": uri, "id": "abc"})
     assert not gone["ok"] and "plain.cu has no version 'abc'" in gone["message"]
 
 
@@ -124,11 +113,11 @@ async def test_optimize_with_a_search_grows_the_tree_the_view_lists(client, work
     path.write_text(GOOD)
     uri = open_in_editor(client, path, GOOD)
     refreshes = client.code_lens_refreshes
-    answer = await _command(client, "cutegen.server.optimize", {"uri": uri, "version": 1})
+    answer = await execute(client, "cutegen.server.optimize", {"uri": uri, "version": 1})
     assert answer["ok"] and "3 versions in the tree" in answer["message"] and "speed not measured" in answer["message"]
     assert client.code_lens_refreshes > refreshes  # the lens is asked for again: a search may have found a best
-    view = (await _command(client, "cutegen.server.versions", {"uri": uri}))["tree"]
+    view = (await execute(client, "cutegen.server.versions", {"uri": uri}))["tree"]
     assert sorted((v["change"][:8], v["verdict"], v["ratio"]) for v in view["versions"]) == [
         ("", "verified", "not timed"), ("128-bit ", "check-failed", "not timed"),
         ("More byt", "verified", "not timed")]
-    assert view["best"] is None and not await _lenses(client, uri)
+    assert view["best"] is None and not await restore_lenses(client, uri)

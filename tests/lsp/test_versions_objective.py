@@ -9,22 +9,15 @@ import pytest
 from lsprotocol import types
 
 from cutegen.state import StateDir
-from lsp_helpers import needs_nvcc
+from lsp_helpers import execute, needs_nvcc, restore_lenses
 from tests.agent.tree_landscapes import BEST, CHANGES, START, searched, untimed
 from tests.support.editor import open_in_editor
 
 pytestmark = [pytest.mark.asyncio, needs_nvcc]
 
 
-async def _command(client, command: str, *arguments):
-    return await client.workspace_execute_command_async(types.ExecuteCommandParams(command=command,
-                                                                                   arguments=list(arguments)))
-
-
 async def _lens_titles(client, uri: str) -> list[str]:
-    found = await client.text_document_code_lens_async(types.CodeLensParams(
-        text_document=types.TextDocumentIdentifier(uri=uri)))
-    return [lens.command.title for lens in found if lens.command.command == "cutegen.server.restoreVersion"]
+    return [lens.command.title for lens in await restore_lenses(client, uri)]
 
 
 async def test_lens_quick_fix_view_and_restore_best_follow_the_energy_objective(client, workspace):
@@ -41,11 +34,11 @@ async def test_lens_quick_fix_view_and_restore_best_follow_the_energy_objective(
         context=types.CodeActionContext(diagnostics=[])))
     (action,) = [a for a in actions if a.command.command == "cutegen.server.restoreVersion"]
     assert action.command.arguments[0]["id"] == b.id
-    answer = await _command(client, "cutegen.server.versions", {"uri": uri})
+    answer = await execute(client, "cutegen.server.versions", {"uri": uri})
     assert answer["tree"]["objective"] == "energy" and answer["tree"]["best"]["id"] == b.id
     assert answer["message"].endswith(f"the best: {b.id[:10]} 2.50× energy ±2%")
 
-    restored = await _command(client, "cutegen.server.restoreBest", {"uri": uri})
+    restored = await execute(client, "cutegen.server.restoreBest", {"uri": uri})
     assert restored["ok"] and restored["patch"]["new_text"] == CHANGES[BEST["energy"]][0], restored["message"]
 
 
@@ -55,6 +48,6 @@ async def test_no_lens_for_untimed_versions_and_the_reply_says_why(client, works
     untimed(StateDir.for_file(path, [path.parent]), path)
     uri = open_in_editor(client, path, START)
     assert await _lens_titles(client, uri) == []
-    answer = await _command(client, "cutegen.server.versions", {"uri": uri})
+    answer = await execute(client, "cutegen.server.versions", {"uri": uri})
     assert answer["tree"]["best"] is None and not any(v["best"] for v in answer["tree"]["versions"])
     assert "none is best: no verified version was timed" in answer["message"]
