@@ -110,8 +110,7 @@ class ElsewhereCaller(CudaCaller):
     def called(self, host_seconds: float) -> None:
         """The sleep outlasts the candidate process's own time from the staged sleep to its call, which is all it
         must outlast (both are enqueued there): the pipe's round trip, measured when the process started, is taken
-        off what the judge saw (sized on the whole round trip, every trial of a short kernel slept several times
-        longer than the same trial in-process)."""
+        off what the judge saw (sized on the whole round trip, the sleep counted the pipe three times over)."""
         super().called(max(0.0, host_seconds - self.lib.process.round_trip_s))
 
     def stage(self, buffers: list, fresh: list) -> None:

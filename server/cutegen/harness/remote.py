@@ -291,7 +291,8 @@ class Shared:
 
 class RemoteKernel:
     """A kernel library (or a ModelNew) loaded in a candidate process, called as the trials and the timing call
-    any library: `lib(args, outs, stream) -> code`. Every buffer it is called with comes from `empty`."""
+    any library: `lib(args, outs, stream) -> code`. Every buffer it is called with comes from `empty`. A library
+    keeps nothing of a call, so it has no `release` (the trials ask for one only where it exists: a ModelNew's)."""
 
     def __init__(self, process: CandidateProcess, *, kind: str, path: str, init: list, seed: int):
         self.process, self.device, self.kind = process, process.device, kind
@@ -391,9 +392,6 @@ class RemoteKernel:
         if self.device == "cuda" and self._queued:
             self.process.ask({"op": "sync"})
             self._queued = False
-
-    def release(self) -> None:
-        """A trial ended: a kernel library keeps nothing of a call (a ModelNew lets go of what forward returned)."""
 
     def close(self) -> None:
         """Ends this judge's use: the candidate lets go of the loaded code's state (its process, with the shared

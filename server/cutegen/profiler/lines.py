@@ -17,7 +17,7 @@ import os
 import re
 import subprocess
 import sys
-from collections import Counter, defaultdict
+from collections import Counter, defaultdict, deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -172,9 +172,9 @@ def _find_under(roots: tuple[str, ...], name: str) -> str | None:
     if os.sep in name:
         return None
     found: set[str] = set()
-    queue, seen = list(roots), 0
+    queue, seen = deque(roots), 0
     while queue and seen < SEARCHED_FOLDERS:
-        folder, queue = queue[0], queue[1:]
+        folder = queue.popleft()
         seen += 1
         try:
             entries = list(os.scandir(folder))

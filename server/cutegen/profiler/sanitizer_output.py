@@ -24,7 +24,9 @@ _BLOCK = re.compile(r"in block \((?P<b>[\d, ]+)\)")
 # "Address 0x… is out of bounds" (CUDA 12) and "Access to 0x… is out of bounds" (CUDA 13's sanitizer, the H200)
 _ADDRESS = re.compile(r"(?:Address|Access to|at __shared__|at __global__)\s+(?P<a>0x[0-9a-f]+)")
 _COUNT = re.compile(r"\[(?P<n>[\d,]+) hazards?\]")
-_SUMMARY = re.compile(r"(?:ERROR SUMMARY|RACECHECK SUMMARY):\s*(?P<n>[\d,]+)\s+(?:errors?|hazards? displayed)"
+# ("ERROR SUMMARY: 825 errors were not printed" follows the total when it is over the print limit: not a total)
+_SUMMARY = re.compile(r"(?:ERROR SUMMARY|RACECHECK SUMMARY):\s*(?P<n>[\d,]+)\s+(?:errors?\b(?!\s+were not printed)|"
+                      r"hazards? displayed)"
                       r"(?:\s*\((?P<e>[\d,]+) errors?)?")
 _NOISE = ("COMPUTE-SANITIZER", "Saved host backtrace", "Host Frame", "ERROR SUMMARY", "RACECHECK SUMMARY",
           "LEAK SUMMARY", "Target application returned")
@@ -56,7 +58,7 @@ def parse(output: str, tool: str) -> tuple[list[Report], int]:
         if not raw.startswith("="):
             continue
         text = _PREFIX.sub("", raw, count=1)
-        if (m := _SUMMARY.search(text)) and "not printed" not in text:  # "N errors were not printed": a part
+        if m := _SUMMARY.search(text):
             errors = int((m["e"] or m["n"]).replace(",", ""))
             current = None
             continue
