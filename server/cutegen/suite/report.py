@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from cutegen.agent.tree import ratio_text
 from cutegen.files import write_atomic
 from cutegen.harness.verdicts import Verdict
 from cutegen.suite.store import load
@@ -185,10 +186,7 @@ def _search_cell(r: dict | None) -> str:
     size = f"{r['search_tree_size']} versions in the tree"
     if r.get("search_best") is None:
         return f"none verified better · {size}"
-    ratio = r.get("search_ratio")
-    noise = r.get("search_noise")
-    by = f" {r['search_objective']}" if r.get("search_objective") not in (None, "time") else ""
-    figure = "not timed" if ratio is None else f"{ratio:.2f}×{by}" + (f" ±{noise:.0%}" if noise is not None else "")
+    figure = ratio_text(r.get("search_ratio"), r.get("search_noise"), r.get("search_objective") or "time")
     return f"{r['search_best'][:10]} {figure} ({r.get('search_change') or ''}) · {size}"
 
 
