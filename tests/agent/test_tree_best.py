@@ -9,8 +9,8 @@ import json
 import pytest
 
 from cutegen.agent.history import History
-from cutegen.agent.search import Shape, plan
-from tests.agent.tree_landscapes import BEST, CHANGES, START, figures, searched, untimed
+from cutegen.agent.search import Shape, plan, ratio_of
+from tests.agent.tree_landscapes import BEST, CHANGES, START, TEXT, figures, judged, searched, untimed
 
 
 @pytest.fixture
@@ -81,3 +81,23 @@ def test_the_history_best_is_by_the_objective_it_was_optimized_for(tmp_path, ker
     timed.record({"action": "save"}, [(a_text, {**figures(a_ms, a_j), "label": "A"}),
                                       (b_text, {**figures(b_ms, b_j), "label": "B"})])
     assert timed.best()[0]["label"] == "A"  # no objective recorded: time
+
+
+def test_a_second_search_from_an_applied_version_is_compared_with_the_first_through_the_path(tmp_path, kernel):
+    """The first search (time) made A (2× the start) and C (1.5×); C was applied and searched again, giving D
+    (1.6× over C, so 2.4× the first start). Each ratio against its own search's start would rank A (2.0) over
+    D (1.6); against one start they are 1.33× and 1.6×, and D is best."""
+    tree = searched(tmp_path / ".cutegen", kernel, "time")
+    c_text, c_ms, c_joules = CHANGES["C: grid shape"]
+    c = tree.root(c_text, figures(c_ms, c_joules), f"compiles · {c_ms:.3f} ms", "verified", None)
+    tree.searches.append({"shape": "beam:1x1", "objective": "time", "root": c.id})
+    v = judged(figures(c_ms, c_joules), figures(2.5, 0.05), "time")
+    d = tree.add(c, TEXT.format(value="0.25f * 2.0f"), "D: fewer syncs", ok=v.ok, verdict=str(v.verdict),
+                 label=v.label, figures=v.figures, ratio=ratio_of(v), record=None, step=1)
+    a = next(n for n in tree.nodes.values() if n.change == BEST["time"])
+    assert tree.best().id == d.id
+    assert tree.gain_by(d) == pytest.approx(1.6) and tree.gain_by(a) == pytest.approx(2.0 / 1.5)
+    assert tree.gain_by(c) == pytest.approx(1.0) and tree.gain_by(tree.nodes[c.parent]) == pytest.approx(1 / 1.5)
+    assert tree.ratio(a).startswith("1.33×")
+    reread = type(tree)(tmp_path / ".cutegen", kernel)  # C, a start again, kept how it came from its parent
+    assert reread.best().id == d.id and reread.gain_by(a) == pytest.approx(2.0 / 1.5)

@@ -273,9 +273,9 @@ class Search:
 
     def _messages(self, node: Node, direction: str) -> tuple[list[dict], dict]:
         text = self.tree.text(node.id) or self.text
-        f = node.figures
+        f, gain = node.figures, self.tree.gain_by(node, "time")
         before = (f"{f['median_ms']:.3f} ms median" if isinstance(f.get("median_ms"), (int, float))
-                  else "not timed") + (f" ({node.gain:.2f}× the start)" if node.gain and node.parent else "")
+                  else "not timed") + (f" ({gain:.2f}× the start)" if gain and node.parent else "")
         messages = prompts.search_step(self.kernel.name, text, workload=self.workload, baseline=before,
                                        profile=self.profile_txt, direction=direction,
                                        details=self.menu.get(direction, ""),

@@ -3,14 +3,14 @@ beside the texts (`versions/<id>.cu`, shared with history.py: a version's id is 
 
 A node is a version the judge saw: its parent, the change that made it (the menu item it was asked for), the
 verdict, the one-line label, the figures (median, spread, speedup against its parent) and where its run record is.
-`gain` is its ratio against the root of the search that made it (the product of the ratios along its path); only
-`ok` nodes (verified better than their parent, or the root) are expanded. The tree also keeps the search's memory:
+Only `ok` nodes (verified better than their parent, or a start) are expanded. The tree also keeps the search's memory:
 every candidate that did not join as a better version (the edit rejected, a build error, a wrong result, slower,
 within noise), by the node it was made from, so a later step or a later search does not ask for it again.
 
 "Best" is by the objective the tree was searched with (`objective`: time, energy or edp, agent/objective.py;
-time for a tree that names none): `gain_by` is a version's ratio against its search's start by that figure, and
-`best` the one answer to "which version is best" that the CLI, the editor (CodeLens, quick fix, Versions view,
+time for a tree that names none): `gain_by` is a version's ratio by that figure against one start for the
+whole line of versions it is on (the latest search's start there: versions two searches made, from different starts,
+compare through the path between them, not as ratios against two different starts), and `best` the one answer to "which version is best" that the CLI, the editor (CodeLens, quick fix, Versions view,
 Restore Best) and the search itself use. A version without the figure (not timed, no energy measured) is never
 best.
 
@@ -37,6 +37,8 @@ SCHEMA_VERSION = 1
 # compared with (`objective`: candidates._compare)
 KEPT_FIGURES = ("median_ms", "spread", "speedup", "noise", "baseline_ms", "gb_per_s", "gpu", "gain", "objective",
                 "j_per_call", "energy_spread")
+# the figures of a version against its parent (the rest are its own): a start made again keeps them
+EDGE_FIGURES = ("speedup", "noise", "baseline_ms", "gain", "objective")
 
 
 @dataclass
@@ -48,17 +50,12 @@ class Node:
     verdict: str
     label: str
     figures: dict = field(default_factory=dict)
-    gain: float | None = None  # time: against its search's root; None where not timed (any objective: gain_by)
     record: str | None = None  # the run record's path
     step: int = 0
     time: float = 0.0
     expansions: int = 0  # how often candidates were asked of it
     streak: int = 0  # expansions in a row that gave at least one ok child (progressive widening)
     exhausted: bool = False  # an expansion of it gave nothing ok, or no direction is left: never expanded again
-
-    @property
-    def measured(self) -> bool:
-        return self.gain is not None
 
 
 @dataclass
@@ -120,18 +117,16 @@ class VersionTree:
 
     def root(self, text: str, figures: dict, label: str, verdict: str, record: str | None) -> Node:
         """The version a search starts from: the node of this text (an earlier search's, applied since), or a new
-        root. Its gain is 1: a search's ratios are against it."""
+        root. Ratios on its line of versions are against it from now on (`gain_by`)."""
         vid = self._keep_text(text)
-        measured = isinstance(figures.get("median_ms"), (int, float))
         node = self.nodes.get(vid)
         if node is None:
-            node = Node(vid, None, "", True, verdict, label, _kept(figures), None, record, 0, time.time())
+            node = Node(vid, None, "", True, verdict, label, _kept(figures), record, 0, time.time())
             self.nodes[vid] = node
         node.ok, node.exhausted = True, False  # a search may expand its own start again
-        node.gain = 1.0 if measured else None
-        if measured:
-            node.figures = _kept(figures)
-        self._regain(vid)
+        if isinstance(figures.get("median_ms"), (int, float)):  # its own figures afresh; how it came from its parent stays
+            edge = {k: node.figures[k] for k in EDGE_FIGURES if node.parent and k in node.figures}
+            node.figures = {**_kept(figures), **edge}
         self.save()
         return node
 
@@ -139,10 +134,9 @@ class VersionTree:
             ratio: float | None, record: str | None, step: int) -> Node:
         """A candidate made from `parent` that the judge saw; `ratio`: its improvement over the parent."""
         vid = self._keep_text(text)
-        gain = parent.gain * ratio if parent.gain is not None and ratio is not None else None
         node = self.nodes.get(vid)
         if node is None or (ok and not node.ok):
-            node = Node(vid, parent.id, change, ok, verdict, label, _kept(figures), gain, record, step, time.time())
+            node = Node(vid, parent.id, change, ok, verdict, label, _kept(figures), record, step, time.time())
             self.nodes[vid] = node
         if not ok:
             self.failures.append(Failure(parent.id, change, verdict, label, step, vid))
@@ -154,21 +148,6 @@ class VersionTree:
         self.failures.append(Failure(parent.id, change, verdict, why.splitlines()[0][:300] if why else "", step))
         self.save()
 
-    def _regain(self, root_id: str) -> None:
-        """Gains along every path from a new root (an earlier search's tree, measured against another start)."""
-        children: dict[str | None, list[Node]] = {}
-        for n in self.nodes.values():
-            children.setdefault(n.parent, []).append(n)
-        stack = [self.nodes[root_id]]
-        while stack:
-            n = stack.pop()
-            for c in children.get(n.id, []):
-                if c.id == root_id:
-                    continue
-                ratio = c.figures.get("speedup")
-                c.gain = n.gain * ratio if n.gain is not None and isinstance(ratio, (int, float)) else None
-                stack.append(c)
-
     # -- reading ------------------------------------------------------------------------------
 
     @property
@@ -178,21 +157,29 @@ class VersionTree:
         return objectives.known(named[-1] if named else None)
 
     def gain_by(self, node: Node, objective: str | None = None) -> float | None:
-        """A version's ratio against the start of its search by `objective` (the tree's by default; > 1 is
-        better), or None where that figure was not measured along its path."""
+        """A version's ratio by `objective` (the tree's by default; > 1 is better) against the start of its line
+        of versions (`start_of`), through the path between them: the versions from their common ancestor down to
+        it over those down to the start. None where that figure was not measured along the path."""
         objective = objectives.known(objective or self.objective)
-        if objective == "time":
-            return node.gain
-        starts = {s.get("root") for s in self.searches}
-        product = 1.0
-        for n in reversed(self.chain(node.id)):
-            if n.id in starts or n.parent is None:
-                return product if isinstance(objectives.score(objective, n.figures), objectives.Score) else None
-            step = n.figures.get("gain") if n.figures.get("objective") == objective else None
-            if not isinstance(step, (int, float)) or step <= 0:
-                return None
-            product *= step
-        return None
+        start = self.start_of(node)
+        if not isinstance(objectives.score(objective, start.figures), objectives.Score):
+            return None
+        mine, theirs = self.chain(node.id), self.chain(start.id)
+        shared = 0
+        while shared < min(len(mine), len(theirs)) and mine[shared].id == theirs[shared].id:
+            shared += 1
+        down, up = _product(mine[shared:], objective), _product(theirs[shared:], objective)
+        return down / up if down is not None and up is not None else None
+
+    def start_of(self, node: Node) -> Node:
+        """The start a version's ratios are against: the latest search's start on its line of versions (the tree
+        under the same first version), or that first version."""
+        top = self.chain(node.id)[0]
+        for s in reversed(self.searches):
+            start = self.nodes.get(s.get("root"))
+            if start is not None and self.chain(start.id)[0].id == top.id:
+                return start
+        return top
 
     def ranked(self, objective: str | None = None) -> list[Node]:
         """Verified versions, most promising first by `objective` (the tree's by default): measured before
@@ -204,7 +191,7 @@ class VersionTree:
             else (True, 0.0, -n.step, -n.time)))
 
     def best(self, objective: str | None = None) -> Node | None:
-        """The best version by `objective` (the tree's by default): verified better than the start of its search
+        """The best version by `objective` (the tree's by default): verified better than the start of its line
         (its gain by that figure above 1), not a start itself; None when no version is. The one choice of "best"
         (CLI, editor, Restore Best)."""
         found = next((n for n in self.ranked(objective) if n.parent and self.gain_by(n, objective) is not None),
@@ -225,10 +212,10 @@ class VersionTree:
             cause = "no GPU, or no problem paired with the kernel" if objective == "time" else \
                 "no GPU, or no energy counter (NVML) to read"
             return f"no verified version was {figure}, and the best is judged by {objective} ({cause})"
-        return f"no version was verified {objectives.WORDS[objective].what} than the start of its search"
+        return f"no version was verified {objectives.WORDS[objective].what} than its start"
 
     def ratio(self, n: Node) -> str:
-        """A version's ratio against the start of its search by the tree's objective, with the judge's noise."""
+        """A version's ratio against its start (`start_of`) by the tree's objective, with the judge's noise."""
         return ratio_text(self.gain_by(n), n.figures.get("noise"), self.objective)
 
     def children(self, vid: str) -> list[Node]:
@@ -294,6 +281,19 @@ class VersionTree:
             return None
         name = Path(self.kernel).name
         return {**self.summary(node), "text": text, "diff": unified(current, text, name)}
+
+
+def _product(path: list[Node], objective: str) -> float | None:
+    """The product of the ratios over their parents of the versions of `path` by `objective`, as the judge
+    figured each (None if one is missing)."""
+    product = 1.0
+    for n in path:
+        r = n.figures.get("speedup") if objective == "time" else \
+            n.figures.get("gain") if n.figures.get("objective") == objective else None
+        if not isinstance(r, (int, float)) or r <= 0:
+            return None
+        product *= r
+    return product
 
 
 def ratio_text(gain: float | None, noise: object, objective: str = "time") -> str:
