@@ -411,3 +411,21 @@ if pytest_lsp is not None:
             pass
         if lsp_client.scripted is not None:
             lsp_client.scripted.stop()
+
+
+@pytest.fixture
+def scripted(monkeypatch):
+    """Start a scripted endpoint: `url = scripted(entries)`; the key is required and set in the env."""
+    from tests.support.scripted_openai import ScriptedOpenAI
+
+    servers = []
+    monkeypatch.setenv(LLM_KEY_ENV, LLM_KEY)
+
+    def start(entries, **kw):
+        server = ScriptedOpenAI(entries, expect_key=LLM_KEY, **kw).start()
+        servers.append(server)
+        return server
+
+    yield start
+    for s in servers:
+        s.stop()

@@ -1,5 +1,6 @@
-"""Fixtures for the agent tests: the scripted OpenAI-compatible server (real HTTP). The LSP client (`client`, with
-its `replies` marker) and `workspace` are tests/conftest.py's."""
+"""Fixtures for the agent tests. The scripted OpenAI-compatible server (`scripted`, real HTTP), the LSP client
+(`client`, with its `replies` marker) and `workspace` are tests/conftest.py's; the helpers tests of the LLM paths
+share are tests/support/llm.py's."""
 
 from __future__ import annotations
 
@@ -11,9 +12,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT / "server") not in sys.path:
     sys.path.insert(0, str(ROOT / "server"))
-
-from tests.support.server_env import LLM_KEY as KEY, LLM_KEY_ENV as KEY_ENV  # noqa: E402  (the language server's env has it)
-from tests.support.scripted_openai import ScriptedOpenAI  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -29,22 +27,6 @@ def _fresh_endpoint_lessons():
     forget_session()
 
 
-@pytest.fixture
-def scripted(monkeypatch):
-    """Start a scripted endpoint: `url = scripted(entries)`; the key is required and set in the env."""
-    servers = []
-    monkeypatch.setenv(KEY_ENV, KEY)
-
-    def start(entries, **kw):
-        server = ScriptedOpenAI(entries, expect_key=KEY, **kw).start()
-        servers.append(server)
-        return server
-
-    yield start
-    for s in servers:
-        s.stop()
-
-
 @pytest.fixture(scope="session")
 def provider_workspace(build_state, tmp_path_factory) -> Path:
     """The kernels of tests/agent/provider_cases.py in one folder that outlives the session (a kept folder of
@@ -56,21 +38,6 @@ def provider_workspace(build_state, tmp_path_factory) -> Path:
 
     with kept_folder(build_state, "provider-workspace") as folder:
         yield provider_cases.write(folder or tmp_path_factory.mktemp("provider-workspace"))
-
-
-def llm_settings(url: str, **extra):
-    from cutegen.settings import Settings
-
-    base = dict(llm_base_url=url, llm_model="scripted", llm_api_key_env=KEY_ENV, llm_timeout=2.0, llm_retries=2,
-                max_rounds=3)
-    base.update(extra)
-    return Settings(**base)
-
-
-def no_key_anywhere(folder: Path) -> None:
-    for f in Path(folder).rglob("*"):
-        if f.is_file():
-            assert KEY.encode() not in f.read_bytes(), f"the API key leaked into {f}"
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import pytest
 from cutegen.agent import prompts
 from cutegen.agent.budget import Budget, estimate
 from cutegen.model import Diagnostic, Severity
-from tests.agent.conftest import llm_settings
+from tests.support.llm import llm_settings
 
 KERNEL = (Path(__file__).resolve().parent / "diffs" / "base" / "slow.cu").read_text()
 HITS = [f"hit {i}: " + "why this happens and how to fix it. " * 40 for i in (1, 2, 3)]

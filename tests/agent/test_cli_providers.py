@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.agent import provider_cases as cases
-from tests.agent.conftest import KEY, KEY_ENV, no_key_anywhere
+from tests.support.llm import KEY, KEY_ENV, no_key_anywhere
 
 ROOT = Path(__file__).resolve().parents[2]
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on PATH")

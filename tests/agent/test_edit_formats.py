@@ -14,7 +14,7 @@ from cutegen.agent import edit_formats, prompts
 from cutegen.agent.edit_formats import REFUSALS, is_elision
 from cutegen.agent.patch import apply_diff, apply_reply
 from cutegen.settings import CHOICES, Settings
-from tests.agent.conftest import llm_settings
+from tests.support.llm import llm_settings
 from tests.agent.replay_corpus import replays, judge
 
 ROOT = Path(__file__).resolve().parents[2]

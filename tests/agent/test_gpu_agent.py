@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from tests.agent.conftest import no_key_anywhere
+from tests.support.llm import no_key_anywhere
 from tests.support.editor import open_in_editor
 
 pytestmark = [pytest.mark.gpu, pytest.mark.asyncio]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.agent.conftest import llm_settings, no_key_anywhere
+from tests.support.llm import llm_settings, no_key_anywhere
 
 pytestmark = pytest.mark.gpu
 

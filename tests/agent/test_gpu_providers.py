@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.agent.conftest import no_key_anywhere
+from tests.support.llm import no_key_anywhere
 from tests.agent.test_gpu_agent import REPLIES, _kernel, _run
 from tests.support.editor import open_in_editor
 

@@ -13,7 +13,7 @@ import pytest
 
 from cutegen.agent.llm import LLMClient, LLMError
 from cutegen.settings import Settings
-from tests.agent.conftest import KEY, KEY_ENV, llm_settings
+from tests.support.llm import KEY, KEY_ENV, llm_settings
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[2]
 HI = [{"role": "user", "content": "TASK: hello"}]

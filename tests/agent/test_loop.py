@@ -13,7 +13,7 @@ from cutegen.agent.history import History
 from cutegen.agent.candidates import _compare
 from cutegen.model import Diagnostic, Severity
 from cutegen.settings import Settings
-from tests.agent.conftest import llm_settings, no_key_anywhere
+from tests.support.llm import llm_settings, no_key_anywhere
 
 KERNEL = """#include <cutegen/abi.h>
 

@@ -10,7 +10,7 @@ import time
 import pytest
 from lsprotocol import types
 
-from tests.agent.conftest import no_key_anywhere
+from tests.support.llm import no_key_anywhere
 from tests.support.editor import open_in_editor
 
 pytestmark = pytest.mark.asyncio

@@ -14,7 +14,7 @@ import pytest
 from lsprotocol import types
 
 from tests.agent import provider_cases as cases
-from tests.agent.conftest import no_key_anywhere
+from tests.support.llm import no_key_anywhere
 from tests.agent.test_lsp_agent import _actions, _until
 from tests.support.editor import open_in_editor
 

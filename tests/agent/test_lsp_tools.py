@@ -9,7 +9,7 @@ import json
 import pytest
 from lsprotocol import types
 
-from tests.agent.conftest import no_key_anywhere
+from tests.support.llm import no_key_anywhere
 from tests.agent.test_lsp_agent import BROKEN, LINE, _actions, _errors, _until, needs_nvcc
 from tests.support.editor import open_in_editor
 

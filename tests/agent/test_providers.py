@@ -11,7 +11,7 @@ import pytest
 
 from cutegen.agent.endpoint import endpoint_key
 from cutegen.agent.llm import LLMClient, LLMError
-from tests.agent.conftest import KEY, llm_settings
+from tests.support.llm import KEY, llm_settings
 
 HI = [{"role": "user", "content": "TASK: hello"}]
 

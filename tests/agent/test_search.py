@@ -15,7 +15,7 @@ from cutegen.agent.candidates import CandidateVerdict, Verification, _compare
 from cutegen.agent.search import Limits, Shape, dead_directions, memory_text, plan, ratio_of, settle
 from cutegen.agent.tree import VersionTree
 from cutegen.settings import Settings
-from tests.agent.conftest import llm_settings
+from tests.support.llm import llm_settings
 from tests.agent.test_loop import KERNEL, _kernel
 
 DIRECTIONS = ["vectorize", "more bytes in flight", "fuse", "grid shape", "cheaper math"]
@@ -214,7 +214,8 @@ def _cli(ws, *args, url=None):
     import subprocess
     import sys
 
-    from tests.agent.conftest import KEY, KEY_ENV, ROOT
+    from tests.support.llm import KEY, KEY_ENV
+    from tests.support.paths import ROOT
 
     env = {**os.environ, KEY_ENV: KEY, "PYTHONPATH": str(ROOT / "server"), "CUTEGEN_LLM_BASE_URL": "",
            "CUTEGEN_LLM_MODEL": ""}

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from cutegen.agent.llm import LLMClient, LLMError
 from cutegen.agent.tools import SPECS, lookup
-from tests.agent.conftest import llm_settings, no_key_anywhere
+from tests.support.llm import llm_settings, no_key_anywhere
 from tests.agent.test_loop import KERNEL, _error, _kernel
 
 SR_BAD = "<<<<<<< SEARCH\n  y[i] = NOT_IN_FILE;\n=======\n  y[i] = 1.0f;\n>>>>>>> REPLACE\n"

@@ -17,7 +17,7 @@ import pytest
 
 from cutegen.files import WriteError, write_atomic
 from tests.agent import provider_cases as cases
-from tests.agent.conftest import KEY, KEY_ENV, scripted  # noqa: F401 (the scripted-endpoint fixture)
+from tests.support.llm import KEY, KEY_ENV
 from tests.support.small_disk import fill, small_disk
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -12,7 +12,7 @@ import uuid
 from pathlib import Path
 
 from cutegen.model import Diagnostic, Severity
-from tests.agent.conftest import KEY_ENV, llm_settings, no_key_anywhere, scripted  # noqa: F401 (the fixture)
+from tests.support.llm import KEY_ENV, llm_settings, no_key_anywhere
 
 _ROOT = Path(__file__).resolve().parents[2]
 _PROBLEM = ("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x * 0.5\n"

@@ -11,8 +11,7 @@ import pytest
 
 from cutegen.suite.judge import Budget
 from cutegen.suite.runner import run_suite
-from tests.agent.conftest import llm_settings, no_key_anywhere
-from tests.agent.conftest import scripted  # noqa: F401  (the scripted endpoint fixture)
+from tests.support.llm import llm_settings, no_key_anywhere
 from tests.suite.conftest import LEVEL1
 
 

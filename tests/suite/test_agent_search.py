@@ -15,8 +15,7 @@ from cutegen.agent.tree import VersionTree
 from cutegen.suite import report
 from cutegen.suite.judge import Budget
 from cutegen.suite.runner import run_suite
-from tests.agent.conftest import llm_settings
-from tests.agent.conftest import scripted  # noqa: F401  (the scripted endpoint fixture)
+from tests.support.llm import llm_settings
 from tests.suite.conftest import LEVEL1
 from tests.suite.test_agent import generated
 

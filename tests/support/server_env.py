@@ -1,5 +1,5 @@
 """The environment the language server under test runs in: this checkout's engine first, the scripted LLM
-endpoint's key (tests/agent/conftest.py), and a config folder of its own (not the tester's)."""
+endpoint's key (tests/support/llm.py), and a config folder of its own (not the tester's)."""
 
 import os
 import tempfile
