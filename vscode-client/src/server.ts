@@ -13,7 +13,7 @@ import {
 import { SECTION, VENV_ANSWERS_KEY, VenvAnswer, resolvePython, serverArgs, serverEnv } from "./core/config";
 import { LOOP_NOTIFICATION, LoopStatus, parseLoopEvent } from "./core/loop";
 import { MessageGate } from "./core/messages";
-import { diagnosticsVerdict } from "./core/results";
+import { diagnosticsVerdict, typingVerdict } from "./core/results";
 import { StatusModel } from "./core/status";
 import { REVIEW_COMMAND, SERVER, baseName, reviewArguments, reviewTitle } from "./core/commands";
 
@@ -260,11 +260,13 @@ export class Server implements vscode.Disposable {
       handleDiagnostics: (uri, diagnostics, next) => {
         next(uri, diagnostics);
         const key = uri.toString();
-        if (this.checking.has(key)) {
+        const errors = diagnostics.filter((d) => d.severity === vscode.DiagnosticSeverity.Error).length;
+        const warnings = diagnostics.filter((d) => d.severity === vscode.DiagnosticSeverity.Warning).length;
+        // With unsaved edits what shows is about text nvcc has not seen (errors while typing): never "compiles".
+        const unsaved = vscode.workspace.textDocuments.some((d) => d.uri.toString() === key && d.isDirty);
+        if (this.checking.has(key) || unsaved) {
           this.endCheck(key);
-          const errors = diagnostics.filter((d) => d.severity === vscode.DiagnosticSeverity.Error).length;
-          const warnings = diagnostics.filter((d) => d.severity === vscode.DiagnosticSeverity.Warning).length;
-          this.status.setVerdict(diagnosticsVerdict(baseName(key), errors, warnings));
+          this.status.setVerdict((unsaved ? typingVerdict : diagnosticsVerdict)(baseName(key), errors, warnings));
         }
       },
     };

@@ -268,6 +268,18 @@ export function diagnosticsVerdict(file: string, errors: number, warnings: numbe
   return { text: `${file}: compiles`, level: "ok" };
 }
 
+/** The verdict of diagnostics published for unsaved text (the type tier, clang's front end, as the user types):
+ * nvcc has not seen this text, so it never says "compiles". */
+export function typingVerdict(file: string, errors: number, warnings: number): Verdict {
+  if (errors) {
+    return { text: `${file}: ${plural(errors, "error")} while typing`, level: "error" };
+  }
+  if (warnings) {
+    return { text: `${file}: ${plural(warnings, "warning")} while typing`, level: "warning" };
+  }
+  return { text: `${file}: no errors while typing (unsaved)`, level: "info" };
+}
+
 export function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? "" : "s"}`;
 }

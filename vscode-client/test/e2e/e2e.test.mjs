@@ -466,6 +466,8 @@ test("CuTeGen in a real VS Code: diagnostic, quick fix as a verified diff, Apply
     assert.match(hover, /cutegen \(typing\)/, `the error is not the type tier's: ${hover}`);
     assert.equal(fs.readFileSync(typed, "utf8"), clean, "the file was saved: the error must come without a save");
     assert.ok(await page.locator(".tab.active.dirty").count(), "the typed file's tab is not dirty");
+    await until(async () => /error while typing/.test((await page.locator(".statusbar-item", { hasText: "CuTeGen" }).first()
+      .textContent()) ?? ""), 30_000 * SLOW, "the status bar to say the unsaved text has an error (not \"compiles\")", 1000);
     await screenshot(page, "typing-error");
     await page.keyboard.press("Escape");
     await palette(page, "File: Revert File"); // leave the workspace as it was

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import {
-  describePatch, diagnosticsVerdict, formatFigures, humanize, messageOf, patchOf, verdictOf, wasCancelled,
+  describePatch, diagnosticsVerdict, formatFigures, humanize, messageOf, patchOf, typingVerdict, verdictOf, wasCancelled,
 } from "../../src/core/results";
 
 const reply = {
@@ -96,6 +96,12 @@ test("diagnostics verdicts", () => {
   assert.deepEqual(diagnosticsVerdict("k.cu", 1, 3), { text: "k.cu: 1 error", level: "error" });
   assert.deepEqual(diagnosticsVerdict("k.cu", 0, 2), { text: "k.cu: 2 warnings", level: "warning" });
   assert.deepEqual(diagnosticsVerdict("k.cu", 0, 0), { text: "k.cu: compiles", level: "ok" });
+});
+
+test("diagnostics of unsaved text never say the file compiles: nvcc has not seen it", () => {
+  assert.deepEqual(typingVerdict("k.cu", 2, 0), { text: "k.cu: 2 errors while typing", level: "error" });
+  assert.deepEqual(typingVerdict("k.cu", 0, 1), { text: "k.cu: 1 warning while typing", level: "warning" });
+  assert.deepEqual(typingVerdict("k.cu", 0, 0), { text: "k.cu: no errors while typing (unsaved)", level: "info" });
 });
 
 test("messages and cancellation", () => {
