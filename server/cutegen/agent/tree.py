@@ -8,11 +8,11 @@ every candidate that did not join as a better version (the edit rejected, a buil
 within noise), by the node it was made from, so a later step or a later search does not ask for it again.
 
 "Best" is by the objective the tree was searched with (`objective`: time, energy or edp, agent/objective.py;
-time for a tree that names none): `gain_by` is a version's ratio by that figure against one start for the
-whole line of versions it is on (the latest search's start there: versions two searches made, from different starts,
-compare through the path between them, not as ratios against two different starts), and `best` the one answer to "which version is best" that the CLI, the editor (CodeLens, quick fix, Versions view,
-Restore Best) and the search itself use. A version without the figure (not timed, no energy measured) is never
-best.
+time for a tree that names none). `gain_by` is a version's ratio by that figure against one start for the whole
+line of versions it is on (the latest search's start there: versions two searches made from different starts
+compare through the path between them, not as ratios against two different starts); `best` is the one answer to
+"which version is best" that the CLI, the editor (CodeLens, quick fix, Versions view, Restore Best) and the search
+itself use. A version without the figure (not timed, no energy measured) is never best.
 
 The tree is the user's: it is written after every candidate (a cancelled search keeps what it found), listed
 by `cutegen versions`, and any version can be shown as a diff and restored.
@@ -124,7 +124,7 @@ class VersionTree:
             node = Node(vid, None, "", True, verdict, label, _kept(figures), record, 0, time.time())
             self.nodes[vid] = node
         node.ok, node.exhausted = True, False  # a search may expand its own start again
-        if isinstance(figures.get("median_ms"), (int, float)):  # its own figures afresh; how it came from its parent stays
+        if isinstance(figures.get("median_ms"), (int, float)):  # its own figures afresh, its edge from its parent kept
             edge = {k: node.figures[k] for k in EDGE_FIGURES if node.parent and k in node.figures}
             node.figures = {**_kept(figures), **edge}
         self.save()

@@ -1,7 +1,7 @@
 """`cutegen versions FILE`: the tree of versions that Optimize searches grew (agent/tree.py): each version's id,
-its ratio against the latest search's start with the judge's noise (through the path between them), its verdict and its one-line change; `best`
-marks the best version by the objective the tree was searched with (agent/tree.py `VersionTree.best`), or a last
-line says why no version is.
+its ratio against the latest search's start (through the path between them) with the judge's noise, its verdict
+and its one-line change; `best` marks the best version by the objective the tree was searched with (agent/tree.py
+`VersionTree.best`), or a last line says why no version is.
 `--show ID` prints what that version changed (a diff from its parent); `--restore ID` re-verifies it and prints
 the patch from the file's current text, which `--apply` writes only while the file still holds that text."""
 
