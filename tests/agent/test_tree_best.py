@@ -101,3 +101,13 @@ def test_a_second_search_from_an_applied_version_is_compared_with_the_first_thro
     assert tree.ratio(a).startswith("1.33×")
     reread = type(tree)(tmp_path / ".cutegen", kernel)  # C, a start again, kept how it came from its parent
     assert reread.best().id == d.id and reread.gain_by(a) == pytest.approx(2.0 / 1.5)
+
+
+def test_after_a_search_from_unrelated_text_an_older_lines_version_is_not_best(tmp_path, kernel):
+    """The user rewrote the kernel by hand and searched again: the first search's A (2× its own start) cannot be
+    compared with the new start, so it is not offered as best over it."""
+    tree = searched(tmp_path / ".cutegen", kernel, "time")
+    fresh = tree.root(TEXT.format(value="2.0f"), figures(1.0, 0.02), "compiles · 1.000 ms", "verified", None)
+    tree.searches.append({"shape": "beam:1x1", "objective": "time", "root": fresh.id})
+    assert tree.best() is None and tree.why_no_best() == "no version besides a start was verified"
+    assert tree.gain_by(next(n for n in tree.nodes.values() if n.change == BEST["time"])) == pytest.approx(2.0)

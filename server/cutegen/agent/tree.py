@@ -191,19 +191,28 @@ class VersionTree:
             else (True, 0.0, -n.step, -n.time)))
 
     def best(self, objective: str | None = None) -> Node | None:
-        """The best version by `objective` (the tree's by default): verified better than the start of its line
-        (its gain by that figure above 1), not a start itself; None when no version is. The one choice of "best"
-        (CLI, editor, Restore Best)."""
-        found = next((n for n in self.ranked(objective) if n.parent and self.gain_by(n, objective) is not None),
-                     None)
+        """The best version by `objective` (the tree's by default) on the latest search's line of versions (those
+        comparable with its start; a line started afresh from unrelated text is not): verified better than that
+        start (its gain by that figure above 1), not a start itself; None when no version is. The one choice of
+        "best" (CLI, editor, Restore Best)."""
+        made = {n.id for n in self._made()}
+        found = next((n for n in self.ranked(objective)
+                      if n.id in made and self.gain_by(n, objective) is not None), None)
         return found if found is not None and (self.gain_by(found, objective) or 0) > 1 else None
+
+    def _made(self) -> list[Node]:
+        """The verified versions that are not starts, on the latest search's line."""
+        latest = self.nodes.get(str(self.searches[-1].get("root"))) if self.searches else None
+        top = self.chain(latest.id)[0].id if latest is not None else None
+        return [n for n in self.nodes.values()
+                if n.ok and n.parent and (top is None or self.chain(n.id)[0].id == top)]
 
     def why_no_best(self, objective: str | None = None) -> str:
         """Why `best` is None, in a few words ("" when it is not)."""
         objective = objectives.known(objective or self.objective)
         if self.best(objective) is not None:
             return ""
-        made = [n for n in self.nodes.values() if n.ok and n.parent]
+        made = self._made()
         figure = {"time": "timed", "energy": "measured for energy",
                   "edp": "both timed and measured for energy"}[objective]
         if not made:
