@@ -51,5 +51,5 @@ async def test_sanitize_program_publishes_the_bug_at_its_line(client, workspace)
     answer = await _run(client, Command.SANITIZE_PROGRAM, workspace.as_uri())
     print(answer)
     assert answer["ok"] is False and answer["findings"] >= 1
-    published = await until(lambda: client.published.get(source.as_uri()), timeout=30, what="the findings")
+    published = await until(lambda: client.diagnostics.get(source.as_uri()), timeout=30, what="the findings")
     assert any(d.range.start.line == BUG - 1 and "memcheck" in d.message for d in published)
