@@ -14,8 +14,7 @@ buffers it was handed and the pipe whose every message is checked.
 On a GPU, a call is ordered with the judge's stream by interprocess events: this stream waits for the judge's
 event (its inputs are written), runs the call, records `after_call` (the judge's clock stops there) and, for a
 ModelNew, copies what forward returned into the judge's output buffers and records `after_copy` (the judge
-reads its outputs after that one). Timed and checked calls are the same message: nothing tells them apart. An
-energy window's calls (`queue`) are ordered by the window's start and end alone, and kept in flight here.
+reads its outputs after that one). Timed and checked calls are the same message: nothing tells them apart.
 """
 
 from __future__ import annotations
@@ -42,8 +41,6 @@ class CandidateHost:
         self.judge_event: Any = None
         self.after_call: Any = None
         self.after_copy: Any = None
-        self.marks: list = []  # an energy window's calls in flight (_keep_in_flight)
-        self.calls = 0
 
     def handle(self, msg: dict) -> dict:
         op = getattr(self, "op_" + str(msg.get("op")), None)
@@ -119,21 +116,7 @@ class CandidateHost:
                 for buffer, values in stage["pairs"]:
                     self.shared[buffer].copy_(self.shared[values])
             code = self._call(args, outs, self.stream, stage and self.shared[stage["fingerprints"]])
-        if msg.get("queue"):
-            self._keep_in_flight(int(msg["queue"]))
         return {"code": int(code)}
-
-    def _keep_in_flight(self, depth: int) -> None:
-        """An energy window's call (no hand-off of its own): answered once the call `depth` back is done, so at
-        most `depth` calls are queued ahead of the GPU, as the judge's own windows keep them (energy.in_flight)."""
-        import torch
-
-        if len(self.marks) != depth:
-            self.marks, self.calls = [torch.cuda.Event() for _ in range(depth)], 0
-        mark = self.marks[self.calls % depth]
-        mark.synchronize()  # an unrecorded event is done
-        mark.record(self.stream)
-        self.calls += 1
 
     def _call(self, args, outs, stream, fingerprints=None) -> int:
         """The candidate's call; `after_call` right after it, then (a ModelNew's) the copy into the outputs and,

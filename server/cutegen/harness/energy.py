@@ -14,13 +14,12 @@ The windows' J/call give the median and its 95 % interval (intervals.py).
 What is in a call's joules. The window runs the calls as timing.py's rounds do (the same function, the same
 rotated inputs) but without an L2 flush between them: a flush's energy would dominate a short kernel's and could
 only be taken off as a separately measured figure. A kernel whose inputs fit L2 therefore reads some of them warm
-here. A kernel judged in a candidate process (remote.py) is called through a hand-off between the two processes'
-streams (~0.28 ms on an H100) in the timing, where every call is ordered by the judge; in a window only at its
-start and its end (`around`): the calls between queue on the candidate's stream behind each other, the candidate
-keeping `depth` of them in flight, so the GPU runs them back to back as a program would. (With a hand-off per call
-a 0.19 ms GEMM's windows read 0.87-1.41 ms a call and its J/call varied ±12.6 % between runs: mostly the two
-contexts taking turns.) The windows' GPU ms per call is the judge's to check against the timed median
-(gpu_checks._energy): calls skipped or answered from a cache in a window leave no figure.
+here. A kernel judged in a candidate process (remote.py) is called through the hand-off between the two
+processes' streams (~0.28 ms on an H100): the GPU is partly idle then, at the clocks the load keeps, and that
+energy is in every call's share; timing.py takes the hand-off's *time* off each call (calibrated without the
+candidate's code), but its energy is not subtracted, because nothing measures it apart from the call. So J/call
+through the judge is an upper bound on the kernel's own; candidates of one kernel carry the same hand-off, so
+their comparison (agent/objective.py) stays fair, only less sensitive for kernels far shorter than the hand-off.
 The counter is the whole board's: another process's work on the same GPU is counted too.
 
 Where NVML is missing (the nvidia-ml-py package, a driver, a CUDA device, a counter that is not supported) the
@@ -28,12 +27,11 @@ figure is absent and `Unmeasured` carries one line for a person: "energy not mea
 
 from __future__ import annotations
 
-import contextlib
 import math
 import statistics
 import time
 from dataclasses import dataclass
-from typing import Callable, ContextManager
+from typing import Callable
 
 from cutegen.harness.intervals import median_interval
 from cutegen.records import Energy  # the record's type: what is measured is what is stored
@@ -221,22 +219,20 @@ def _handles(pynvml, props) -> list[Callable]:
 
 # -- measuring (in the judge, on the GPU) -----------------------------------------------------------------------
 
-def measure(fn: Callable[[], object], *, call_ms: float, windows: int = WINDOWS,
-            around: Callable[[int], ContextManager] | None = None) -> Energy:
-    """J/call of `fn` (one call as timing.py times it) in `windows` windows on the current CUDA stream. `around`:
-    where the calls queue in another process's context (remote.RemoteKernel.window), what each window is entered
-    and left through, given the depth of calls to keep in flight there. Raises Unmeasured where NVML cannot say."""
+def measure(fn: Callable[[], object], *, call_ms: float, windows: int = WINDOWS) -> Energy:
+    """J/call of `fn` (one call as timing.py times it) in `windows` windows on the current CUDA stream. Raises
+    Unmeasured where NVML cannot say."""
     m = meter()
     try:
         period = m.period()
         seconds = window_seconds(period)
         depth = in_flight(call_ms)
-        return summary([_window(fn, m, seconds, period, depth, around) for _ in range(windows)], period)
+        return summary([_window(fn, m, seconds, period, depth) for _ in range(windows)], period)
     except m.nvml.NVMLError as e:  # a reading that failed midway is no figure, and no failed verdict either
         raise Unmeasured(f"an NVML reading failed ({e})") from None
 
 
-def _window(fn, m: Meter, seconds: float, period: float, depth: int, around=None) -> Window:
+def _window(fn, m: Meter, seconds: float, period: float, depth: int) -> Window:
     import torch
 
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -245,15 +241,14 @@ def _window(fn, m: Meter, seconds: float, period: float, depth: int, around=None
     start.record()
     deadline = time.perf_counter() + seconds + PERIOD_TIMEOUT_S  # a counter that stops moving ends the window
     calls = 0
-    with around(depth) if around is not None else contextlib.nullcontext():
-        while not watch.spans(seconds - 2 * period) and time.perf_counter() < deadline:
-            mark = marks[calls % depth]
-            while not mark.query():  # the call `depth` back is not done: the queue stays within IN_FLIGHT_MS
-                watch.poll()  # the host waits here, so it watches the counter here (an unrecorded event is done)
-            fn()
-            mark.record()  # (with `around`, the calls queue in another context, which keeps the depth itself)
-            calls += 1
-            watch.poll()
+    while not watch.spans(seconds - 2 * period) and time.perf_counter() < deadline:
+        mark = marks[calls % depth]
+        while not mark.query():  # the call `depth` back is not done: the queue stays within IN_FLIGHT_MS
+            watch.poll()  # the host waits here, so it watches the counter here (an unrecorded event is done)
+        fn()
+        mark.record()
+        calls += 1
+        watch.poll()
     end.record()
     end.synchronize()
     return window(watch.changes[1:], start.elapsed_time(end), calls, watch.clocks, watch.watts)

@@ -158,10 +158,7 @@ def _times(problem, model, lib, run: Trials, baselines, seed: int) -> dict:
     refresh(-1)
     handoff = getattr(lib, "handoff_ms", None)
     timings = time_interleaved(fns, before_round=refresh, handoff_ms={"kernel": handoff} if handoff else None)
-    window = getattr(lib, "window", None)  # a candidate process's: its calls queue there, no hand-off each
-    queued = rotating("kernel", lambda xs: lib.queued_call(args[id(xs)], run.outs, stream)) if window else None
-    joules = _energy(queued or fns["kernel"], timings["kernel"].median_ms,  # its last call is checked too
-                     around=(lambda depth: window(stream, depth)) if window else None)
+    joules = _energy(fns["kernel"], timings["kernel"].median_ms + (handoff or 0.0))  # its last call is checked too
     kept = originals[last["kernel"]]
     originals.clear()  # check_timed holds the last reference, and drops it before the truth is computed
     run.check_timed(kept, sets[last["kernel"]])
@@ -180,22 +177,12 @@ def _times(problem, model, lib, run: Trials, baselines, seed: int) -> dict:
     return result
 
 
-# A window's calls run without an L2 flush (rotated inputs), so a small kernel may read some of them warm; twice as
-# fast as timed is more than that: calls skipped or answered from a cache where only energy is measured.
-WINDOW_MARGIN = 0.5
-
-
-def _energy(fn, call_ms: float, around=None) -> dict:
-    """The kernel's J/call for the result ({"energy": ...}), or why there is none ({"energy_unmeasured": ...}).
-    `call_ms`: the timed median (the windows' calls are held against it)."""
+def _energy(fn, call_ms: float) -> dict:
+    """The kernel's J/call for the result ({"energy": ...}), or why there is none ({"energy_unmeasured": ...})."""
     try:
-        measured = energy.measure(fn, call_ms=call_ms, around=around)
+        return {"energy": energy.measure(fn, call_ms=call_ms).to_json()}
     except energy.Unmeasured as e:
         return {"energy_unmeasured": str(e)}
-    if measured.call_ms < WINDOW_MARGIN * call_ms:
-        return {"energy_unmeasured": f"{energy.PREFIX}the energy windows' calls took {measured.call_ms:.4g} ms "
-                f"each, under half the timed {call_ms:.4g} ms: calls skipped or answered from a cache there"}
-    return {"energy": measured.to_json()}
 
 
 FLOOR_MARGIN = 0.7  # a median under 70 % of the floor: measurement error does not reach that far

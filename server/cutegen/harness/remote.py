@@ -306,7 +306,6 @@ class RemoteKernel:
         self._staging: dict[int, list] = {}
         self._fingerprints: Any = None
         self._queued = False  # whether the candidate may have device work queued since it last synchronized
-        self._depth: int | None = None  # in an energy window: the calls the candidate keeps in flight
 
     def caller(self):
         """How the trials call it: on a GPU, staged and read in the candidate's own context (calls.ElsewhereCaller);
@@ -345,26 +344,7 @@ class RemoteKernel:
         not for a ModelNew's copy into the outputs."""
         return self._call(inputs, outputs, stream, "after_call")
 
-    def queued_call(self, inputs: list, outputs: list, stream) -> int:
-        """A call of an energy window (`window`): queued on the candidate's stream behind the one before, with no
-        hand-off of its own."""
-        return self._call(inputs, outputs, stream, None)
-
-    @contextmanager
-    def window(self, stream, depth: int):
-        """An energy window's calls (harness/energy.py): the first waits for the window's start on the judge's
-        `stream`, the candidate keeps `depth` of them in flight, and the window ends after the last one."""
-        self._depth = depth
-        self.process.signal(stream)
-        try:
-            yield
-        finally:
-            self._depth = None
-            self.process.wait(stream, "after_call")
-
     def _call(self, inputs: list, outputs: list, stream, then) -> int:
-        """`then`: the candidate's event the judge's stream waits for after the call; None for a window's call
-        (ordered by the window, kept in flight by the candidate)."""
         import torch
 
         staged, self._staged = self._staged, None
@@ -380,14 +360,10 @@ class RemoteKernel:
         if staged is not None:
             request["stage"] = {"pairs": [[self.shared.id_of(b), self.shared.id_of(v)] for b, v in staged["pairs"]],
                                 "sleep": staged["sleep"], "fingerprints": self.shared.id_of(staged["fingerprints"])}
-        if then is None:
-            request["queue"] = self._depth
-        else:
-            self.process.signal(stream)
+        self.process.signal(stream)
         self._queued = True
         code = self.process.ask(request)["code"]
-        if then is not None:
-            self.process.wait(stream, then)
+        self.process.wait(stream, then)
         return code
 
     def stage_next(self, buffers: list, fresh: list, sleep_cycles: int, outputs: int) -> "Any":
