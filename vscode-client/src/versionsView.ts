@@ -1,5 +1,5 @@
 // The Versions view (CuTeGen's container): the tree of versions that Optimize searches kept of the active kernel,
-// each with its ratio against its search's start ± the judge's noise, its verdict and its change. A click shows
+// each with its ratio against the latest search's start ± the judge's noise, its verdict and its change. A click shows
 // the diff from the file to that version (its text from the server, read-only); Restore (the item's context menu)
 // asks the server to re-verify it, and the patch opens like every proposal (proposalView.ts).
 //

@@ -306,7 +306,7 @@ def _product(path: list[Node], objective: str) -> float | None:
 
 
 def ratio_text(gain: float | None, noise: object, objective: str = "time") -> str:
-    """A ratio against the start of a search with the judge's noise: "2.10× ±3%" (time), "1.30× energy ±5%", or
+    """A ratio against a search's start with the judge's noise: "2.10× ±3%" (time), "1.30× energy ±5%", or
     why there is none ("not timed", "energy not measured")."""
     if gain is None:
         return {"time": "not timed", "energy": "energy not measured"}.get(objective, "EDP not measured")

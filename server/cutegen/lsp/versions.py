@@ -1,7 +1,7 @@
 """The open kernel's tree of versions (agent/tree.py, grown by Optimize searches) in the editor.
 
 - `cutegen.server.versions` [{uri}]: the whole tree for a tree view (every version: parent, change, ratio
-  against its search's start ± the judge's noise, verdict; which one is the file's text; the best).
+  against the latest search's start ± the judge's noise, verdict; which one is the file's text; the best).
 - `cutegen.server.showVersion` [{uri, id}]: one version's text and the diff from the file's text to it.
 - `cutegen.server.restoreVersion` [{uri, id, version}]: the version re-verified and offered as a patch, which
   the editor shows as a diff (like every proposal) and applies with applyPatch.
