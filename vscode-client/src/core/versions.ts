@@ -15,7 +15,8 @@ export interface Version {
   ok: boolean;
   verdict: string;
   label: string;
-  /** Its ratio against the latest search's start ± the judge's noise, as the server words it ("2.10× ±3%", "not timed"). */
+  /** Its ratio against the latest search's start ± the judge's noise, as the server words it ("2.10× ±3%",
+   * "not timed"). */
   ratio: string;
   /** The file holds this version's text. */
   current: boolean;
