@@ -18,17 +18,7 @@ for p in (ROOT / "server", ROOT):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
 
-HERE = Path(__file__).resolve().parent
-LEVEL1 = HERE / "level1"
-HOST_KERNELS = HERE / "host_kernels"
-SLOW_KERNELS = HERE / "slow_kernels"
-GATED_KERNELS = HERE / "gated_kernels"  # a job that runs until the test lets it finish (the Ctrl-C test)
-RECORDS = HERE / "records"
-HANDLER = "tests.suite.host_judge:handle"
-
-# what each host kernel does, as the suite must report it
-EXPECTED = {"19_ReLU": "mismatch", "21_Sigmoid": "timeout", "22_Tanh": "crashed", "30_Softsign": "pass",
-            "31_ELU": "no-kernel", "32_HardTanh": "build-failed"}
+from tests.support.suite_cases import HANDLER, HOST_KERNELS  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ import pytest
 from cutegen.suite.judge import Budget
 from cutegen.suite.runner import run_suite
 from tests.support.llm import llm_settings, no_key_anywhere
-from tests.suite.conftest import LEVEL1
+from tests.support.suite_cases import LEVEL1
 
 
 def kernel(body: str) -> str:

@@ -16,7 +16,7 @@ from cutegen.suite import report
 from cutegen.suite.judge import Budget
 from cutegen.suite.runner import run_suite
 from tests.support.llm import llm_settings
-from tests.suite.conftest import LEVEL1
+from tests.support.suite_cases import LEVEL1
 from tests.suite.test_agent import generated
 
 ONCE = "  for (int64_t i = 0; i < n; ++i) y[i] = x[i] / (1.f + fabsf(x[i]));"

@@ -11,7 +11,7 @@ from cutegen.cli import main
 from cutegen.cli.suite_progress import RichProgress
 from cutegen.suite.progress import lsp_progress
 from cutegen.suite.runner import run_suite
-from tests.suite.conftest import LEVEL1
+from tests.support.suite_cases import LEVEL1
 
 
 def test_missing_paths_and_empty_folders_are_refused(tmp_path, capsys):

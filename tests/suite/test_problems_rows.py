@@ -8,7 +8,7 @@ from cutegen import records
 from cutegen.suite import rows
 from cutegen.suite.problems import discover, match_kernels
 from cutegen.suite.store import ResultStore, load
-from tests.suite.conftest import HOST_KERNELS, LEVEL1, RECORDS, ROOT
+from tests.support.suite_cases import HOST_KERNELS, LEVEL1, RECORDS, ROOT
 
 
 def record(name: str):

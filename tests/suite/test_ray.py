@@ -10,7 +10,7 @@ import pytest
 
 from cutegen import records
 from cutegen.suite.runner import run_suite
-from tests.suite.conftest import HOST_KERNELS, LEVEL1, SLOW_KERNELS
+from tests.support.suite_cases import HOST_KERNELS, LEVEL1, SLOW_KERNELS
 
 ray = pytest.importorskip("ray", reason="Ray is an optional extra: pip install '.[cluster]'")
 

@@ -13,7 +13,7 @@ from cutegen import records
 from cutegen.cli import main
 from cutegen.suite import report, rows
 from cutegen.suite.store import ResultStore
-from tests.suite.conftest import RECORDS
+from tests.support.suite_cases import RECORDS
 
 
 def h200_run(folder):

@@ -18,7 +18,7 @@ from cutegen.suite.gpus import LocalBackend
 from cutegen import records
 from cutegen.suite.runner import run_suite
 from cutegen.suite.store import load
-from tests.suite.conftest import EXPECTED, GATED_KERNELS, HANDLER, LEVEL1, ROOT, SLOW_KERNELS
+from tests.support.suite_cases import EXPECTED, GATED_KERNELS, HANDLER, LEVEL1, ROOT, SLOW_KERNELS
 
 
 def test_every_outcome_is_a_verdict_and_the_run_goes_on(make_config):

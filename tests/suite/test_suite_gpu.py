@@ -6,7 +6,7 @@ import pytest
 
 from cutegen.cli import main
 from cutegen.suite.store import load
-from tests.suite.conftest import ROOT
+from tests.support.suite_cases import ROOT
 
 pytestmark = pytest.mark.gpu
 
