@@ -426,8 +426,9 @@ class Agent:
         kernel = Path(kernel).resolve()
         tree = VersionTree(self.state_dir, kernel)
         best_version = tree.best()
-        if best_version is not None and tree.text(best_version.id) is not None:
-            if tree.text(best_version.id) == text:
+        best_text = tree.text(best_version.id) if best_version is not None else None
+        if best_version is not None and best_text is not None:
+            if best_text == text:
                 return AgentResult(False, f"The current text is already the best version {best_version.id[:10]} "
                                           f"({tree.ratio(best_version)}).")
             return self.restore_version(kernel, text, best_version.id)

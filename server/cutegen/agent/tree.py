@@ -196,9 +196,10 @@ class VersionTree:
         start (its gain by that figure above 1), not a start itself; None when no version is. The one choice of
         "best" (CLI, editor, Restore Best)."""
         made = {n.id for n in self._made()}
-        found = next((n for n in self.ranked(objective)
-                      if n.id in made and self.gain_by(n, objective) is not None), None)
-        return found if found is not None and (self.gain_by(found, objective) or 0) > 1 else None
+        for n in self.ranked(objective):  # measured first, the largest gain first
+            if n.id in made and (gain := self.gain_by(n, objective)) is not None:
+                return n if gain > 1 else None
+        return None
 
     def _made(self) -> list[Node]:
         """The verified versions that are not starts, on the latest search's line."""
@@ -276,10 +277,11 @@ class VersionTree:
                               "best": best is not None and n.id == best.id} for n in nodes]}
 
     def summary(self, n: Node) -> dict:
+        gain, noise = self.gain_by(n), n.figures.get("noise")
         return {"id": n.id, "parent": n.parent, "change": n.change, "path": [c.change for c in self.chain(n.id)
                                                                            if c.change],
-                "ok": n.ok, "verdict": n.verdict, "label": n.label, "gain": self.gain_by(n),
-                "noise": n.figures.get("noise"), "ratio": self.ratio(n), "step": n.step, "record": n.record}
+                "ok": n.ok, "verdict": n.verdict, "label": n.label, "gain": gain, "noise": noise,
+                "ratio": ratio_text(gain, noise, self.objective), "step": n.step, "record": n.record}
 
     def version(self, vid: str, current: str) -> dict | None:
         """One version for a diff view: its summary, its text and the diff from `current` to it; None when no
