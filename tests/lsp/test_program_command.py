@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from lsp_helpers import open_file
+from lsp_helpers import execute, open_file
 from test_profile_lens import SOFTSIGN, _hints, _hover, softsign_lines  # noqa: F401 (a fixture)
 
 from cutegen import records
@@ -30,8 +30,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 async def _run(client, command: Command, uri: str) -> dict:
-    return await client.workspace_execute_command_async(types.ExecuteCommandParams(
-        command=command.value, arguments=[{"uri": uri}]))
+    """A program command on the folder (or file) `uri`, as the palette sends it."""
+    return await execute(client, command.value, {"uri": uri})
 
 
 # -- the setting ----------------------------------------------------------------------------------------

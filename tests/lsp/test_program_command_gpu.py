@@ -8,9 +8,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from lsprotocol import types
 
 from lsp_helpers import open_file, until
+from test_program_command import _run
 from test_profile_lens import _hints, _hover
 
 from cutegen.lsp.command_ids import Command
@@ -25,11 +25,6 @@ def build(workspace: Path) -> Path:
     source.write_text(PROGRAM)
     subprocess.run(["nvcc", "-O3", "-lineinfo", "-o", "bench", "bench.cu"], cwd=workspace, check=True, timeout=300)
     return source
-
-
-async def _run(client, command: Command, uri: str) -> dict:
-    return await client.workspace_execute_command_async(types.ExecuteCommandParams(
-        command=command.value, arguments=[{"uri": uri}]))
 
 
 @pytest.mark.cutegen_settings({"programCommand": ["./bench", "--size", "4096"], "programKernel": "hot_loop",
